@@ -1,0 +1,202 @@
+/**
+ * Types of the safety statechart: its states, context, events and emitted
+ * events. Pure declarations; the machine is in `safety.machine.ts`.
+ *
+ * Spec: ASSISTANT_SAFETY.md "Tool kinds", "States"; DESIGN.md §1, §3.
+ */
+
+/**
+ * How a tool call is classified before it runs (ASSISTANT_SAFETY.md "Tool
+ * kinds"). `neutral` marks pure-computation tools (a calculator, a scratchpad)
+ * and behaves exactly like `user_input` (DESIGN.md §3.6).
+ */
+export type ToolKind = 'resolve' | 'read' | 'write' | 'user_input' | 'neutral';
+
+/** Every tool kind, in the spec's order, `neutral` last. */
+export const TOOL_KINDS: readonly ToolKind[] = ['resolve', 'read', 'write', 'user_input', 'neutral'];
+
+/** The four states of a session (ASSISTANT_SAFETY.md "States"). */
+export type SafetyState = 'RESOLVING' | 'READING' | 'WRITING' | 'VERIFYING';
+
+/** Every state, initial first. */
+export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'WRITING', 'VERIFYING'];
+
+/**
+ * Which rule refused something; a stable key for grouping blocks.
+ * - `no-target`: a write in RESOLVING (no validated target).
+ * - `unverified-write`: a write, or the final answer, while the last write
+ *   still lacks verification evidence (VERIFYING).
+ * - `write-in-flight`: a write, or the final answer, while an admitted write
+ *   has no recorded outcome yet (WRITING, DESIGN.md §3.3).
+ */
+export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight';
+
+/**
+ * A pending recovery: a blocked operation the session remembers until a later
+ * successful call of the same tool clears it, or it expires ten minutes
+ * (`RECOVERY_TTL_MS`) after its latest block (ASSISTANT_SAFETY.md "Blocked
+ * calls and recovery"; DESIGN.md §3.5). Times are epoch milliseconds.
+ */
+export interface PendingRecovery {
+  /** Stable id, `<errorCode>:<tool>`; one entry per tool and code. */
+  recoveryId: string;
+  /** The error code of the block, `FSM_BLOCKED`. */
+  errorCode: string;
+  /** The blocked tool's name. */
+  tool: string;
+  /** When the first block of this entry happened (epoch ms). */
+  createdAt: number;
+  /** When the latest block happened (epoch ms); the TTL runs from here. */
+  lastBlockedAt: number;
+  /** How many times this tool was blocked while the entry was pending (>= 1). */
+  attempts: number;
+}
+
+/**
+ * A call admitted by a check whose outcome has not been recorded yet
+ * (DESIGN.md §3.3-3.4).
+ */
+export interface InFlightCall {
+  /** Correlation key: `id:<tool call id>`, or `anon:<n>` for a call checked without an id. */
+  key: string;
+  /** Tool name. */
+  tool: string;
+  /** The kind it was admitted as; its outcome is applied with this kind. */
+  kind: ToolKind;
+  /** When it was admitted (epoch ms). */
+  admittedAt: number;
+  /**
+   * The successful-write count (`writeSeq`) when a read or resolve was
+   * admitted in VERIFYING, else null. Such a read verifies the write only if
+   * no other write succeeded in between (read-after-write, DESIGN.md §3.4).
+   */
+  verifiesWrite: number | null;
+}
+
+/**
+ * The machine's context. All plain JSON (no `Map`), so a persisted snapshot
+ * survives a round trip. Times are epoch milliseconds or null.
+ */
+export interface SafetyContext {
+  /** A write succeeded at some point in this session (kept by CompleteVerification). */
+  wroteThisEpisode: boolean;
+  /** A read or resolve admitted after the last write succeeded has succeeded. */
+  readAfterWrite: boolean;
+  /** Writes blocked in VERIFYING since the last verifying read; telemetry only, never waives. */
+  consecutiveVerifyBlocks: number;
+  /** Final answers refused in this session. */
+  finalAnswerBlocks: number;
+  /** Name of the last write that succeeded (or, with strict failed writes, failed). */
+  lastWriteTool: string | null;
+  /** When it was recorded (epoch ms). */
+  lastWriteAt: number | null;
+  /** Name of the last read or resolve that succeeded. */
+  lastReadTool: string | null;
+  /** When it was recorded (epoch ms). */
+  lastReadAt: number | null;
+  /** Pending recoveries by recovery id. */
+  pendingRecoveries: Record<string, PendingRecovery>;
+  /** Admitted calls without a recorded outcome, oldest first (at most `MAX_IN_FLIGHT`). */
+  inFlight: InFlightCall[];
+  /** Count of successful writes; ties a verifying read to the write it verifies. */
+  writeSeq: number;
+  /** Counter for `anon:<n>` keys of calls checked without an id. */
+  anonSeq: number;
+  /** Treat a failed write as possibly applied: it needs verification too (DESIGN.md §3.8). */
+  strictFailedWrites: boolean;
+}
+
+/** Input of the machine (`createActor(safetyMachine, { input })`). */
+export interface SafetyInput {
+  /** DESIGN.md §3.8; default false. */
+  strictFailedWrites?: boolean;
+}
+
+/** Fields common to the tool events. `at` is epoch milliseconds. */
+interface ToolEventBase {
+  /** Tool call id, correlating check and record; optional. */
+  callId?: string;
+  /** Tool name. */
+  tool: string;
+  /** Classified kind (for a record of an admitted call, the admitted kind wins). */
+  kind: ToolKind;
+  at: number;
+}
+
+/** A tool call asks to run: the gate decides (emits `gate.decided`). */
+export interface ToolRequestedEvent extends ToolEventBase {
+  type: 'tool.requested';
+}
+/** A tool call ran and succeeded. */
+export interface ToolSucceededEvent extends ToolEventBase {
+  type: 'tool.succeeded';
+}
+/** A tool call ran and failed. */
+export interface ToolFailedEvent extends ToolEventBase {
+  type: 'tool.failed';
+}
+/** The assistant wants to give its final answer: the gate decides. */
+export interface AnswerRequestedEvent {
+  type: 'answer.requested';
+  at: number;
+}
+/** CompleteVerification: a verified session goes from VERIFYING back to READING. */
+export interface VerificationCompletedEvent {
+  type: 'verification.completed';
+  at: number;
+}
+/** Reset: back to RESOLVING, all tracking cleared. */
+export interface SessionResetEvent {
+  type: 'session.reset';
+  at: number;
+}
+/** ResetKeepProgress: verification tracking dropped, the target kept. */
+export interface SessionResetKeepingProgressEvent {
+  type: 'session.resetKeepingProgress';
+  at: number;
+}
+/** Time passed; expired pending recoveries are dropped. */
+export interface ClockTickedEvent {
+  type: 'clock.ticked';
+  at: number;
+}
+
+/** Every event the safety machine accepts. */
+export type SafetyEvent =
+  | ToolRequestedEvent
+  | ToolSucceededEvent
+  | ToolFailedEvent
+  | AnswerRequestedEvent
+  | VerificationCompletedEvent
+  | SessionResetEvent
+  | SessionResetKeepingProgressEvent
+  | ClockTickedEvent;
+
+/** A decision of the gate, emitted as `gate.decided` for every tool check and final answer. */
+export interface GateDecidedEvent {
+  type: 'gate.decided';
+  /** What was decided about: a tool call, or the final answer. */
+  subject: 'tool' | 'answer';
+  allowed: boolean;
+  /** The state the decision was taken in. */
+  state: SafetyState;
+  /** Tool name and kind; null for the final answer. */
+  tool: string | null;
+  kind: ToolKind | null;
+  callId: string | null;
+  /** Refusals only: which rule, the `POLICY_BLOCKED:` reason, the recovery id (null for answers). */
+  rule: BlockRule | null;
+  reason: string | null;
+  recoveryId: string | null;
+  at: number;
+}
+
+/** A pending recovery was cleared by a successful call of its tool (a recovery). */
+export interface RecoverySucceededEvent {
+  type: 'recovery.succeeded';
+  recovery: PendingRecovery;
+  at: number;
+}
+
+/** Every event the safety machine emits. */
+export type SafetyEmitted = GateDecidedEvent | RecoverySucceededEvent;

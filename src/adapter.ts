@@ -1,0 +1,243 @@
+/**
+ * The thin adapter an agent loop calls: check a tool call before it runs,
+ * record its outcome after, ask before the final answer. One long-lived
+ * XState actor per guard; all session state lives in the actor's context.
+ *
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
+ * auto-completed verification, strict failed writes, time as an input).
+ */
+import { createActor, type Actor } from 'xstate';
+import { safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
+import type {
+  GateDecidedEvent,
+  PendingRecovery,
+  SafetyContext,
+  SafetyEvent,
+  SafetyState,
+  ToolKind,
+} from '../machines/safety.types.js';
+import { TOOL_KINDS } from '../machines/safety.types.js';
+import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { classifyToolCall } from './classifier.js';
+import { FSMBlockedError } from './errors.js';
+
+/**
+ * One tool call as the model asked for it. `id` correlates `check` and
+ * `record` (parallel calls need it); `kind` given skips classification.
+ */
+export interface ToolCall {
+  id?: string;
+  name: string;
+  args?: unknown;
+  kind?: ToolKind;
+}
+
+/** The gate's answer to `check`. */
+export type Decision = { allowed: true; kind: ToolKind } | { allowed: false; kind: ToolKind; error: FSMBlockedError };
+
+/** The gate's answer to `finalAnswer`. */
+export type FinalAnswerDecision = { allowed: true } | { allowed: false; error: FSMBlockedError };
+
+/** What `record` reports: the pending recovery this success cleared, if any. */
+export interface RecordResult {
+  recovered?: PendingRecovery;
+}
+
+/** Options of `createSessionGuard`. */
+export interface SessionGuardOptions {
+  /** The clock, epoch milliseconds; default `Date.now`. */
+  now?: () => number;
+  /** The classifier used when a call has no `kind`; default the Pulse catalog's `classifyToolCall`. */
+  classify?: (name: string, args?: unknown) => ToolKind;
+  /**
+   * Complete verification as soon as a verifying read is recorded, as the
+   * original loop does; default true. With false, call `completeVerification()`.
+   */
+  autoCompleteVerification?: boolean;
+  /** A failed write needs verification too (DESIGN.md §3.8); default false. */
+  strictFailedWrites?: boolean;
+  /** A snapshot from `guard.getPersistedSnapshot()` to resume from. */
+  snapshot?: unknown;
+}
+
+/** The safety gate of one chat session. */
+export interface SessionGuard {
+  /** The current state. */
+  readonly state: SafetyState;
+  /** A frozen copy of the machine context; pending recoveries past their TTL at `now()` are left out. */
+  readonly context: Readonly<SafetyContext>;
+  /** The underlying XState actor (started). */
+  readonly actor: Actor<SafetyMachine>;
+  /**
+   * Decides whether a tool call may run (ASSISTANT_SAFETY.md "The
+   * invariants"). Only writes are ever refused. An admitted call is tracked
+   * until `record`.
+   * @throws TypeError when `call` is not an object with a string `name`, or the clock is not a finite number.
+   */
+  check(call: ToolCall): Decision;
+  /**
+   * Records a call's real outcome; default `'success'`. Works without a prior
+   * `check` (the original's OnToolSuccess style).
+   * @throws TypeError on a malformed call or an outcome other than `'success'` / `'error'`.
+   */
+  record(call: ToolCall, outcome?: 'success' | 'error'): RecordResult;
+  /** Decides whether the assistant may give its final answer (CanFinalAnswer). */
+  finalAnswer(): FinalAnswerDecision;
+  /** CompleteVerification: VERIFYING with read-after-write returns to READING. True when it did. */
+  completeVerification(): boolean;
+  /** Reset: RESOLVING, all tracking cleared. */
+  reset(): void;
+  /** ResetKeepProgress: verification tracking dropped, target kept. */
+  resetKeepProgress(): void;
+  /** The actor's persisted snapshot (plain JSON) for `createSessionGuard({ snapshot })`. */
+  getPersistedSnapshot(): unknown;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function validCall(call: unknown, method: string): ToolCall {
+  if (typeof call !== 'object' || call === null || typeof (call as ToolCall).name !== 'string') {
+    throw new TypeError(`${method}: expected a tool call object { name: string, id?, args?, kind? }`);
+  }
+  const { id } = call as ToolCall;
+  if (id !== undefined && typeof id !== 'string') {
+    throw new TypeError(`${method}: a tool call's id must be a string when given`);
+  }
+  return call as ToolCall;
+}
+
+function blockedError(decision: GateDecidedEvent): FSMBlockedError {
+  return new FSMBlockedError({
+    state: decision.state,
+    toolName: decision.tool,
+    toolKind: decision.kind,
+    rule: decision.rule!,
+    reason: decision.reason!,
+    recoveryId: decision.recoveryId,
+  });
+}
+
+/**
+ * Creates the safety gate of one session.
+ *
+ * @example
+ * const guard = createSessionGuard();
+ * const decision = guard.check({ id: 'c1', name: 'pulse_control', args: { action: 'restart' } });
+ * if (!decision.allowed) return decision.error.toToolResult(); // { ok: false, error: { code: 'FSM_BLOCKED', ... } }
+ * guard.record({ id: 'c1', name: 'pulse_control' }, ok ? 'success' : 'error');
+ *
+ * @throws TypeError when `options.snapshot` is not a persisted snapshot of this machine.
+ */
+export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
+  const now = options.now ?? Date.now;
+  const classify = options.classify ?? classifyToolCall;
+  const autoComplete = options.autoCompleteVerification ?? true;
+
+  const actor = createActor(safetyMachine, {
+    input: { strictFailedWrites: options.strictFailedWrites === true },
+    ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot as never }),
+  });
+  let decided: GateDecidedEvent | null = null;
+  let recovered: PendingRecovery | undefined;
+  actor.on('gate.decided', (event) => {
+    decided = event;
+  });
+  actor.on('recovery.succeeded', (event) => {
+    recovered = event.recovery;
+  });
+  actor.start();
+
+  function clock(): number {
+    const at = now();
+    if (typeof at !== 'number' || !Number.isFinite(at)) {
+      throw new TypeError(`the guard's clock returned ${String(at)}, not a finite epoch-millisecond number`);
+    }
+    return at;
+  }
+
+  function kindOf(call: ToolCall): ToolKind {
+    let kind: unknown = call.kind;
+    if (kind === undefined) {
+      try {
+        kind = classify(call.name, call.args);
+      } catch {
+        kind = 'write'; // a classifier that throws fails closed
+      }
+    }
+    return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : 'write';
+  }
+
+  function decide(event: SafetyEvent): GateDecidedEvent {
+    decided = null;
+    actor.send(event);
+    if (decided === null) throw new Error(`the safety machine made no decision on ${event.type}`);
+    return decided;
+  }
+
+  function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall): SafetyEvent {
+    return {
+      type,
+      tool: call.name,
+      kind: kindOf(call),
+      at: clock(),
+      ...(call.id === undefined ? {} : { callId: call.id }),
+    };
+  }
+
+  return {
+    get state() {
+      return actor.getSnapshot().value as SafetyState;
+    },
+    get context() {
+      const context = structuredClone(actor.getSnapshot().context);
+      const at = now();
+      for (const [id, recovery] of Object.entries(context.pendingRecoveries)) {
+        if (at - recovery.lastBlockedAt > RECOVERY_TTL_MS) delete context.pendingRecoveries[id];
+      }
+      return deepFreeze(context);
+    },
+    actor,
+    check(call) {
+      const valid = validCall(call, 'check');
+      const decision = decide(toolEvent('tool.requested', valid));
+      const kind = decision.kind ?? 'write';
+      return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
+    },
+    record(call, outcome = 'success') {
+      const valid = validCall(call, 'record');
+      if (outcome !== 'success' && outcome !== 'error') {
+        throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
+      }
+      recovered = undefined;
+      actor.send(toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid));
+      if (autoComplete && actor.getSnapshot().can({ type: 'verification.completed', at: 0 })) {
+        actor.send({ type: 'verification.completed', at: clock() });
+      }
+      return recovered === undefined ? {} : { recovered };
+    },
+    finalAnswer() {
+      const decision = decide({ type: 'answer.requested', at: clock() });
+      return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
+    },
+    completeVerification() {
+      const before = actor.getSnapshot().value;
+      actor.send({ type: 'verification.completed', at: clock() });
+      return before !== actor.getSnapshot().value;
+    },
+    reset() {
+      actor.send({ type: 'session.reset', at: clock() });
+    },
+    resetKeepProgress() {
+      actor.send({ type: 'session.resetKeepingProgress', at: clock() });
+    },
+    getPersistedSnapshot() {
+      return actor.getPersistedSnapshot();
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The structured error of a blocked call and the tool result a loop sends
+ * back to the model.
+ *
+ * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.1.
+ */
+import { CLEARED_BY, ErrCodeFSMBlocked, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import type { BlockRule, SafetyState, ToolKind } from '../machines/safety.types.js';
+
+export { ErrCodeFSMBlocked, RECOVERY_TTL_MS };
+
+/** The fields of an `FSMBlockedError`. */
+export interface FSMBlockedErrorInit {
+  /** The state the session was in when the call or answer was refused. */
+  state: SafetyState;
+  /** The refused tool's name; null for the final answer. */
+  toolName: string | null;
+  /** The refused tool's kind; null for the final answer. */
+  toolKind: ToolKind | null;
+  /** The rule that refused it. */
+  rule: BlockRule;
+  /** The `POLICY_BLOCKED:` reason. */
+  reason: string;
+  /** The pending recovery opened or bumped by the block; null for the final answer. */
+  recoveryId: string | null;
+}
+
+/**
+ * The JSON object a loop sends back to the model as the refused tool's
+ * result (DESIGN.md §3.1). `clearedBy` lists the kinds of call that clear the
+ * block (empty when only the in-flight write's outcome can).
+ */
+export interface BlockedToolResult {
+  ok: false;
+  error: {
+    code: typeof ErrCodeFSMBlocked;
+    message: string;
+    blocked: true;
+    recoverable: boolean;
+    state: SafetyState;
+    tool: string | null;
+    kind: ToolKind | null;
+    recoveryId: string | null;
+    clearedBy: ToolKind[];
+  };
+}
+
+/**
+ * A blocked tool call or a refused final answer. Recoverable: the session
+ * goes on and the block clears once the missing evidence exists.
+ *
+ * `message` is the text form of DESIGN.md §1:
+ * `FSM blocked tool '<tool>' (<kind>) in state <STATE>: <reason>`, or
+ * `FSM blocked in state <STATE>: <reason>` for the final answer.
+ */
+export class FSMBlockedError extends Error {
+  /** Always `FSM_BLOCKED`. */
+  readonly code = ErrCodeFSMBlocked;
+  readonly state: SafetyState;
+  readonly toolName: string | null;
+  readonly toolKind: ToolKind | null;
+  readonly rule: BlockRule;
+  readonly reason: string;
+  /** Always true: a block is never terminal. */
+  readonly recoverable = true;
+  readonly recoveryId: string | null;
+
+  constructor(init: FSMBlockedErrorInit) {
+    super(
+      init.toolName === null
+        ? `FSM blocked in state ${init.state}: ${init.reason}`
+        : `FSM blocked tool '${init.toolName}' (${init.toolKind}) in state ${init.state}: ${init.reason}`,
+    );
+    this.name = 'FSMBlockedError';
+    this.state = init.state;
+    this.toolName = init.toolName;
+    this.toolKind = init.toolKind;
+    this.rule = init.rule;
+    this.reason = init.reason;
+    this.recoveryId = init.recoveryId;
+  }
+
+  /** The kinds of call that clear this block. */
+  get clearedBy(): ToolKind[] {
+    return [...CLEARED_BY[this.rule]];
+  }
+
+  /** The structured tool result to send back to the model (DESIGN.md §3.1). */
+  toToolResult(): BlockedToolResult {
+    return {
+      ok: false,
+      error: {
+        code: this.code,
+        message: this.message,
+        blocked: true,
+        recoverable: this.recoverable,
+        state: this.state,
+        tool: this.toolName,
+        kind: this.toolKind,
+        recoveryId: this.recoveryId,
+        clearedBy: this.clearedBy,
+      },
+    };
+  }
+
+  /** JSON form: the tool result's `error` object. */
+  toJSON(): BlockedToolResult['error'] {
+    return this.toToolResult().error;
+  }
+}
+
+/**
+ * A classification catalog that does not validate. `message` names the file
+ * (when known) and the bad entry by its path, e.g.
+ * `catalog 'mine': tools.my_tool.cases.get: Invalid option: expected one of ...`.
+ */
+export class CatalogError extends Error {
+  /** The path of the first bad entry, e.g. `['tools', 'my_tool', 'cases', 'get']`. */
+  readonly path: readonly (string | number)[];
+
+  constructor(message: string, path: readonly (string | number)[] = []) {
+    super(message);
+    this.name = 'CatalogError';
+    this.path = path;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * pulse-safety-fsm: a structural safety gate for LLM agents' tool calls.
+ *
+ * - `createSessionGuard`: the adapter an agent loop calls (check / record / final answer).
+ * - `safetyMachine`: the XState v5 statechart, to embed as an actor.
+ * - `classifyToolCall`, `createClassifier`, `kindFromMcpAnnotations`: classification.
+ * - `FSMBlockedError`, `ErrCodeFSMBlocked`: the structured, recoverable block.
+ *
+ * Spec: ASSISTANT_SAFETY.md; DESIGN.md.
+ */
+export { safetyMachine, initialSafetyContext, type SafetyMachine } from '../machines/safety.machine.js';
+export {
+  TOOL_KINDS,
+  SAFETY_STATES,
+  type ToolKind,
+  type SafetyState,
+  type SafetyContext,
+  type SafetyEvent,
+  type SafetyEmitted,
+  type SafetyInput,
+  type GateDecidedEvent,
+  type RecoverySucceededEvent,
+  type PendingRecovery,
+  type InFlightCall,
+  type BlockRule,
+} from '../machines/safety.types.js';
+export { MAX_IN_FLIGHT, TOOL_BLOCK_REASONS, ANSWER_BLOCK_REASONS, CLEARED_BY } from '../machines/safety.policy.js';
+export {
+  FSMBlockedError,
+  CatalogError,
+  ErrCodeFSMBlocked,
+  RECOVERY_TTL_MS,
+  type BlockedToolResult,
+  type FSMBlockedErrorInit,
+} from './errors.js';
+export {
+  classifyToolCall,
+  createClassifier,
+  parseCatalog,
+  kindFromMcpAnnotations,
+  builtinCatalogs,
+  catalogSchema,
+  type Catalog,
+  type Classifier,
+  type BuiltinCatalogName,
+} from './classifier.js';
+export {
+  createSessionGuard,
+  type SessionGuard,
+  type SessionGuardOptions,
+  type ToolCall,
+  type Decision,
+  type FinalAnswerDecision,
+  type RecordResult,
+} from './adapter.js';
