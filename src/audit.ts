@@ -1,0 +1,325 @@
+/**
+ * The audit: replays recorded transcripts through the gate in shadow mode and
+ * reports what it would have refused.
+ *
+ * Each call is checked (what the gate would have said is reported), then its
+ * real outcome is recorded, so the session follows what actually happened.
+ * Each assistant text message is a final answer and is asked for.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
+ * DESIGN.md §3.
+ */
+import type { BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
+import { createSessionGuard } from './adapter.js';
+import { classifyToolCall, type Classifier } from './classifier.js';
+import type { BlockedToolResult } from './errors.js';
+import type { TranscriptRun, TranscriptStep } from './transcripts.js';
+
+/** Options of `auditRun` / `auditRuns`. */
+export interface AuditOptions {
+  /** Classifier of tool calls; default the Pulse catalog. */
+  classify?: Classifier;
+  /** DESIGN.md §3.8; default false. */
+  strictFailedWrites?: boolean;
+  /** As `createSessionGuard`; default true. */
+  autoCompleteVerification?: boolean;
+  /** The audit clock's start, epoch ms; default 0. Transcripts carry no times. */
+  startAt?: number;
+  /** Milliseconds the clock advances per step; default 1000. `clock` steps add their own advance. */
+  stepMs?: number;
+  /** Keep the context after every step in the findings (for replay); default false. */
+  trace?: boolean;
+}
+
+/** What the gate said about one step. */
+export interface StepDecision {
+  allowed: boolean;
+  /** The call's kind (calls only). */
+  kind: ToolKind | null;
+  /** Refusals only. */
+  rule: BlockRule | null;
+  reason: string | null;
+  /** Refusals only: the `FSMBlockedError` text form. */
+  message: string | null;
+  /** Refused calls only: the structured tool result the model would have got. */
+  toolResult: BlockedToolResult | null;
+}
+
+/** One replayed step. `at` is the audit clock (epoch ms). */
+export interface StepFinding {
+  index: number;
+  step: TranscriptStep;
+  at: number;
+  stateBefore: SafetyState;
+  stateAfter: SafetyState;
+  /** For calls and answers. */
+  decision: StepDecision | null;
+  /** For results: the pending recovery the success cleared. */
+  recovered: PendingRecovery | null;
+  /** With `trace`: the context after the step. */
+  context?: SafetyContext;
+}
+
+/** A refused call or answer. */
+export interface Refusal {
+  runId: string;
+  index: number;
+  position: string;
+  subject: 'tool' | 'answer';
+  tool: string | null;
+  kind: ToolKind | null;
+  state: SafetyState;
+  rule: BlockRule;
+  reason: string;
+  message: string;
+}
+
+/** The audit of one run. */
+export interface RunAudit {
+  id: string;
+  reward: number | null;
+  calls: number;
+  writes: number;
+  refusals: Refusal[];
+  recoveries: number;
+  finalState: SafetyState;
+  findings: StepFinding[];
+}
+
+/** Counts over a set of runs. */
+export interface AuditCounts {
+  runs: number;
+  calls: number;
+  writes: number;
+  blockedCalls: number;
+  refusedAnswers: number;
+  recoveries: number;
+  runsWithRefusal: number;
+}
+
+/** The figures of an audit. `byReward` is null when no run has a reward; a run with reward > 0 counts as successful. */
+export interface AuditSummary extends AuditCounts {
+  /** Blocked calls grouped by rule (and its reason), most frequent first. */
+  blocksByReason: { rule: BlockRule; reason: string; count: number }[];
+  /** Refused answers grouped by rule (and its reason), most frequent first. */
+  refusedAnswersByReason: { rule: BlockRule; reason: string; count: number }[];
+  byReward: { successful: AuditCounts; failed: AuditCounts } | null;
+}
+
+/** The audit of a set of runs. */
+export interface AuditReport {
+  runs: RunAudit[];
+  summary: AuditSummary;
+}
+
+/**
+ * Replays one run through a fresh session guard in shadow mode.
+ * Never throws on a run produced by `readTranscript`.
+ */
+export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
+  let at = options.startAt ?? 0;
+  const stepMs = options.stepMs ?? 1000;
+  const guard = createSessionGuard({
+    now: () => at,
+    classify: options.classify ?? classifyToolCall,
+    autoCompleteVerification: options.autoCompleteVerification ?? true,
+    strictFailedWrites: options.strictFailedWrites ?? false,
+  });
+  const audit: RunAudit = {
+    id: run.id,
+    reward: run.reward,
+    calls: 0,
+    writes: 0,
+    refusals: [],
+    recoveries: 0,
+    finalState: guard.state,
+    findings: [],
+  };
+  /** Kinds of the calls seen, by id, so a result is recorded as what was called. */
+  const calls = new Map<string, { name: string; kind: ToolKind }>();
+
+  run.steps.forEach((step, index) => {
+    at += stepMs;
+    const stateBefore = guard.state;
+    let decision: StepDecision | null = null;
+    let recovered: PendingRecovery | null = null;
+    let refusal: Omit<Refusal, 'runId' | 'index' | 'position' | 'state'> | null = null;
+
+    switch (step.type) {
+      case 'call': {
+        const result = guard.check({ id: step.id, name: step.name, args: step.args });
+        const kind = result.kind;
+        calls.set(step.id, { name: step.name, kind });
+        audit.calls += 1;
+        if (kind === 'write') audit.writes += 1;
+        decision = result.allowed
+          ? { allowed: true, kind, rule: null, reason: null, message: null, toolResult: null }
+          : {
+              allowed: false,
+              kind,
+              rule: result.error.rule,
+              reason: result.error.reason,
+              message: result.error.message,
+              toolResult: result.error.toToolResult(),
+            };
+        if (!result.allowed) {
+          refusal = { subject: 'tool', tool: step.name, kind, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
+        }
+        break;
+      }
+      case 'result': {
+        const call = calls.get(step.id);
+        const name = call?.name ?? step.name;
+        const result = guard.record(
+          { id: step.id, name, ...(call ? { kind: call.kind } : {}) },
+          step.outcome === 'success' ? 'success' : 'error',
+        );
+        if (result.recovered) {
+          recovered = result.recovered;
+          audit.recoveries += 1;
+        }
+        break;
+      }
+      case 'answer': {
+        const result = guard.finalAnswer();
+        decision = result.allowed
+          ? { allowed: true, kind: null, rule: null, reason: null, message: null, toolResult: null }
+          : {
+              allowed: false,
+              kind: null,
+              rule: result.error.rule,
+              reason: result.error.reason,
+              message: result.error.message,
+              toolResult: null,
+            };
+        if (!result.allowed) {
+          refusal = { subject: 'answer', tool: null, kind: null, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
+        }
+        break;
+      }
+      case 'reset':
+        guard.reset();
+        break;
+      case 'resetKeepProgress':
+        guard.resetKeepProgress();
+        break;
+      case 'clock':
+        at += step.advanceMs;
+        guard.actor.send({ type: 'clock.ticked', at });
+        break;
+    }
+
+    if (refusal !== null) {
+      audit.refusals.push({ runId: run.id, index, position: step.position, state: stateBefore, ...refusal });
+    }
+    const finding: StepFinding = { index, step, at, stateBefore, stateAfter: guard.state, decision, recovered };
+    if (options.trace) finding.context = guard.context as SafetyContext;
+    audit.findings.push(finding);
+  });
+  audit.finalState = guard.state;
+  return audit;
+}
+
+function countsOf(runs: readonly RunAudit[]): AuditCounts {
+  const counts: AuditCounts = { runs: runs.length, calls: 0, writes: 0, blockedCalls: 0, refusedAnswers: 0, recoveries: 0, runsWithRefusal: 0 };
+  for (const run of runs) {
+    counts.calls += run.calls;
+    counts.writes += run.writes;
+    counts.recoveries += run.recoveries;
+    counts.blockedCalls += run.refusals.filter((r) => r.subject === 'tool').length;
+    counts.refusedAnswers += run.refusals.filter((r) => r.subject === 'answer').length;
+    if (run.refusals.length > 0) counts.runsWithRefusal += 1;
+  }
+  return counts;
+}
+
+function groupByReason(refusals: readonly Refusal[]): AuditSummary['blocksByReason'] {
+  const groups = new Map<string, { rule: BlockRule; reason: string; count: number }>();
+  for (const refusal of refusals) {
+    const group = groups.get(refusal.reason) ?? { rule: refusal.rule, reason: refusal.reason, count: 0 };
+    group.count += 1;
+    groups.set(refusal.reason, group);
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.rule.localeCompare(b.rule));
+}
+
+/** The figures of a set of run audits (see `AuditSummary`). */
+export function summarize(runs: readonly RunAudit[]): AuditSummary {
+  const refusals = runs.flatMap((run) => run.refusals);
+  const rewarded = runs.filter((run) => run.reward !== null);
+  return {
+    ...countsOf(runs),
+    blocksByReason: groupByReason(refusals.filter((r) => r.subject === 'tool')),
+    refusedAnswersByReason: groupByReason(refusals.filter((r) => r.subject === 'answer')),
+    byReward:
+      rewarded.length === 0
+        ? null
+        : {
+            successful: countsOf(rewarded.filter((run) => (run.reward ?? 0) > 0)),
+            failed: countsOf(rewarded.filter((run) => (run.reward ?? 0) <= 0)),
+          },
+  };
+}
+
+/** Audits every run (each in a fresh session) and summarizes. */
+export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions = {}): AuditReport {
+  const audits = runs.map((run) => auditRun(run, options));
+  return { runs: audits, summary: summarize(audits) };
+}
+
+function describeRefusal(refusal: Refusal): string {
+  const what = refusal.subject === 'tool' ? `blocked ${refusal.kind} '${refusal.tool}'` : 'refused final answer';
+  return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
+}
+
+/**
+ * The text report: per run, each refused call and answer with state and
+ * reason (`summaryOnly` leaves them out), then the summary.
+ */
+export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
+  const lines: string[] = [];
+  if (options.title) lines.push(options.title, '');
+  if (!options.summaryOnly) {
+    for (const run of report.runs) {
+      const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
+      lines.push(
+        `run ${run.id}${reward}: ${run.calls} calls, ${run.refusals.length === 0 ? 'nothing refused' : `${run.refusals.length} refused`}, ends in ${run.finalState}`,
+      );
+      const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
+      for (const finding of run.findings) {
+        const refusal = refusals.get(finding.index);
+        if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
+        if (finding.recovered) {
+          lines.push(
+            `  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`,
+          );
+        }
+      }
+    }
+    lines.push('');
+  }
+  const s = report.summary;
+  const pad = (label: string) => `  ${label.padEnd(22)}`;
+  lines.push('summary');
+  lines.push(`${pad('runs')}${s.runs}`);
+  lines.push(`${pad('tool calls')}${s.calls}`);
+  lines.push(`${pad('writes')}${s.writes}`);
+  lines.push(`${pad('blocked calls')}${s.blockedCalls}`);
+  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  lines.push(`${pad('refused answers')}${s.refusedAnswers}`);
+  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  lines.push(`${pad('recoveries')}${s.recoveries}`);
+  lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
+  if (s.byReward) {
+    const { successful: ok, failed: ko } = s.byReward;
+    lines.push('', `  by reward              successful (reward > 0)   failed`);
+    const row = (label: string, a: number, b: number) => `${pad(label)}${String(a).padEnd(26)}${b}`;
+    lines.push(row('runs', ok.runs, ko.runs));
+    lines.push(row('tool calls', ok.calls, ko.calls));
+    lines.push(row('writes', ok.writes, ko.writes));
+    lines.push(row('blocked calls', ok.blockedCalls, ko.blockedCalls));
+    lines.push(row('refused answers', ok.refusedAnswers, ko.refusedAnswers));
+    lines.push(row('runs with a refusal', ok.runsWithRefusal, ko.runsWithRefusal));
+  }
+  return lines.join('\n') + '\n';
+}

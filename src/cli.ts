@@ -1,0 +1,144 @@
+/**
+ * The `pulse-safety` command line.
+ *
+ * `pulse-safety audit <file...> [--catalog pulse|tau-airline|<path>] [--format text|json]`
+ * audits recorded transcripts against the rules; `--demo` audits the embedded
+ * demo transcript instead. Exit codes: 0 nothing refused (and always for
+ * `--demo`), 1 something refused, 2 bad input (a message naming the file and
+ * the position, never a stack trace).
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { auditRuns, formatAuditText, type AuditReport } from './audit.js';
+import { builtinCatalogs, createClassifier, parseCatalog, type Classifier } from './classifier.js';
+import { DEMO_SOURCE, demoRuns } from './demo.js';
+import { CatalogError } from './errors.js';
+import { readTranscript, TranscriptError, type TranscriptRun } from './transcripts.js';
+
+/** Exit codes of `pulse-safety audit`. */
+export const EXIT = { clean: 0, refused: 1, badInput: 2 } as const;
+
+/** A problem with the command's input: reported as one line, exit 2. */
+class InputError extends Error {}
+
+/**
+ * The classifier of a `--catalog` value: a shipped catalog's name, or the path
+ * of a JSON catalog file.
+ * @throws InputError when the file cannot be read or parsed; CatalogError when it does not validate.
+ */
+function loadClassifier(catalog: string): Classifier {
+  if (Object.prototype.hasOwnProperty.call(builtinCatalogs, catalog)) {
+    return createClassifier(builtinCatalogs[catalog as keyof typeof builtinCatalogs]);
+  }
+  let text: string;
+  try {
+    text = readFileSync(catalog, 'utf8');
+  } catch (error) {
+    throw new InputError(
+      `${catalog}: not a shipped catalog (${Object.keys(builtinCatalogs).join(', ')}) and not a readable file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`${catalog}: not valid JSON (${(error as Error).message})`);
+  }
+  return createClassifier(parseCatalog(json, catalog));
+}
+
+function readFile(path: string): TranscriptRun[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InputError(`${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return readTranscript(text, path);
+}
+
+interface AuditCommandOptions {
+  catalog: string;
+  format: 'text' | 'json';
+  demo?: boolean;
+  summaryOnly?: boolean;
+  strictFailedWrites?: boolean;
+}
+
+/** Runs the audit and returns the exit code; prints the report to `out`. */
+function runAudit(files: string[], options: AuditCommandOptions, out: (text: string) => void): number {
+  if (options.demo && files.length > 0) throw new InputError('give either transcript files or --demo, not both');
+  if (!options.demo && files.length === 0) throw new InputError('no transcript given: name one or more files, or use --demo');
+  const classify = loadClassifier(options.catalog);
+  const sources = options.demo ? [DEMO_SOURCE] : files;
+  const runs = options.demo ? demoRuns() : files.flatMap((file) => readFile(file));
+  const report: AuditReport = auditRuns(runs, { classify, strictFailedWrites: options.strictFailedWrites === true });
+  if (options.format === 'json') {
+    out(JSON.stringify({ catalog: options.catalog, sources, ...report }, null, 2) + '\n');
+  } else {
+    out(
+      formatAuditText(report, {
+        title: `pulse-safety audit of ${sources.join(', ')} (catalog ${options.catalog})`,
+        summaryOnly: options.summaryOnly === true,
+      }),
+    );
+  }
+  if (options.demo) return EXIT.clean;
+  return report.summary.blockedCalls + report.summary.refusedAnswers > 0 ? EXIT.refused : EXIT.clean;
+}
+
+/**
+ * Builds the `pulse-safety` program. `out` and `err` receive the output
+ * (default: stdout and stderr); `setExitCode` receives the exit code.
+ */
+export function buildProgram(io: { out?: (text: string) => void; err?: (text: string) => void; setExitCode?: (code: number) => void } = {}): Command {
+  const out = io.out ?? ((text: string) => process.stdout.write(text));
+  const err = io.err ?? ((text: string) => process.stderr.write(text));
+  const setExitCode = io.setExitCode ?? ((code: number) => (process.exitCode = code));
+
+  const program = new Command('pulse-safety')
+    .description('A structural safety gate for LLM agents\' tool calls: audit transcripts against the rules.')
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: err });
+
+  program
+    .command('audit')
+    .description('Audit recorded agent transcripts in shadow mode: what would the gate have refused?')
+    .argument('[files...]', 'transcripts: OpenAI chat or tau-bench JSON, Anthropic messages JSON, or pulse-safety JSONL')
+    .option('--catalog <name|path>', `tool catalog: ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`, 'pulse')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--demo', 'audit the embedded demo transcript (exits 0 even with refusals)')
+    .option('--summary-only', 'text format: print only the summary')
+    .option('--strict-failed-writes', 'treat a failed write as needing verification (it may have applied)')
+    .exitOverride()
+    .action((files: string[], options: AuditCommandOptions) => {
+      try {
+        setExitCode(runAudit(files, options, out));
+      } catch (error) {
+        if (error instanceof InputError || error instanceof TranscriptError || error instanceof CatalogError) {
+          err(`pulse-safety audit: ${error.message}\n`);
+          setExitCode(EXIT.badInput);
+          return;
+        }
+        throw error;
+      }
+    });
+
+  return program;
+}
+
+/** Runs the CLI on `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: string[], io: Parameters<typeof buildProgram>[0] = {}): Promise<number> {
+  let code = 0;
+  const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // help and version exit 0; usage errors exit 2, as bad input.
+      return error.exitCode === 0 ? 0 : EXIT.badInput;
+    }
+    throw error;
+  }
+  return code;
+}
