@@ -129,6 +129,7 @@ export function initialSafetyContext(input: SafetyInput = {}): SafetyContext {
     inFlight: [],
     writeSeq: 0,
     anonSeq: 0,
+    checksCalls: false,
     strictFailedWrites: input.strictFailedWrites === true,
   };
 }
@@ -156,11 +157,12 @@ export const safetyMachine = setup({
     isDiscoveryOutcome: ({ context, event }) => isDiscovery(outcomeKind(context, event)),
     /**
      * The successful resolve or read is evidence for the last write: it was
-     * admitted in VERIFYING after that write succeeded, or ran unchecked.
+     * admitted in VERIFYING after that write succeeded, or ran unchecked in a
+     * session that never checks its calls (record-only style).
      */
     isVerifyingRead: ({ context, event }) => {
       const call = settledCall(context, event);
-      if (call === undefined) return isDiscovery(kindOf(event));
+      if (call === undefined) return !context.checksCalls && isDiscovery(kindOf(event));
       return isDiscovery(call.kind) && call.verifiesWrite === context.writeSeq;
     },
     /** A failed write counts as possibly applied (strict failed writes, DESIGN.md §3.8). */
@@ -193,7 +195,7 @@ export const safetyMachine = setup({
         const oldest = inFlight.findIndex((c) => c.kind !== 'write');
         inFlight = inFlight.filter((_, i) => i !== oldest);
       }
-      return { inFlight, anonSeq: id === null ? context.anonSeq + 1 : context.anonSeq };
+      return { inFlight, anonSeq: id === null ? context.anonSeq + 1 : context.anonSeq, checksCalls: true };
     }),
     /** Emit the admission of a tool call. */
     announceAllowed: emit(({ event }, params: { state: SafetyState }) => ({
@@ -313,8 +315,11 @@ export const safetyMachine = setup({
     ),
     /** CompleteVerification: clear the verification cycle; `wroteThisEpisode` stays. */
     completeVerification: assign({ readAfterWrite: false, consecutiveVerifyBlocks: 0 }),
-    /** Reset: clear all tracking, pending recoveries included (DESIGN.md §3.2). */
-    resetSession: assign(({ context }) => initialSafetyContext({ strictFailedWrites: context.strictFailedWrites })),
+    /** Reset: clear all tracking, pending recoveries included (DESIGN.md §3.2); the session's settings stay. */
+    resetSession: assign(({ context }) => ({
+      ...initialSafetyContext({ strictFailedWrites: context.strictFailedWrites }),
+      checksCalls: context.checksCalls,
+    })),
     /**
      * ResetKeepProgress: drop verification tracking (flags, counters, calls in
      * flight); keep the target, last read/write records and pending recoveries.

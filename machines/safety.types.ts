@@ -102,6 +102,14 @@ export interface SafetyContext {
   writeSeq: number;
   /** Counter for `anon:<n>` keys of calls checked without an id. */
   anonSeq: number;
+  /**
+   * The session admits its calls by check: some call has been admitted since
+   * it began (kept by both resets). From then on only an admitted read counts
+   * as verification, so a read recorded twice, or under an unknown id, never
+   * verifies a later write (DESIGN.md §3.4). Before, an unchecked read does,
+   * as in the original's record-only style.
+   */
+  checksCalls: boolean;
   /** Treat a failed write as possibly applied: it needs verification too (DESIGN.md §3.8). */
   strictFailedWrites: boolean;
 }
