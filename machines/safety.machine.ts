@@ -190,7 +190,9 @@ export const safetyMachine = setup({
         admittedAt: timeOf(event),
         verifiesWrite: params.verifying && isDiscovery(kind) ? context.writeSeq : null,
       };
-      let inFlight = [...context.inFlight.filter((c) => c.key !== key), call];
+      // A call checked again under its id replaces its entry, except a write's:
+      // that one stays first in line, so the id's next record settles the write.
+      let inFlight = [...context.inFlight.filter((c) => c.key !== key || c.kind === 'write'), call];
       if (inFlight.length > MAX_IN_FLIGHT) {
         const oldest = inFlight.findIndex((c) => c.kind !== 'write');
         inFlight = inFlight.filter((_, i) => i !== oldest);
