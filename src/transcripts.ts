@@ -6,6 +6,7 @@
  * Spec: ASSISTANT_SAFETY.md "Tool kinds" (what a call is); DESIGN.md §4 (an
  * output that starts with `Error` is a failed call).
  */
+import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 
 /** A tool call the assistant made. `args` is the parsed arguments object, or the raw string when it is not JSON. */
 export interface CallStep {
@@ -218,7 +219,9 @@ const JSONL_TYPES = ['run', 'call', 'result', 'answer', 'reset', 'resetKeepProgr
 function readJson(value: unknown, text: string, source: string): TranscriptRun[] {
   if (isObject(value) && JSONL_TYPES.includes(own(value, 'type') as string)) return readJsonl(text, source);
   if (Array.isArray(value)) {
-    const looksLikeRuns = value.length > 0 && value.every((item) => isObject(item) && own(item, 'role') === undefined);
+    const looksLikeRuns = value.some(
+      (item) => isObject(item) && (Array.isArray(own(item, 'traj')) || Array.isArray(own(item, 'messages'))),
+    );
     return looksLikeRuns ? value.map((run, i) => readRun(run, source, i)) : [readRun(value, source, null)];
   }
   return [readRun(value, source, null)];
@@ -354,10 +357,13 @@ export function readTranscript(text: string, source: string): TranscriptRun[] {
   } catch (error) {
     const lines = text.split('\n').filter((line) => line.trim() !== '');
     if (lines.length > 1 && lines.every((line) => line.trim().startsWith('{'))) return readJsonl(text, source);
-    const message = (error as Error).message;
-    const offset = /position (\d+)/.exec(message);
-    const position = offset ? lineAndColumn(text, Number(offset[1])) : 'top level';
-    throw new TranscriptError(source, position, `not valid JSON (${message})`);
+    // JSON.parse does not always say where; a parser that reports offsets does.
+    const errors: ParseError[] = [];
+    parseTolerant(text, errors, { disallowComments: true, allowTrailingComma: false });
+    const first = errors[0];
+    const position = first ? lineAndColumn(text, first.offset) : 'top level';
+    const problem = first ? printParseErrorCode(first.error) : (error as Error).message;
+    throw new TranscriptError(source, position, `not valid JSON (${problem})`);
   }
   return readJson(value, text, source);
 }
