@@ -1,0 +1,217 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { auditRun, auditRuns, formatAuditText, summarize } from '../src/audit.js';
+import { builtinCatalogs, createClassifier } from '../src/classifier.js';
+import { demoRuns } from '../src/demo.js';
+import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
+
+/** A run from JSONL lines (this project's event format). */
+function run(...lines: object[]): TranscriptRun {
+  return readTranscript(lines.map((line) => JSON.stringify(line)).join('\n'), 'test.jsonl')[0]!;
+}
+const call = (id: string, name: string, args: object = {}) => ({ type: 'call', id, name, args });
+const ok = (id: string) => ({ type: 'result', id, outcome: 'success' });
+const failed = (id: string) => ({ type: 'result', id, outcome: 'error' });
+const answer = (text = 'done') => ({ type: 'answer', text });
+
+describe('shadow mode', () => {
+  test('a write before any target is reported as blocked, with state, rule and reason', () => {
+    const audit = auditRun(run(call('w', 'pulse_control'), failed('w')));
+    expect(audit.refusals).toMatchObject([
+      { subject: 'tool', tool: 'pulse_control', kind: 'write', state: 'RESOLVING', rule: 'no-target', position: 'line 1' },
+    ]);
+    expect(audit.refusals[0]!.reason).toMatch(/^POLICY_BLOCKED:/);
+  });
+
+  test('a refused call carries the structured tool result the model would have got', () => {
+    const audit = auditRun(run(call('w', 'pulse_control')));
+    expect(audit.findings[0]!.decision?.toolResult?.error).toMatchObject({ code: 'FSM_BLOCKED', blocked: true, state: 'RESOLVING' });
+  });
+
+  test('the real outcome of a refused write is recorded, so the session follows what happened', () => {
+    const audit = auditRun(run(call('w', 'pulse_control'), ok('w'), answer()));
+    expect(audit.findings[1]!.stateAfter).toBe('VERIFYING');
+    expect(audit.refusals.map((r) => r.subject)).toEqual(['tool', 'answer']);
+  });
+
+  test('an answer after an unverified write is refused; after a read it is allowed', () => {
+    const audit = auditRun(
+      run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), answer(), call('m', 'pulse_metrics'), ok('m'), answer()),
+    );
+    expect(audit.refusals.map((r) => [r.subject, r.rule])).toEqual([['answer', 'unverified-write']]);
+    expect(audit.findings.at(-1)!.decision).toMatchObject({ allowed: true });
+  });
+
+  test('reads are never refused, in any state', () => {
+    const audit = auditRun(
+      run(call('r0', 'pulse_read'), call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), call('r2', 'pulse_read'), ok('w'), call('r3', 'pulse_read')),
+    );
+    const reads = audit.findings.filter((f) => f.step.type === 'call' && f.step.name === 'pulse_read');
+    expect(reads.map((f) => [f.stateBefore, f.decision?.allowed])).toEqual([
+      ['RESOLVING', true],
+      ['WRITING', true],
+      ['VERIFYING', true],
+    ]);
+  });
+
+  test('a successful call of a blocked tool is reported as a recovery', () => {
+    const audit = auditRun(run(call('w1', 'pulse_control'), failed('w1'), call('r', 'pulse_query'), ok('r'), call('w2', 'pulse_control'), ok('w2')));
+    expect(audit.recoveries).toBe(1);
+    expect(audit.findings[5]!.recovered).toMatchObject({ tool: 'pulse_control', attempts: 1 });
+  });
+
+  test('a clock step past the TTL expires a pending recovery', () => {
+    const audit = auditRun(run(call('w', 'pulse_control'), { type: 'clock', advanceMs: 600_001 }), { trace: true });
+    expect(Object.keys(audit.findings[0]!.context!.pendingRecoveries)).toEqual(['FSM_BLOCKED:pulse_control']);
+    expect(audit.findings[1]!.context!.pendingRecoveries).toEqual({});
+  });
+
+  test('each step advances the audit clock by stepMs from startAt', () => {
+    const audit = auditRun(run(answer(), answer()), { startAt: 5_000, stepMs: 250 });
+    expect(audit.findings.map((f) => f.at)).toEqual([5_250, 5_500]);
+  });
+
+  test('reset and resetKeepProgress steps reach the session', () => {
+    const audit = auditRun(run(call('r', 'pulse_query'), ok('r'), { type: 'resetKeepProgress' }, { type: 'reset' }));
+    expect(audit.findings.slice(2).map((f) => f.stateAfter)).toEqual(['READING', 'RESOLVING']);
+  });
+
+  test('strict failed writes make a failed write need verification', () => {
+    const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), failed('w'), answer());
+    expect(auditRun(steps).refusals).toHaveLength(0);
+    expect(auditRun(steps, { strictFailedWrites: true }).refusals.map((r) => r.subject)).toEqual(['answer']);
+  });
+
+  test('the classifier option decides the kinds', () => {
+    const tau = createClassifier(builtinCatalogs['tau-airline']);
+    const audit = auditRun(run(call('c', 'cancel_reservation')), { classify: tau });
+    expect(audit.writes).toBe(1);
+    expect(audit.refusals[0]!.rule).toBe('no-target');
+  });
+});
+
+describe('summary', () => {
+  const runs = [
+    { ...run(call('w', 'pulse_control'), answer()), id: 'a', reward: 1 },
+    { ...run(call('r', 'pulse_query'), ok('r'), answer()), id: 'b', reward: 0 },
+    { ...run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), answer(), call('x', 'pulse_control')), id: 'c', reward: 0 },
+  ];
+
+  test('counts runs, calls, writes, blocked calls, refused answers and runs with a refusal', () => {
+    const { summary } = auditRuns(runs);
+    expect(summary).toMatchObject({ runs: 3, calls: 5, writes: 3, blockedCalls: 2, refusedAnswers: 1, runsWithRefusal: 2 });
+  });
+
+  test('groups blocked calls by reason, most frequent first', () => {
+    const { summary } = auditRuns(runs);
+    expect(summary.blocksByReason.map((g) => [g.rule, g.count])).toEqual([
+      ['no-target', 1],
+      ['unverified-write', 1],
+    ]);
+  });
+
+  test('splits the figures by successful (reward > 0) and failed runs', () => {
+    const { summary } = auditRuns(runs);
+    expect(summary.byReward?.successful).toMatchObject({ runs: 1, blockedCalls: 1, runsWithRefusal: 1 });
+    expect(summary.byReward?.failed).toMatchObject({ runs: 2, blockedCalls: 1, refusedAnswers: 1, runsWithRefusal: 1 });
+  });
+
+  test('has no reward split when no run has a reward', () => {
+    expect(summarize([auditRun(run(answer()))]).byReward).toBeNull();
+  });
+
+  test('the text report lists each refusal with state and reason, then the summary', () => {
+    const text = formatAuditText(auditRuns(runs));
+    expect(text).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]: POLICY_BLOCKED:");
+    expect(text).toMatch(/runs with a refusal\s+2 of 3/);
+    expect(text).toContain('successful (reward > 0)');
+  });
+
+  test('the summary-only text report leaves out the runs', () => {
+    const text = formatAuditText(auditRuns(runs), { summaryOnly: true });
+    expect(text).not.toContain('line 1:');
+    expect(text).toMatch(/blocked calls\s+2/);
+  });
+});
+
+describe('the embedded demo transcript', () => {
+  const [demo] = auditRuns(demoRuns()).runs;
+
+  test('refuses a write for each rule: no target, write in flight, unverified write', () => {
+    const rules = new Set(demo!.refusals.filter((r) => r.subject === 'tool').map((r) => r.rule));
+    expect([...rules].sort()).toEqual(['no-target', 'unverified-write', 'write-in-flight']);
+  });
+
+  test('refuses an answer about an unverified change, then allows one after a read', () => {
+    const answers = demo!.findings.filter((f) => f.step.type === 'answer').map((f) => f.decision?.allowed);
+    expect(answers.slice(0, 3)).toEqual([false, false, true]);
+  });
+
+  test('repeated blocked writes never wear the gate down', () => {
+    const blocked = demo!.refusals.filter((r) => r.tool === 'pulse_control_docker' && r.rule === 'unverified-write');
+    expect(blocked.length).toBeGreaterThanOrEqual(2);
+  });
+
+  test('user input between a write and its verification does not verify it', () => {
+    const question = demo!.findings.findIndex((f) => f.step.type === 'call' && f.step.name === 'pulse_question');
+    const nextAnswer = demo!.findings.slice(question).find((f) => f.step.type === 'answer');
+    expect(nextAnswer?.decision?.allowed).toBe(false);
+  });
+
+  test('clears a pending recovery when the blocked tool later succeeds', () => {
+    expect(demo!.findings.some((f) => f.recovered?.tool === 'pulse_control_docker' && f.recovered.attempts === 3)).toBe(true);
+  });
+
+  test('lets a pending recovery expire after ten minutes', () => {
+    const [traced] = auditRuns(demoRuns(), { trace: true }).runs;
+    const clock = traced!.findings.findIndex((f) => f.step.type === 'clock');
+    expect(Object.keys(traced!.findings[clock - 1]!.context!.pendingRecoveries)).toContain('FSM_BLOCKED:pulse_file_edit');
+    expect(traced!.findings[clock]!.context!.pendingRecoveries).toEqual({});
+  });
+
+  test('ends in RESOLVING after a reset, where a write is refused again for want of a target', () => {
+    expect(demo!.finalState).toBe('RESOLVING');
+    expect(demo!.refusals.at(-1)).toMatchObject({ rule: 'no-target', state: 'RESOLVING' });
+  });
+});
+
+describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
+  const file = fileURLToPath(new URL('../../shared/data/tau-bench/gpt-4o-airline.json', import.meta.url));
+  const present = existsSync(file);
+  if (!present) console.warn(`skipping the tau-bench audit: ${file} is absent (see the README's "Real transcripts")`);
+
+  test.skipIf(!present)('audits every run and every call of the file', () => {
+    const text = readFileSync(file, 'utf8');
+    const raw = JSON.parse(text) as { traj: { tool_calls?: unknown[] }[] }[];
+    const callsInFile = raw.flatMap((r) => r.traj).reduce((n, m) => n + (m.tool_calls?.length ?? 0), 0);
+    const report = auditRuns(readTranscript(text, file), { classify: createClassifier(builtinCatalogs['tau-airline']) });
+    expect(report.summary.runs).toBe(raw.length);
+    expect(report.summary.calls).toBe(callsInFile);
+  });
+
+  test.skipIf(!present)('gives the summary figures reported in the README', () => {
+    const report = auditRuns(readTranscript(readFileSync(file, 'utf8'), file), {
+      classify: createClassifier(builtinCatalogs['tau-airline']),
+    });
+    const { byReward, blocksByReason, refusedAnswersByReason, ...counts } = report.summary;
+    expect(counts).toEqual({
+      runs: 200,
+      calls: 1164,
+      writes: 298,
+      blockedCalls: 75,
+      refusedAnswers: 184,
+      recoveries: 62,
+      runsWithRefusal: 119,
+    });
+    expect(blocksByReason.map((g) => [g.rule, g.count])).toEqual([
+      ['unverified-write', 68],
+      ['no-target', 7],
+    ]);
+    expect(refusedAnswersByReason.map((g) => [g.rule, g.count])).toEqual([['unverified-write', 184]]);
+    expect(byReward).toEqual({
+      successful: { runs: 84, calls: 347, writes: 91, blockedCalls: 21, refusedAnswers: 47, recoveries: expect.any(Number), runsWithRefusal: 32 },
+      failed: { runs: 116, calls: 817, writes: 207, blockedCalls: 54, refusedAnswers: 137, recoveries: expect.any(Number), runsWithRefusal: 87 },
+    });
+  });
+});

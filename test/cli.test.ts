@@ -1,0 +1,181 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { EXIT, main } from '../src/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pulse-safety-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, content: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+const jsonl = (...events: object[]) => events.map((e) => JSON.stringify(e)).join('\n');
+const refusing = () =>
+  file('refusing.jsonl', jsonl({ type: 'call', id: 'w', name: 'pulse_control' }, { type: 'result', id: 'w', outcome: 'error' }));
+const clean = () =>
+  file('clean.jsonl', jsonl({ type: 'call', id: 'r', name: 'pulse_query' }, { type: 'result', id: 'r', outcome: 'success' }, { type: 'answer', text: 'hi' }));
+
+describe('pulse-safety audit', () => {
+  test('exits 0 when nothing was refused', async () => {
+    expect((await run('audit', clean())).code).toBe(EXIT.clean);
+  });
+
+  test('exits 1 when something was refused', async () => {
+    expect((await run('audit', refusing())).code).toBe(EXIT.refused);
+  });
+
+  test('the demo exits 0 although it has refusals, and prints them', async () => {
+    const { code, out } = await run('audit', '--demo');
+    expect(code).toBe(0);
+    expect(out).toContain('blocked write');
+    expect(out).toContain('refused final answer');
+  });
+
+  test('text output names the file and the catalog, each refusal and the summary', async () => {
+    const path = refusing();
+    const { out } = await run('audit', path);
+    expect(out).toContain(`pulse-safety audit of ${path} (catalog pulse)`);
+    expect(out).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]");
+    expect(out).toMatch(/blocked calls\s+1/);
+  });
+
+  test('--summary-only prints only the summary', async () => {
+    const { out } = await run('audit', refusing(), '--summary-only');
+    expect(out).not.toContain('line 1:');
+    expect(out).toContain('summary');
+  });
+
+  test('--format json gives the runs and the summary as JSON', async () => {
+    const path = refusing();
+    const { out } = await run('audit', path, '--format', 'json');
+    const report = JSON.parse(out);
+    expect(report.catalog).toBe('pulse');
+    expect(report.sources).toEqual([path]);
+    expect(report.summary).toMatchObject({ runs: 1, calls: 1, blockedCalls: 1 });
+    expect(report.runs[0].refusals[0]).toMatchObject({ rule: 'no-target', state: 'RESOLVING' });
+  });
+
+  test('several files are audited together', async () => {
+    const { out } = await run('audit', refusing(), clean(), '--format', 'json');
+    expect(JSON.parse(out).summary.runs).toBe(2);
+  });
+
+  test('--catalog tau-airline classifies with the shipped airline catalog', async () => {
+    const path = file('tau.jsonl', jsonl({ type: 'call', id: 'c', name: 'cancel_reservation' }));
+    const { out } = await run('audit', path, '--catalog', 'tau-airline', '--format', 'json');
+    expect(JSON.parse(out).summary.writes).toBe(1);
+    const { out: asRead } = await run('audit', file('tau2.jsonl', jsonl({ type: 'call', id: 'c', name: 'get_user_details' })), '--catalog', 'tau-airline', '--format', 'json');
+    expect(JSON.parse(asRead).summary.writes).toBe(0);
+  });
+
+  test('--catalog takes a JSON catalog file', async () => {
+    const catalog = file('mine.json', JSON.stringify({ name: 'mine', tools: { pulse_control: 'read' } }));
+    const { code } = await run('audit', refusing(), '--catalog', catalog);
+    expect(code).toBe(EXIT.clean);
+  });
+
+  test('--strict-failed-writes makes a failed write need verification', async () => {
+    const path = file(
+      'strict.jsonl',
+      jsonl(
+        { type: 'call', id: 'r', name: 'pulse_query' },
+        { type: 'result', id: 'r', outcome: 'success' },
+        { type: 'call', id: 'w', name: 'pulse_control' },
+        { type: 'result', id: 'w', outcome: 'error' },
+        { type: 'answer', text: 'done' },
+      ),
+    );
+    expect((await run('audit', path)).code).toBe(EXIT.clean);
+    expect((await run('audit', path, '--strict-failed-writes')).code).toBe(EXIT.refused);
+  });
+});
+
+describe('bad input exits 2 with a message naming the file and position', () => {
+  test('a missing file', async () => {
+    const { code, err } = await run('audit', join(dir, 'nope.json'));
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toMatch(/nope\.json: cannot read the file \(ENOENT\)/);
+  });
+
+  test('broken JSON', async () => {
+    const path = file('broken.json', '[\n{"role":"user"\n');
+    const { code, err } = await run('audit', path);
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain(`${path}: line `);
+  });
+
+  test('a malformed message', async () => {
+    const path = file('bad.json', JSON.stringify([{ role: 'assistant', tool_calls: 'nope' }]));
+    const { code, err } = await run('audit', path);
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toBe(`pulse-safety audit: ${path}: message 0: "tool_calls" must be an array\n`);
+  });
+
+  test('an unknown catalog', async () => {
+    const { code, err } = await run('audit', clean(), '--catalog', 'nonesuch');
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain('nonesuch: not a shipped catalog (pulse, tau-airline)');
+  });
+
+  test('a catalog that does not validate names the bad entry', async () => {
+    const catalog = file('badcat.json', JSON.stringify({ name: 'bad', tools: { t: 'delete' } }));
+    const { code, err } = await run('audit', clean(), '--catalog', catalog);
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain(`catalog ${catalog}: tools.t:`);
+  });
+
+  test('no file and no --demo', async () => {
+    const { code, err } = await run('audit');
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain('no transcript given');
+  });
+
+  test('an unknown format', async () => {
+    const { code, err } = await run('audit', clean(), '--format', 'xml');
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain("argument 'xml' is invalid");
+  });
+
+  test('never prints a stack trace', async () => {
+    const path = file('stack.json', '{');
+    const { err } = await run('audit', path);
+    expect(err).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('the pulse-safety executable', () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  // Inside the project (test-output/ is ignored by git), so the build resolves node_modules.
+  const out = join(root, 'test-output', 'cli-build');
+
+  beforeAll(() => {
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], {
+      cwd: root,
+    });
+  }, 120_000);
+
+  test('runs the demo audit from the compiled build and exits 0', () => {
+    const result = spawnSync(process.execPath, [join(out, 'src/bin.js'), 'audit', '--demo'], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('runs with a refusal');
+  });
+
+  test('exits 2 on bad input with one line on stderr', () => {
+    const result = spawnSync(process.execPath, [join(out, 'src/bin.js'), 'audit', join(dir, 'absent.json')], { encoding: 'utf8' });
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
