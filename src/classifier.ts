@@ -155,7 +155,7 @@ export function createClassifier(catalog: unknown): Classifier {
     readWords: new Set(parsed.fallback.readWords.map((w) => w.toLowerCase())),
   };
 
-  return (name, args) => {
+  const classify: Classifier = (name, args) => {
     const tool = typeof name === 'string' ? name.trim() : '';
     const rule = rules.get(tool);
     const argsObject = argumentsObject(args);
@@ -172,6 +172,13 @@ export function createClassifier(catalog: unknown): Classifier {
     if (words.some((word) => fallback.writeWords.has(word))) return 'write';
     if (words.some((word) => fallback.readWords.has(word))) return 'read';
     return 'write';
+  };
+  return (name, args) => {
+    try {
+      return classify(name, args);
+    } catch {
+      return 'write'; // args whose getters or proxy traps throw fail closed
+    }
   };
 }
 
