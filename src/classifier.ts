@@ -93,6 +93,20 @@ function wordsOf(value: string): string[] {
 }
 
 /**
+ * The most specific form of a zod issue: for a tool rule that matches neither
+ * a kind nor a keyed rule (a union), the branch issue that got deepest into
+ * the entry, its path joined to the union's (e.g. `tools.t.cases.get`).
+ */
+function deepestIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  if (issue.code !== 'invalid_union') return issue;
+  let best: { path: PropertyKey[]; message: string } | undefined;
+  for (const inner of issue.errors.flat().map(deepestIssue)) {
+    if (best === undefined || inner.path.length > best.path.length) best = inner;
+  }
+  return best === undefined ? issue : { path: [...issue.path, ...best.path], message: best.message };
+}
+
+/**
  * Validates a catalog (any JSON value) and returns it typed.
  *
  * @throws CatalogError naming the catalog (and `source`, e.g. a file path)
@@ -103,7 +117,7 @@ export function parseCatalog(input: unknown, source?: string): Catalog {
   const where = source ?? (typeof name === 'string' ? `'${name}'` : '(unnamed)');
   const result = catalogSchema.safeParse(input);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
+    const issue = deepestIssue(result.error.issues[0]!);
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     throw new CatalogError(`catalog ${where}: ${path.join('.') || '(root)'}: ${issue.message}`, path);
   }
