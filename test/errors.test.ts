@@ -1,0 +1,212 @@
+/**
+ * FSMBlockedError: its fields, its text form and the structured tool result a
+ * loop sends back to the model.
+ *
+ * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.1.
+ */
+import { describe, expect, it } from 'vitest';
+import { createSessionGuard } from '../src/adapter.js';
+import { builtinCatalogs } from '../src/classifier.js';
+import { ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS } from '../src/errors.js';
+import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
+import type { BlockRule } from '../machines/safety.types.js';
+
+/** A write refused in RESOLVING, as the guard builds it. */
+function noTargetError(): FSMBlockedError {
+  const decision = createSessionGuard({ now: () => 1 }).check({ id: 'c1', name: 'pulse_control' });
+  if (decision.allowed) throw new Error('expected the write to be refused');
+  return decision.error;
+}
+
+/** A final answer refused in VERIFYING, as the guard builds it. */
+function refusedAnswerError(): FSMBlockedError {
+  const guard = createSessionGuard({ now: () => 1 });
+  guard.record({ name: 'pulse_query' });
+  guard.record({ name: 'pulse_control' });
+  const decision = guard.finalAnswer();
+  if (decision.allowed) throw new Error('expected the final answer to be refused');
+  return decision.error;
+}
+
+function toolError(rule: BlockRule): FSMBlockedError {
+  return new FSMBlockedError({
+    state: rule === 'no-target' ? 'RESOLVING' : rule === 'write-in-flight' ? 'WRITING' : 'VERIFYING',
+    toolName: 'pulse_control',
+    toolKind: 'write',
+    rule,
+    reason: TOOL_BLOCK_REASONS[rule],
+    recoveryId: 'FSM_BLOCKED:pulse_control',
+  });
+}
+
+const ALL_REASONS = [...Object.values(TOOL_BLOCK_REASONS), ...Object.values(ANSWER_BLOCK_REASONS)];
+
+describe('constants', () => {
+  it("ErrCodeFSMBlocked is 'FSM_BLOCKED'", () => {
+    expect(ErrCodeFSMBlocked).toBe('FSM_BLOCKED');
+  });
+
+  it('RECOVERY_TTL_MS is ten minutes', () => {
+    expect(RECOVERY_TTL_MS).toBe(600_000);
+  });
+});
+
+describe('FSMBlockedError fields', () => {
+  it('is an Error named FSMBlockedError', () => {
+    const error = noTargetError();
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('FSMBlockedError');
+  });
+
+  it("has code 'FSM_BLOCKED'", () => {
+    expect(noTargetError().code).toBe('FSM_BLOCKED');
+  });
+
+  it('is recoverable', () => {
+    expect(noTargetError().recoverable).toBe(true);
+  });
+
+  it('carries the state, the tool, the tool kind, the rule and the recovery id', () => {
+    expect(noTargetError()).toMatchObject({
+      state: 'RESOLVING',
+      toolName: 'pulse_control',
+      toolKind: 'write',
+      rule: 'no-target',
+      recoveryId: 'FSM_BLOCKED:pulse_control',
+    });
+  });
+
+  it('carries the reason of its rule', () => {
+    expect(noTargetError().reason).toBe(TOOL_BLOCK_REASONS['no-target']);
+  });
+
+  it('for the final answer carries no tool, kind or recovery id', () => {
+    expect(refusedAnswerError()).toMatchObject({
+      state: 'VERIFYING',
+      toolName: null,
+      toolKind: null,
+      rule: 'unverified-write',
+      reason: ANSWER_BLOCK_REASONS['unverified-write'],
+      recoveryId: null,
+    });
+  });
+});
+
+describe('reasons (DESIGN §1)', () => {
+  it.each(ALL_REASONS)('%s begins with POLICY_BLOCKED:', (reason) => {
+    expect(reason.startsWith('POLICY_BLOCKED: ')).toBe(true);
+  });
+
+  it.each(ALL_REASONS)('%s names no tool to run', (reason) => {
+    const toolNames = Object.values(builtinCatalogs).flatMap((catalog) => Object.keys(catalog.tools));
+    for (const tool of toolNames) expect(reason).not.toContain(tool);
+  });
+
+  it('a write without a target says state-changing tools need a validated target', () => {
+    expect(TOOL_BLOCK_REASONS['no-target']).toMatch(/^POLICY_BLOCKED: state-changing tools need a validated target/);
+  });
+
+  it('an unverified write says the previous state-changing call still needs verification evidence', () => {
+    expect(TOOL_BLOCK_REASONS['unverified-write']).toMatch(
+      /^POLICY_BLOCKED: the previous state-changing call still needs verification evidence/,
+    );
+  });
+
+  it('a refused final answer says verification evidence is needed before responding about its result', () => {
+    expect(ANSWER_BLOCK_REASONS['unverified-write']).toMatch(
+      /^POLICY_BLOCKED: the previous state-changing call needs verification evidence before responding about its result/,
+    );
+  });
+});
+
+describe('message (the text form of DESIGN §1)', () => {
+  it("for a tool is FSM blocked tool '<tool>' (<kind>) in state <STATE>: <reason>", () => {
+    expect(noTargetError().message).toBe(
+      `FSM blocked tool 'pulse_control' (write) in state RESOLVING: ${TOOL_BLOCK_REASONS['no-target']}`,
+    );
+  });
+
+  it('for the final answer is FSM blocked in state <STATE>: <reason>', () => {
+    expect(refusedAnswerError().message).toBe(
+      `FSM blocked in state VERIFYING: ${ANSWER_BLOCK_REASONS['unverified-write']}`,
+    );
+  });
+
+  it('is built from the fields it is given', () => {
+    const error = new FSMBlockedError({
+      state: 'WRITING',
+      toolName: 'run_command',
+      toolKind: 'write',
+      rule: 'write-in-flight',
+      reason: 'POLICY_BLOCKED: x',
+      recoveryId: 'FSM_BLOCKED:run_command',
+    });
+    expect(error.message).toBe("FSM blocked tool 'run_command' (write) in state WRITING: POLICY_BLOCKED: x");
+  });
+});
+
+describe('toToolResult() (DESIGN §3.1)', () => {
+  it('is exactly { ok: false, error: { code, message, blocked: true, recoverable, state, tool, kind, recoveryId, clearedBy } }', () => {
+    const error = noTargetError();
+    expect(error.toToolResult()).toStrictEqual({
+      ok: false,
+      error: {
+        code: 'FSM_BLOCKED',
+        message: error.message,
+        blocked: true,
+        recoverable: true,
+        state: 'RESOLVING',
+        tool: 'pulse_control',
+        kind: 'write',
+        recoveryId: 'FSM_BLOCKED:pulse_control',
+        clearedBy: ['resolve', 'read'],
+      },
+    });
+  });
+
+  it('for the final answer has null tool, kind and recovery id', () => {
+    expect(refusedAnswerError().toToolResult().error).toMatchObject({
+      state: 'VERIFYING',
+      tool: null,
+      kind: null,
+      recoveryId: null,
+    });
+  });
+
+  it('survives JSON.stringify unchanged', () => {
+    const result = noTargetError().toToolResult();
+    expect(JSON.parse(JSON.stringify(result))).toStrictEqual(result);
+  });
+
+  it('JSON.stringify of the error itself gives the result\'s error object', () => {
+    const error = refusedAnswerError();
+    expect(JSON.parse(JSON.stringify(error))).toStrictEqual(error.toToolResult().error);
+  });
+});
+
+describe('clearedBy, per rule', () => {
+  it('a write without a target is cleared by a resolve or a read', () => {
+    expect(toolError('no-target').toToolResult().error.clearedBy).toEqual(['resolve', 'read']);
+  });
+
+  it('an unverified write is cleared by a resolve or a read', () => {
+    expect(toolError('unverified-write').toToolResult().error.clearedBy).toEqual(['resolve', 'read']);
+  });
+
+  it('a write in flight is cleared by no call (only its own outcome)', () => {
+    expect(toolError('write-in-flight').toToolResult().error.clearedBy).toEqual([]);
+  });
+
+  it('never lists write or user_input', () => {
+    for (const rule of ['no-target', 'unverified-write', 'write-in-flight'] as const) {
+      expect(toolError(rule).clearedBy).not.toContain('write');
+      expect(toolError(rule).clearedBy).not.toContain('user_input');
+    }
+  });
+
+  it('is a fresh copy: changing one result does not change the next', () => {
+    const error = toolError('no-target');
+    error.toToolResult().error.clearedBy.push('write');
+    expect(error.toToolResult().error.clearedBy).toEqual(['resolve', 'read']);
+  });
+});
