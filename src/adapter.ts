@@ -20,6 +20,7 @@ import { TOOL_KINDS } from '../machines/safety.types.js';
 import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import { classifyToolCall } from './classifier.js';
 import { FSMBlockedError } from './errors.js';
+import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 
 /**
  * One tool call as the model asked for it. `id` correlates `check` and
@@ -54,9 +55,16 @@ export interface SessionGuardOptions {
    * original loop does; default true. With false, call `completeVerification()`.
    */
   autoCompleteVerification?: boolean;
-  /** A failed write needs verification too (DESIGN.md §3.8); default false. */
+  /**
+   * A failed write needs verification too (DESIGN.md §3.8); default false.
+   * On a restored session, true makes it strict whatever the snapshot says;
+   * otherwise the snapshot's setting stays.
+   */
   strictFailedWrites?: boolean;
-  /** A snapshot from `guard.getPersistedSnapshot()` to resume from. */
+  /**
+   * A snapshot from `guard.getPersistedSnapshot()` (or its JSON string) to
+   * resume from; validated first (`parsePersistedSnapshot`).
+   */
   snapshot?: unknown;
 }
 
@@ -89,8 +97,11 @@ export interface SessionGuard {
   reset(): void;
   /** ResetKeepProgress: verification tracking dropped, target kept. */
   resetKeepProgress(): void;
-  /** The actor's persisted snapshot (plain JSON) for `createSessionGuard({ snapshot })`. */
-  getPersistedSnapshot(): unknown;
+  /**
+   * The session as compact plain JSON with a schema version (`PersistedSnapshot`,
+   * src/snapshot.ts), for `createSessionGuard({ snapshot })`.
+   */
+  getPersistedSnapshot(): PersistedSnapshot;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -132,16 +143,21 @@ function blockedError(decision: GateDecidedEvent): FSMBlockedError {
  * if (!decision.allowed) return decision.error.toToolResult(); // { ok: false, error: { code: 'FSM_BLOCKED', ... } }
  * guard.record({ id: 'c1', name: 'pulse_control' }, ok ? 'success' : 'error');
  *
- * @throws TypeError when `options.snapshot` is not a persisted snapshot of this machine.
+ * @throws SnapshotError (a TypeError) naming the bad field when `options.snapshot`
+ *   is not a snapshot this machine could have persisted.
  */
 export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
   const now = options.now ?? Date.now;
   const classify = options.classify ?? classifyToolCall;
   const autoComplete = options.autoCompleteVerification ?? true;
 
+  const restored = options.snapshot === undefined ? undefined : parsePersistedSnapshot(options.snapshot);
+  if (restored !== undefined && options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
   const actor = createActor(safetyMachine, {
-    input: { strictFailedWrites: options.strictFailedWrites === true },
-    ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot as never }),
+    input: { strictFailedWrites: options.strictFailedWrites === true }, // ignored when restoring
+    ...(restored === undefined
+      ? {}
+      : { snapshot: safetyMachine.resolveState({ value: restored.state, context: restored.context }) }),
   });
   let decided: GateDecidedEvent | null = null;
   let recovered: PendingRecovery | undefined;
@@ -237,7 +253,8 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       actor.send({ type: 'session.resetKeepingProgress', at: clock() });
     },
     getPersistedSnapshot() {
-      return actor.getPersistedSnapshot();
+      const snapshot = actor.getSnapshot();
+      return toPersistedSnapshot(snapshot.value as SafetyState, snapshot.context);
     },
   };
 }

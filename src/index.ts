@@ -53,3 +53,11 @@ export {
   type FinalAnswerDecision,
   type RecordResult,
 } from './adapter.js';
+export {
+  SNAPSHOT_VERSION,
+  SnapshotError,
+  parsePersistedSnapshot,
+  toPersistedSnapshot,
+  persistedSnapshotSchema,
+  type PersistedSnapshot,
+} from './snapshot.js';

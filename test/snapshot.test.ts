@@ -1,0 +1,400 @@
+/**
+ * Persistence: the compact, versioned, validated snapshot (src/snapshot.ts)
+ * and `createSessionGuard({ snapshot })`.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MAX_IN_FLIGHT } from '../machines/safety.policy.js';
+import type { ToolKind } from '../machines/safety.types.js';
+import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../src/adapter.js';
+import {
+  SNAPSHOT_VERSION,
+  SnapshotError,
+  parsePersistedSnapshot,
+  persistedSnapshotSchema,
+  type PersistedSnapshot,
+} from '../src/snapshot.js';
+
+const T0 = 1_700_000_000_000;
+const READ = 'pulse_metrics';
+const WRITE = 'pulse_control';
+
+function clockFrom(start = T0): () => number {
+  let t = start;
+  return () => (t += 1000);
+}
+
+/** The error `createSessionGuard({ snapshot })` throws, or null. */
+function restoreError(snapshot: unknown): SnapshotError | null {
+  try {
+    createSessionGuard({ snapshot });
+    return null;
+  } catch (error) {
+    if (error instanceof SnapshotError) return error;
+    throw error;
+  }
+}
+
+/** A valid VERIFYING snapshot to derive broken ones from. */
+function verifyingSnapshot(): PersistedSnapshot {
+  const guard = createSessionGuard({ now: clockFrom() });
+  guard.check({ id: 'r', name: READ });
+  guard.record({ id: 'r', name: READ });
+  guard.check({ id: 'w', name: WRITE });
+  guard.record({ id: 'w', name: WRITE });
+  return guard.getPersistedSnapshot();
+}
+
+describe('the persisted form', () => {
+  it('is the version and the state alone for a fresh session', () => {
+    expect(createSessionGuard().getPersistedSnapshot()).toEqual({ v: SNAPSHOT_VERSION, state: 'RESOLVING' });
+  });
+
+  it('is plain JSON: it survives JSON.stringify and JSON.parse unchanged', () => {
+    const snapshot = verifyingSnapshot();
+    expect(JSON.parse(JSON.stringify(snapshot))).toEqual(snapshot);
+  });
+
+  it('keeps the last write as [tool, at, writeSeq] and the last read as [tool, at]', () => {
+    const snapshot = verifyingSnapshot();
+    expect(snapshot.write).toEqual([WRITE, T0 + 4000, 1]);
+    expect(snapshot.read).toEqual([READ, T0 + 2000]);
+  });
+
+  it('keeps a call in flight as [key, tool, kind, admittedAt, verifiesWrite]', () => {
+    const guard = createSessionGuard({ snapshot: verifyingSnapshot(), now: () => T0 + 9000 });
+    guard.check({ id: 'r2', name: READ });
+    expect(guard.getPersistedSnapshot().inFlight).toEqual([['id:r2', READ, 'read', T0 + 9000, 1]]);
+  });
+
+  it('keeps a pending recovery as [tool, createdAt, lastBlockedAt, attempts]', () => {
+    const guard = createSessionGuard({ now: () => T0 });
+    guard.check({ name: WRITE });
+    guard.check({ name: WRITE });
+    expect(guard.getPersistedSnapshot().recoveries).toEqual([[WRITE, T0, T0, 2]]);
+  });
+});
+
+describe('restoring a session', () => {
+  it('refuses a write in a restored VERIFYING session', () => {
+    const guard = createSessionGuard({ snapshot: verifyingSnapshot() });
+    expect(guard.state).toBe('VERIFYING');
+    expect(guard.check({ id: 'w2', name: WRITE }).allowed).toBe(false);
+  });
+
+  it('accepts the snapshot as a JSON string', () => {
+    const guard = createSessionGuard({ snapshot: JSON.stringify(verifyingSnapshot()) });
+    expect(guard.state).toBe('VERIFYING');
+  });
+
+  it('shares nothing with the snapshot object it was given', () => {
+    const snapshot = createSessionGuard({ snapshot: verifyingSnapshot() }).getPersistedSnapshot();
+    const guard = createSessionGuard({ snapshot });
+    snapshot.write![2] = 99;
+    expect(guard.context.writeSeq).toBe(1);
+  });
+
+  it('keeps the snapshot’s strict failed writes when the option is not given', () => {
+    const strict = createSessionGuard({ strictFailedWrites: true }).getPersistedSnapshot();
+    expect(createSessionGuard({ snapshot: strict }).context.strictFailedWrites).toBe(true);
+  });
+
+  it('makes a restored session strict when the option says so, whatever the snapshot says', () => {
+    const lax = createSessionGuard().getPersistedSnapshot();
+    expect(createSessionGuard({ snapshot: lax, strictFailedWrites: true }).context.strictFailedWrites).toBe(true);
+  });
+
+  it('does not let an explicit false loosen a strict snapshot', () => {
+    const strict = createSessionGuard({ strictFailedWrites: true }).getPersistedSnapshot();
+    expect(createSessionGuard({ snapshot: strict, strictFailedWrites: false }).context.strictFailedWrites).toBe(true);
+  });
+
+  it('accepts fields written out at their initial value', () => {
+    const guard = createSessionGuard({
+      snapshot: { v: 1, state: 'RESOLVING', readAfterWrite: false, verifyBlocks: 0, anonSeq: 0, checksCalls: false },
+    });
+    expect(guard.state).toBe('RESOLVING');
+  });
+});
+
+describe('a snapshot that does not validate', () => {
+  it('is refused with a SnapshotError, which is a TypeError', () => {
+    const error = restoreError({ v: 1, state: 'NOWHERE' });
+    expect(error).toBeInstanceOf(SnapshotError);
+    expect(error).toBeInstanceOf(TypeError);
+  });
+
+  it('names the state when it is unknown', () => {
+    expect(restoreError({ v: 1, state: 'NOWHERE' })?.message).toMatch(/^snapshot: state: /);
+  });
+
+  it('names an unknown version', () => {
+    expect(restoreError({ ...verifyingSnapshot(), v: 2 })?.message).toBe(
+      'snapshot: v: unknown schema version 2 (this library reads version 1)',
+    );
+  });
+
+  it('names a missing version, as in XState’s own persisted snapshot', () => {
+    const xstateShape = { status: 'active', value: 'READING', context: {}, children: {}, historyValue: {} };
+    expect(restoreError(xstateShape)?.path).toEqual(['v']);
+  });
+
+  it('refuses a value that is not an object', () => {
+    expect(restoreError(42)?.message).toMatch(/^snapshot: \(root\): expected an object/);
+  });
+
+  it('refuses a string that is not JSON', () => {
+    expect(restoreError('{"v":1,')?.message).toMatch(/^snapshot: \(root\): not valid JSON/);
+  });
+
+  it('names a field of the wrong type inside a tuple', () => {
+    const snapshot = { ...verifyingSnapshot(), write: [WRITE, 'yesterday', 1] };
+    expect(restoreError(snapshot)?.path).toEqual(['write', 'at']);
+  });
+
+  it('names a negative counter', () => {
+    expect(restoreError({ ...verifyingSnapshot(), verifyBlocks: -1 })?.path).toEqual(['verifyBlocks']);
+  });
+
+  it('names a fractional write count', () => {
+    expect(restoreError({ ...verifyingSnapshot(), write: [WRITE, T0, 1.5] })?.path).toEqual(['write', 'seq']);
+  });
+
+  it('names an unknown field rather than dropping it', () => {
+    expect(restoreError({ ...verifyingSnapshot(), readAfterwrite: true })?.message).toMatch(/readAfterwrite/);
+  });
+
+  it('names an in-flight kind outside the vocabulary', () => {
+    const snapshot = { ...verifyingSnapshot(), checksCalls: true, inFlight: [['id:x', READ, 'peek', T0, null]] };
+    expect(restoreError(snapshot)?.message).toMatch(/^snapshot: inFlight\[0\]\.kind: /);
+  });
+
+  it('refuses a __proto__ key without polluting any prototype', () => {
+    const error = restoreError(JSON.parse('{"v":1,"state":"READING","read":["x",1],"__proto__":{"polluted":true}}'));
+    expect(error?.message).toMatch(/__proto__/);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it('refuses more calls in flight than the machine ever tracks', () => {
+    const inFlight = Array.from({ length: MAX_IN_FLIGHT + 1 }, (_, i) => [`id:${i}`, READ, 'read', T0, null]);
+    expect(restoreError({ v: 1, state: 'READING', read: [READ, T0], checksCalls: true, inFlight })?.path).toEqual([
+      'inFlight',
+    ]);
+  });
+});
+
+describe('an impossible combination', () => {
+  const base = (): PersistedSnapshot => verifyingSnapshot();
+
+  it('refuses readAfterWrite outside VERIFYING', () => {
+    expect(restoreError({ ...base(), state: 'READING', readAfterWrite: true })?.path).toEqual(['readAfterWrite']);
+  });
+
+  it('refuses readAfterWrite without a recorded read', () => {
+    const { read: _read, ...noRead } = base();
+    expect(restoreError({ ...noRead, readAfterWrite: true })?.path).toEqual(['readAfterWrite']);
+  });
+
+  it('refuses counted blocked writes outside VERIFYING', () => {
+    expect(restoreError({ ...base(), state: 'READING', verifyBlocks: 2 })?.path).toEqual(['verifyBlocks']);
+  });
+
+  it('refuses RESOLVING after a successful write', () => {
+    const { read: _read, ...noRead } = base();
+    expect(restoreError({ ...noRead, state: 'RESOLVING' })?.path).toEqual(['write']);
+  });
+
+  it('refuses RESOLVING after a successful read', () => {
+    expect(restoreError({ v: 1, state: 'RESOLVING', read: [READ, T0] })?.path).toEqual(['read']);
+  });
+
+  it('refuses a refused final answer counted in RESOLVING', () => {
+    expect(restoreError({ v: 1, state: 'RESOLVING', answerBlocks: 1 })?.path).toEqual(['answerBlocks']);
+  });
+
+  it('refuses READING without a validated target', () => {
+    expect(restoreError({ v: 1, state: 'READING' })?.message).toBe(
+      'snapshot: state: READING needs a validated target: a recorded read or write',
+    );
+  });
+
+  it('refuses VERIFYING without a recorded write', () => {
+    expect(restoreError({ v: 1, state: 'VERIFYING', read: [READ, T0] })?.path).toEqual(['write']);
+  });
+
+  it('refuses a write in flight in READING', () => {
+    const snapshot = { v: 1, state: 'READING', read: [READ, T0], checksCalls: true, inFlight: [['id:w', WRITE, 'write', T0, null]] };
+    expect(restoreError(snapshot)?.path).toEqual(['inFlight', 0, 'kind']);
+  });
+
+  it('refuses a write in flight in RESOLVING', () => {
+    const snapshot = { v: 1, state: 'RESOLVING', checksCalls: true, inFlight: [['id:w', WRITE, 'write', T0, null]] };
+    expect(restoreError(snapshot)?.path).toEqual(['inFlight', 0, 'kind']);
+  });
+
+  it('refuses WRITING without its write in flight', () => {
+    expect(restoreError({ v: 1, state: 'WRITING', read: [READ, T0] })?.path).toEqual(['inFlight']);
+  });
+
+  it('refuses two writes in flight', () => {
+    const inFlight = [
+      ['id:w1', WRITE, 'write', T0, null],
+      ['id:w2', WRITE, 'write', T0, null],
+    ];
+    expect(restoreError({ ...base(), checksCalls: true, inFlight })?.path).toEqual(['inFlight', 1, 'kind']);
+  });
+
+  it('refuses a read that verifies a write that never succeeded', () => {
+    const inFlight = [['id:r', READ, 'read', T0, 2]];
+    expect(restoreError({ ...base(), inFlight })?.path).toEqual(['inFlight', 0, 'verifiesWrite']);
+  });
+
+  it('refuses a user-input call that verifies a write', () => {
+    const inFlight = [['id:q', 'pulse_question', 'user_input', T0, 1]];
+    expect(restoreError({ ...base(), inFlight })?.path).toEqual(['inFlight', 0, 'verifiesWrite']);
+  });
+
+  it('refuses an anonymous key that was never issued', () => {
+    const inFlight = [['anon:3', READ, 'read', T0, null]];
+    expect(restoreError({ ...base(), anonSeq: 3, inFlight })?.path).toEqual(['inFlight', 0, 'key']);
+  });
+
+  it('refuses one id in flight twice, unless a write came first', () => {
+    const inFlight = [
+      ['id:r', READ, 'read', T0, null],
+      ['id:r', WRITE, 'write', T0, null],
+    ];
+    expect(restoreError({ ...base(), inFlight })?.path).toEqual(['inFlight', 1, 'key']);
+  });
+
+  it('refuses calls in flight in a session that never checked a call', () => {
+    const snapshot = { ...base(), checksCalls: false, inFlight: [['id:r', READ, 'read', T0, null]] };
+    expect(restoreError(snapshot)?.path).toEqual(['checksCalls']);
+  });
+
+  it('refuses two pending recoveries of one tool', () => {
+    const recoveries = [
+      [WRITE, T0, T0, 1],
+      [WRITE, T0, T0, 1],
+    ];
+    expect(restoreError({ ...base(), recoveries })?.path).toEqual(['recoveries', 1, 'tool']);
+  });
+
+  it('refuses a pending recovery created after its latest block', () => {
+    expect(restoreError({ ...base(), recoveries: [[WRITE, T0 + 1, T0, 1]] })?.path).toEqual([
+      'recoveries',
+      0,
+      'createdAt',
+    ]);
+  });
+
+  it('reports every issue through the zod schema', () => {
+    const result = persistedSnapshotSchema.safeParse({ v: 1, state: 'READING', readAfterWrite: true, verifyBlocks: 1 });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.path[0])).toEqual(
+      expect.arrayContaining(['readAfterWrite', 'verifyBlocks', 'state']),
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Properties: any run, persisted and restored at any point.
+
+type Op =
+  | { op: 'check' | 'record'; id?: string; name: string; kind?: ToolKind; outcome: 'success' | 'error' }
+  | { op: 'answer' | 'complete' | 'reset' | 'resetKeep' }
+  | { op: 'wait'; ms: number };
+
+const TOOLS = [READ, 'pulse_query', WRITE, 'pulse_question', 'made_up_tool', 'pulse_alerts'];
+const KINDS: ToolKind[] = ['resolve', 'read', 'write', 'user_input', 'neutral'];
+
+/** A tool call: few ids (so ids repeat and go unknown), the kind mostly left to the classifier. */
+const callArb: fc.Arbitrary<Op> = fc
+  .record({
+    op: fc.constantFrom('check' as const, 'check' as const, 'record' as const),
+    id: fc.constantFrom('a', 'b', 'c', '', undefined),
+    name: fc.constantFrom(...TOOLS),
+    kind: fc.option(fc.constantFrom(...KINDS), { freq: 5, nil: undefined }),
+    outcome: fc.constantFrom('success' as const, 'success' as const, 'error' as const),
+  })
+  .map(({ id, kind, ...call }) => ({ ...call, ...(id === undefined ? {} : { id }), ...(kind === undefined ? {} : { kind }) }));
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 16, arbitrary: callArb },
+  { weight: 1, arbitrary: fc.constantFrom({ op: 'answer' as const }, { op: 'complete' as const }) },
+  { weight: 1, arbitrary: fc.constantFrom({ op: 'reset' as const }, { op: 'resetKeep' as const }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 900_000 }) }) },
+);
+
+const optionsArb = fc.record({ strictFailedWrites: fc.boolean(), autoCompleteVerification: fc.boolean() });
+
+/** Applies one op; returns what the guard decided or reported, as plain data. */
+function apply(guard: SessionGuard, op: Op, clock: { t: number }): unknown {
+  switch (op.op) {
+    case 'check': {
+      const d = guard.check(op);
+      return d.allowed ? d : { allowed: false, kind: d.kind, error: d.error.toJSON(), rule: d.error.rule };
+    }
+    case 'record':
+      return guard.record(op, op.outcome);
+    case 'answer': {
+      const d = guard.finalAnswer();
+      return d.allowed ? d : { allowed: false, error: d.error.toJSON() };
+    }
+    case 'complete':
+      return guard.completeVerification();
+    case 'reset':
+      return guard.reset();
+    case 'resetKeep':
+      return guard.resetKeepProgress();
+    case 'wait':
+      clock.t += op.ms;
+      return undefined;
+  }
+}
+
+describe('round trip (property)', () => {
+  it('every snapshot a run reaches validates, and restores to the same state and context', () => {
+    fc.assert(
+      fc.property(optionsArb, fc.array(opArb, { maxLength: 80, size: 'max' }), (options, ops) => {
+        const clock = { t: T0 };
+        const guard = createSessionGuard({ ...options, now: () => (clock.t += 7) });
+        for (const op of ops) {
+          apply(guard, op, clock);
+          const persisted = JSON.parse(JSON.stringify(guard.getPersistedSnapshot()));
+          const restored = parsePersistedSnapshot(persisted);
+          expect(restored.state).toBe(guard.state);
+          expect(restored.context).toEqual(guard.actor.getSnapshot().context);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a run persisted and restored at any points decides the same as an uninterrupted run', () => {
+    fc.assert(
+      fc.property(
+        optionsArb,
+        fc.array(fc.tuple(opArb, fc.boolean()), { maxLength: 80, size: 'max' }),
+        (options: SessionGuardOptions, steps) => {
+          const clock = { t: T0 };
+          const now = () => (clock.t += 7);
+          const straight = createSessionGuard({ ...options, now });
+          const clockB = { t: T0 };
+          const nowB = () => (clockB.t += 7);
+          let resumed = createSessionGuard({ ...options, now: nowB });
+          for (const [op, persistHere] of steps) {
+            if (persistHere) {
+              const json = JSON.stringify(resumed.getPersistedSnapshot());
+              resumed = createSessionGuard({ ...options, now: nowB, snapshot: JSON.parse(json) });
+            }
+            expect(apply(resumed, op, clockB)).toEqual(apply(straight, op, clock));
+          }
+          expect(resumed.state).toBe(straight.state);
+          expect(resumed.actor.getSnapshot().context).toEqual(straight.actor.getSnapshot().context);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
