@@ -11,6 +11,7 @@ import { safetyMachine, type SafetyMachine } from '../machines/safety.machine.js
 import type {
   GateDecidedEvent,
   PendingRecovery,
+  RecoverySucceededEvent,
   SafetyContext,
   SafetyEvent,
   SafetyState,
@@ -66,6 +67,17 @@ export interface SessionGuardOptions {
    * resume from; validated first (`parsePersistedSnapshot`).
    */
   snapshot?: unknown;
+  /**
+   * Called with every decision (each `check` and `finalAnswer`, allowed or
+   * refused) once it is made, e.g. to count blocks (src/telemetry.ts). An
+   * exception it throws is ignored: telemetry never changes or stops a decision.
+   */
+  onDecision?: (decision: GateDecidedEvent) => void;
+  /**
+   * Called when a successful call clears a pending recovery (a recovery,
+   * DESIGN.md §3.5). Exceptions are ignored, as for `onDecision`.
+   */
+  onRecovery?: (event: RecoverySucceededEvent) => void;
 }
 
 /** The safety gate of one chat session. */
@@ -123,6 +135,16 @@ function validCall(call: unknown, method: string): ToolCall {
   return call as ToolCall;
 }
 
+/** Calls a telemetry hook outside the actor; what it throws is ignored. */
+function notify<T>(hook: ((event: T) => void) | undefined, event: T): void {
+  if (hook === undefined) return;
+  try {
+    hook(event);
+  } catch {
+    // telemetry never changes or stops a decision
+  }
+}
+
 function blockedError(decision: GateDecidedEvent): FSMBlockedError {
   return new FSMBlockedError({
     state: decision.state,
@@ -160,12 +182,12 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       : { snapshot: safetyMachine.resolveState({ value: restored.state, context: restored.context }) }),
   });
   let decided: GateDecidedEvent | null = null;
-  let recovered: PendingRecovery | undefined;
+  let recovered: RecoverySucceededEvent | undefined;
   actor.on('gate.decided', (event) => {
     decided = event;
   });
   actor.on('recovery.succeeded', (event) => {
-    recovered = event.recovery;
+    recovered = event;
   });
   actor.start();
 
@@ -193,6 +215,7 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     decided = null;
     actor.send(event);
     if (decided === null) throw new Error(`the safety machine made no decision on ${event.type}`);
+    notify(options.onDecision, decided);
     return decided;
   }
 
@@ -235,7 +258,10 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       if (autoComplete && actor.getSnapshot().can({ type: 'verification.completed', at: 0 })) {
         actor.send({ type: 'verification.completed', at: clock() });
       }
-      return recovered === undefined ? {} : { recovered };
+      const event = recovered as RecoverySucceededEvent | undefined; // set by the listener during send
+      if (event === undefined) return {};
+      notify(options.onRecovery, event);
+      return { recovered: event.recovery };
     },
     finalAnswer() {
       const decision = decide({ type: 'answer.requested', at: clock() });

@@ -61,3 +61,12 @@ export {
   persistedSnapshotSchema,
   type PersistedSnapshot,
 } from './snapshot.js';
+export {
+  createSafetyMetrics,
+  METRIC_NAMES,
+  OTHER_TOOL_LABEL,
+  type SafetyMetrics,
+  type SafetyMetricsOptions,
+  type CounterFamily,
+  type CounterSample,
+} from './telemetry.js';
