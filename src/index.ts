@@ -70,3 +70,13 @@ export {
   type CounterFamily,
   type CounterSample,
 } from './telemetry.js';
+export {
+  createSessionStore,
+  createMemoryStore,
+  createSqliteStore,
+  DEFAULT_IDLE_MS,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SnapshotStore,
+  type SqliteStoreOptions,
+} from './store.js';
