@@ -124,15 +124,25 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * The call's fields, read once into a plain object, so a getter or proxy trap
+ * can neither answer differently later nor throw anything but a TypeError.
+ */
 function validCall(call: unknown, method: string): ToolCall {
-  if (typeof call !== 'object' || call === null || typeof (call as ToolCall).name !== 'string') {
-    throw new TypeError(`${method}: expected a tool call object { name: string, id?, args?, kind? }`);
+  const shape = `${method}: expected a tool call object { name: string, id?, args?, kind? }`;
+  if (typeof call !== 'object' || call === null) throw new TypeError(shape);
+  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown };
+  try {
+    const { name, id, args, kind } = call as Record<string, unknown>;
+    fields = { name, id, args, kind };
+  } catch (error) {
+    throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
   }
-  const { id } = call as ToolCall;
-  if (id !== undefined && typeof id !== 'string') {
+  if (typeof fields.name !== 'string') throw new TypeError(shape);
+  if (fields.id !== undefined && typeof fields.id !== 'string') {
     throw new TypeError(`${method}: a tool call's id must be a string when given`);
   }
-  return call as ToolCall;
+  return fields as ToolCall;
 }
 
 /** Calls a telemetry hook outside the actor; what it throws is ignored. */
