@@ -1,0 +1,288 @@
+/**
+ * Charts drawn from the machine (src/export.ts): the chart model, Graphviz
+ * DOT, Mermaid, SVG rendered offline, the `export` command, and the README's
+ * and charts/ folder's copies, which must not drift from the machine.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMachine } from 'xstate';
+import { safetyMachine } from '../machines/safety.machine.js';
+import {
+  CHART_EXTENSIONS,
+  chartOf,
+  chartsOf,
+  exportCharts,
+  loadConfiguredMachine,
+  machineModuleFile,
+  readStatelyConfig,
+  registerExportCommand,
+  renderSvg,
+  stateElementId,
+  toDot,
+  toMermaid,
+  transitionIds,
+} from '../src/export.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const CONFIG = join(ROOT, 'stately.config.json');
+
+/** Every transition of the machine's JSON definition, as [source, event, definition]. */
+type JsonTransition = { guard?: string; description?: string; target?: (string | { id: string })[] };
+function jsonTransitions(): { source: string; event: string; guard?: string; description?: string; target?: (string | { id: string })[] }[] {
+  const definition = safetyMachine.toJSON() as unknown as {
+    on: Record<string, JsonTransition[]>;
+    states: Record<string, { on: Record<string, JsonTransition[]> }>;
+  };
+  const pick = (source: string, event: string, t: JsonTransition) => ({
+    source,
+    event,
+    guard: t.guard,
+    description: t.description,
+    target: t.target,
+  });
+  const all = Object.entries(definition.on).flatMap(([event, list]) => list.map((t) => pick('safety', event, t)));
+  for (const [key, state] of Object.entries(definition.states)) {
+    for (const [event, list] of Object.entries(state.on)) all.push(...list.map((t) => pick(`safety.${key}`, event, t)));
+  }
+  return all;
+}
+
+const temporary: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pulse-safety-export-'));
+  temporary.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('chartOf', () => {
+  it('lists every state with its description', () => {
+    const chart = chartOf(safetyMachine);
+    expect(chart.states.map((s) => s.key)).toEqual(['safety', 'RESOLVING', 'READING', 'WRITING', 'VERIFYING']);
+    for (const state of chart.states) expect(state.description).toBe(safetyMachine.getStateNodeById(state.id).description);
+  });
+
+  it('lists every transition of the machine definition with its event, guard and description', () => {
+    const chart = chartOf(safetyMachine);
+    const expected = jsonTransitions();
+    expect(chart.transitions).toHaveLength(expected.length);
+    for (const t of expected) {
+      expect(chart.transitions).toContainEqual(
+        expect.objectContaining({
+          source: t.source,
+          event: t.event,
+          guard: t.guard ?? null,
+          description: t.description ?? null,
+          targets: (t.target ?? []).map((target) => (typeof target === 'string' ? target.replace(/^#/, '') : target.id)),
+        }),
+      );
+    }
+  });
+
+  it('gives every transition a distinct id that transitionIds maps its definition to', () => {
+    const chart = chartOf(safetyMachine);
+    const ids = [...transitionIds(safetyMachine).values()];
+    expect(new Set(chart.transitions.map((t) => t.id)).size).toBe(chart.transitions.length);
+    expect(ids.sort()).toEqual(chart.transitions.map((t) => t.id).sort());
+  });
+});
+
+describe('toDot', () => {
+  it('draws each state with its id and description', () => {
+    const dot = toDot(safetyMachine);
+    for (const state of chartOf(safetyMachine).states.filter((s) => s.parent !== null)) {
+      expect(dot).toContain(`id="${stateElementId(state.id)}"`);
+      expect(dot).toContain(state.description!.split(' ').slice(0, 3).join(' '));
+    }
+  });
+
+  it('labels every transition with its event and guard name', () => {
+    const dot = toDot(safetyMachine);
+    for (const t of chartOf(safetyMachine).transitions) {
+      const line = dot.split('\n').find((l) => l.includes(`id="${t.id}"`));
+      expect(line, t.id).toBeDefined();
+      expect(line).toContain(t.event);
+      if (t.guard) expect(line).toContain(`[${t.guard}]`);
+    }
+  });
+
+  it('carries every transition description, word for word', () => {
+    const dot = toDot(safetyMachine).replace(/<br align="left"\/>/g, ' ');
+    const words = (text: string) => text.replace(/\s+/g, ' ').trim();
+    for (const t of chartOf(safetyMachine).transitions) {
+      const line = dot.split('\n').find((l) => l.includes(`id="${t.id}"`))!;
+      const text = words(line.replace(/<[^>]+>/g, ' ').replace(/&amp;/g, '&'));
+      expect(text).toContain(words(t.description!));
+    }
+  });
+
+  it('draws targeted transitions as edges and targetless ones as rows of their state', () => {
+    const dot = toDot(safetyMachine);
+    expect(dot).toMatch(/"safety\.READING" -> "safety\.WRITING" \[id="t:safety\.READING:tool\.requested:0"/);
+    expect(dot).toMatch(/<td [^>]*id="t:safety\.RESOLVING:tool\.requested:0"/);
+  });
+
+  it('leaves transition descriptions out of the compact chart, keeping them as tooltips', () => {
+    const compact = toDot(safetyMachine, { descriptions: false });
+    const description = 'A failed call causes no transition.';
+    expect(compact).not.toContain(`>${description}<`);
+    expect(compact).toContain(`tooltip="${description}"`);
+    expect(compact).toContain('id="t:safety.RESOLVING:tool.failed:1"');
+  });
+
+  it('escapes text that would break an HTML-like label', () => {
+    const machine = createMachine({
+      id: 'm',
+      initial: 'a',
+      states: { a: { description: 'x < y & "z"', on: { go: { target: 'b', description: '<b>not bold</b>' } } }, b: {} },
+    });
+    const dot = toDot(machine);
+    expect(dot).toContain('x &lt; y &amp; &quot;z&quot;');
+    expect(dot).toContain('&lt;b&gt;not bold&lt;/b&gt;');
+  });
+
+  it('draws a compound state as a cluster entered at its initial state', () => {
+    const machine = createMachine({
+      id: 'm',
+      initial: 'outer',
+      states: { outer: { initial: 'inner', on: { leave: 'done' }, states: { inner: {} } }, done: { type: 'final' } },
+    });
+    const dot = toDot(machine);
+    expect(dot).toContain('subgraph "cluster_m.outer"');
+    expect(dot).toContain('"m.outer.[*]" -> "m.outer.inner"');
+    expect(dot).toContain('"m.outer.*" -> "m.done"');
+  });
+});
+
+describe('toMermaid', () => {
+  it('starts in the initial state', () => {
+    expect(toMermaid(safetyMachine)).toMatch(/^stateDiagram-v2\n(?:.*\n)*  \[\*\] --> RESOLVING\n/);
+  });
+
+  it('draws every targeted transition as an arrow labelled with event, guard and description', () => {
+    const mermaid = toMermaid(safetyMachine);
+    const entity = (text: string) => text.replace(/[#:;<>]/g, (c) => `#${c.charCodeAt(0)};`);
+    for (const t of chartOf(safetyMachine).transitions.filter((t) => t.targets.length > 0)) {
+      const from = t.source === 'safety' ? 'any_state' : t.source.slice('safety.'.length);
+      const to = t.targets[0]!.slice('safety.'.length);
+      const head = entity(`${t.event}${t.guard ? ` [${t.guard}]` : ''}`);
+      expect(mermaid).toContain(`  ${from} --> ${to} : ${head}<br>${entity(t.description!)}\n`);
+    }
+  });
+
+  it('lists every targetless transition inside its state', () => {
+    const mermaid = toMermaid(safetyMachine);
+    for (const t of chartOf(safetyMachine).transitions.filter((t) => t.targets.length === 0)) {
+      const state = t.source === 'safety' ? 'any_state' : t.source.slice('safety.'.length);
+      expect(mermaid).toContain(`  ${state} : ${t.event}${t.guard ? ` [${t.guard}]` : ''} — `);
+    }
+  });
+
+  it("writes Mermaid's syntax characters in descriptions as entity codes", () => {
+    const machine = createMachine({ id: 'm', initial: 'a', states: { a: { description: 'one: two; #three <four>' } } });
+    expect(toMermaid(machine)).toContain('a : one#58; two#59; #35;three #60;four#62;');
+  });
+
+  it('nests a compound state and its initial state', () => {
+    const machine = createMachine({
+      id: 'm',
+      initial: 'outer',
+      states: { outer: { initial: 'inner', states: { inner: { on: { go: 'other' } }, other: {} } } },
+    });
+    expect(toMermaid(machine)).toContain('  state outer {\n    [*] --> inner\n');
+  });
+});
+
+describe('renderSvg', () => {
+  it('renders the chart offline with an element per state and per transition', async () => {
+    const svg = await renderSvg(toDot(safetyMachine));
+    expect(svg).toMatch(/^<\?xml[\s\S]*<svg /);
+    for (const state of ['RESOLVING', 'READING', 'WRITING', 'VERIFYING']) expect(svg).toContain(`id="state:safety.${state}"`);
+    for (const t of chartOf(safetyMachine).transitions) {
+      expect(svg).toContain(t.targets.length ? `id="${t.id}"` : `id="a_${t.id}"`);
+    }
+  });
+
+  it('rejects DOT that Graphviz cannot read, with its message', async () => {
+    await expect(renderSvg('digraph { a -> }')).rejects.toThrow(/Graphviz could not render the chart: .*syntax error/);
+  });
+});
+
+describe('stately.config.json and the export command', () => {
+  it('maps a machine module to its compiled file under dist/ when compiled', () => {
+    expect(machineModuleFile('/pkg', 'machines/x.ts', { compiled: true })).toBe(join('/pkg', 'dist', 'machines', 'x.js'));
+    expect(machineModuleFile('/pkg', 'machines/x.ts', { compiled: false })).toBe(join('/pkg', 'machines', 'x.ts'));
+  });
+
+  it('loads every machine the config lists', async () => {
+    const config = await readStatelyConfig(CONFIG);
+    for (const entry of config.machines) {
+      const machine = await loadConfiguredMachine(ROOT, entry);
+      expect(machine.id).toBe(entry.id);
+    }
+  });
+
+  it('names the entry when the config is malformed', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'stately.config.json');
+    writeFileSync(file, JSON.stringify({ outDir: 'charts', machines: [{ id: 'x', module: 'm.ts' }] }));
+    await expect(readStatelyConfig(file)).rejects.toThrow(`${file}: machines.0.export:`);
+  });
+
+  it('names the file when the config is not JSON', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'stately.config.json');
+    writeFileSync(file, '{ nope');
+    await expect(readStatelyConfig(file)).rejects.toThrow(`${file} is not JSON`);
+  });
+
+  it('names the module and export when the export is not a machine', async () => {
+    await expect(
+      loadConfiguredMachine(ROOT, { id: 'safety', module: 'machines/safety.machine.ts', export: 'nothingHere' }, { compiled: false }),
+    ).rejects.toThrow("machine 'safety': machines/safety.machine.ts exports no XState machine named 'nothingHere'");
+  });
+
+  it('writes the definition JSON, DOT, SVG and Mermaid of each machine', async () => {
+    const out = tempDir();
+    const written = await exportCharts(CONFIG, { outDir: out, compiled: false });
+    expect(written.map((file) => file.slice(out.length + 1)).sort()).toEqual(['safety.dot', 'safety.json', 'safety.mmd', 'safety.svg']);
+    expect(JSON.parse(readFileSync(join(out, 'safety.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(safetyMachine.toJSON())));
+    expect(readFileSync(join(out, 'safety.mmd'), 'utf8')).toBe(toMermaid(safetyMachine));
+  });
+
+  it('reports a bad config on stderr with exit code 2', async () => {
+    const dir = tempDir();
+    const errors: string[] = [];
+    let code = 0;
+    const program = new Command().exitOverride();
+    registerExportCommand(program, { out: () => {}, err: (text) => errors.push(text), setExitCode: (c) => (code = c) });
+    await program.parseAsync(['export', '--config', join(dir, 'missing.json')], { from: 'user' });
+    expect(code).toBe(2);
+    expect(errors.join('')).toMatch(/^pulse-safety export: cannot read .*missing\.json/);
+  });
+});
+
+describe('committed copies of the chart', () => {
+  it("the README's Mermaid chart is the machine's", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('<!-- section:visualizer -->'), readme.indexOf('<!-- /section:visualizer -->'));
+    const block = /```mermaid\n([\s\S]*?)```/.exec(section);
+    expect(block, 'the visualizer section embeds a ```mermaid block').not.toBeNull();
+    expect(block![1]).toBe(toMermaid(safetyMachine));
+  });
+
+  it('charts/ holds what `pulse-safety export` writes now', async () => {
+    const config = await readStatelyConfig(CONFIG);
+    const charts = await chartsOf(safetyMachine);
+    for (const [kind, extension] of Object.entries(CHART_EXTENSIONS) as [keyof typeof charts, string][]) {
+      const file = join(ROOT, config.outDir, `safety.${extension}`);
+      expect(readFileSync(file, 'utf8'), `${file} is stale: run pulse-safety export`).toBe(charts[kind]);
+    }
+  });
+});
