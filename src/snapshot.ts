@@ -4,9 +4,10 @@
  *
  * Only the state and the context are kept (XState's own persisted snapshot
  * adds status, output, error, history and children, none of which this
- * machine uses); fields at their initial value are left out, and tuples
- * replace objects for the repeated entries. The XState snapshot is rebuilt
- * with `safetyMachine.resolveState({ value, context })`.
+ * machine uses); fields at their initial value are left out, tuples replace
+ * objects for the repeated entries, and times are offsets from one base time
+ * `t`. The XState snapshot is rebuilt with
+ * `safetyMachine.resolveState({ value, context })`.
  *
  * Validation rejects, with an error naming the field, anything the machine
  * cannot reach: an unknown state, wrong types, negative counters, an unknown
@@ -46,8 +47,13 @@ const shapeSchema = z.strictObject({
   /** The state. */
   state: z.enum(SAFETY_STATES as [SafetyState, ...SafetyState[]]),
   /**
+   * Base time, epoch ms: every time below is an offset from it in ms.
+   * Absent: the times below are epoch ms themselves.
+   */
+  t: time.optional(),
+  /**
    * The last successful write: `[lastWriteTool, lastWriteAt, writeSeq]`
-   * (epoch ms, writes so far >= 1). Absent: nothing written this episode.
+   * (writes so far >= 1). Absent: nothing written this episode.
    */
   write: z.tuple([z.string(), time, positive]).optional(),
   /** The last successful resolve or read: `[lastReadTool, lastReadAt]`. Absent: none. */
@@ -81,8 +87,9 @@ const shapeSchema = z.strictObject({
 });
 
 /**
- * A persisted session (plain JSON, schema version 1). Typically 60-250 bytes
- * as JSON; see the field docs of `persistedSnapshotSchema` for the tuples.
+ * A persisted session (plain JSON, schema version 1), e.g.
+ * `{"v":1,"state":"VERIFYING","t":1700000010000,"write":["cancel_reservation",4000,1],"read":["get_reservation_details",0],"checksCalls":true}`.
+ * Typically under 200 bytes as JSON; see `persistedSnapshotSchema` for the fields.
  */
 export type PersistedSnapshot = z.infer<typeof shapeSchema>;
 
@@ -109,7 +116,8 @@ type Issue = { path: (string | number)[]; message: string };
  * - `anon:<n>` keys are numbered below `anonSeq`; a key is in flight twice
  *   only as a write followed by a later call checked under the same id.
  * - Any call in flight, or any anonymous key, means a call was admitted by check.
- * - One pending recovery per tool, first blocked no later than last blocked.
+ * - One pending recovery per tool.
+ * Times are not compared: the clock is an input and may step back.
  */
 function reachabilityIssues(s: PersistedSnapshot): Issue[] {
   const issues: Issue[] = [];
@@ -166,12 +174,9 @@ function reachabilityIssues(s: PersistedSnapshot): Issue[] {
     issues.push({ path: ['checksCalls'], message: 'calls were admitted by check, so it must be true' });
   }
   const tools = new Set<string>();
-  (s.recoveries ?? []).forEach(([tool, createdAt, lastBlockedAt], i) => {
+  (s.recoveries ?? []).forEach(([tool], i) => {
     if (tools.has(tool)) issues.push({ path: ['recoveries', i, 0], message: `a second pending recovery of ${tool}` });
     tools.add(tool);
-    if (createdAt > lastBlockedAt) {
-      issues.push({ path: ['recoveries', i, 1], message: 'is later than lastBlockedAt' });
-    }
   });
   return issues;
 }
@@ -260,16 +265,25 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
 }
 
 function contextOf(s: PersistedSnapshot): SafetyContext {
+  const base = s.t ?? 0;
+  const time = (offset: number): number => base + offset;
   const pendingRecoveries: Record<string, PendingRecovery> = {};
   for (const [tool, createdAt, lastBlockedAt, attempts] of s.recoveries ?? []) {
     const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
-    pendingRecoveries[recoveryId] = { recoveryId, errorCode: ErrCodeFSMBlocked, tool, createdAt, lastBlockedAt, attempts };
+    pendingRecoveries[recoveryId] = {
+      recoveryId,
+      errorCode: ErrCodeFSMBlocked,
+      tool,
+      createdAt: time(createdAt),
+      lastBlockedAt: time(lastBlockedAt),
+      attempts,
+    };
   }
   const inFlight: InFlightCall[] = (s.inFlight ?? []).map(([key, tool, kind, admittedAt, verifiesWrite]) => ({
     key,
     tool,
     kind,
-    admittedAt,
+    admittedAt: time(admittedAt),
     verifiesWrite,
   }));
   return {
@@ -278,9 +292,9 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     consecutiveVerifyBlocks: s.verifyBlocks ?? 0,
     finalAnswerBlocks: s.answerBlocks ?? 0,
     lastWriteTool: s.write?.[0] ?? null,
-    lastWriteAt: s.write?.[1] ?? null,
+    lastWriteAt: s.write === undefined ? null : time(s.write[1]),
     lastReadTool: s.read?.[0] ?? null,
-    lastReadAt: s.read?.[1] ?? null,
+    lastReadAt: s.read === undefined ? null : time(s.read[1]),
     pendingRecoveries,
     inFlight,
     writeSeq: s.write?.[2] ?? 0,
@@ -291,29 +305,48 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
 }
 
 /**
+ * The base time of a context's times: their minimum, when there are two or
+ * more and every offset from it is exact (safe integers); else 0 (absolute times).
+ */
+function baseTime(context: SafetyContext): number {
+  const times: number[] = [];
+  if (context.lastWriteAt !== null) times.push(context.lastWriteAt);
+  if (context.lastReadAt !== null) times.push(context.lastReadAt);
+  for (const r of Object.values(context.pendingRecoveries)) times.push(r.createdAt, r.lastBlockedAt);
+  for (const c of context.inFlight) times.push(c.admittedAt);
+  if (times.length < 2 || !times.every(Number.isSafeInteger)) return 0;
+  const min = Math.min(...times);
+  return Number.isSafeInteger(Math.max(...times) - min) ? min : 0;
+}
+
+/**
  * The persisted form of a state and context (plain JSON; fields at their
- * initial value left out). Lossless for every context the machine reaches:
+ * initial value left out; times as offsets from a base time `t`). Lossless
+ * for every context the machine reaches:
  * `parsePersistedSnapshot(toPersistedSnapshot(state, context))` gives them back.
  * Pending recoveries are kept as they are, expired or not (the machine drops
  * expired ones itself, by the time of its events).
  */
 export function toPersistedSnapshot(state: SafetyState, context: SafetyContext): PersistedSnapshot {
   const snapshot: PersistedSnapshot = { v: SNAPSHOT_VERSION, state };
+  const base = baseTime(context);
+  if (base !== 0) snapshot.t = base;
+  const offset = (time: number): number => time - base;
   if (context.lastWriteTool !== null && context.lastWriteAt !== null) {
-    snapshot.write = [context.lastWriteTool, context.lastWriteAt, context.writeSeq];
+    snapshot.write = [context.lastWriteTool, offset(context.lastWriteAt), context.writeSeq];
   }
   if (context.lastReadTool !== null && context.lastReadAt !== null) {
-    snapshot.read = [context.lastReadTool, context.lastReadAt];
+    snapshot.read = [context.lastReadTool, offset(context.lastReadAt)];
   }
   if (context.readAfterWrite) snapshot.readAfterWrite = true;
   if (context.consecutiveVerifyBlocks > 0) snapshot.verifyBlocks = context.consecutiveVerifyBlocks;
   if (context.finalAnswerBlocks > 0) snapshot.answerBlocks = context.finalAnswerBlocks;
   const recoveries = Object.values(context.pendingRecoveries);
   if (recoveries.length > 0) {
-    snapshot.recoveries = recoveries.map((r) => [r.tool, r.createdAt, r.lastBlockedAt, r.attempts]);
+    snapshot.recoveries = recoveries.map((r) => [r.tool, offset(r.createdAt), offset(r.lastBlockedAt), r.attempts]);
   }
   if (context.inFlight.length > 0) {
-    snapshot.inFlight = context.inFlight.map((c) => [c.key, c.tool, c.kind, c.admittedAt, c.verifiesWrite]);
+    snapshot.inFlight = context.inFlight.map((c) => [c.key, c.tool, c.kind, offset(c.admittedAt), c.verifiesWrite]);
   }
   if (context.anonSeq > 0) snapshot.anonSeq = context.anonSeq;
   if (context.checksCalls) snapshot.checksCalls = true;
