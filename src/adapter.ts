@@ -182,6 +182,7 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
   const now = options.now ?? Date.now;
   const classify = options.classify ?? classifyToolCall;
   const autoComplete = options.autoCompleteVerification ?? true;
+  const { onDecision, onRecovery } = options; // not `options` itself: the guard must not keep the snapshot it was given
 
   const restored = options.snapshot === undefined ? undefined : parsePersistedSnapshot(options.snapshot);
   if (restored !== undefined && options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
@@ -225,7 +226,7 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     decided = null;
     actor.send(event);
     if (decided === null) throw new Error(`the safety machine made no decision on ${event.type}`);
-    notify(options.onDecision, decided);
+    notify(onDecision, decided);
     return decided;
   }
 
@@ -265,12 +266,15 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       }
       recovered = undefined;
       actor.send(toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid));
-      if (autoComplete && actor.getSnapshot().can({ type: 'verification.completed', at: 0 })) {
+      const after = actor.getSnapshot();
+      // `can` evaluates the machine's guard; the cheap test first skips it on most records.
+      const verified = after.value === 'VERIFYING' && after.context.readAfterWrite;
+      if (autoComplete && verified && after.can({ type: 'verification.completed', at: 0 })) {
         actor.send({ type: 'verification.completed', at: clock() });
       }
       const event = recovered as RecoverySucceededEvent | undefined; // set by the listener during send
       if (event === undefined) return {};
-      notify(options.onRecovery, event);
+      notify(onRecovery, event);
       return { recovered: event.recovery };
     },
     finalAnswer() {
