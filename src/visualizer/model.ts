@@ -1,0 +1,192 @@
+/**
+ * What the visualizer shows of a session, computed from the machine and a
+ * snapshot: the active states, the context, pending recoveries with their
+ * expiry, and the transitions enabled now, as XState itself selects them
+ * (`machine.getTransitionData`). Pure functions.
+ *
+ * Spec: ASSISTANT_SAFETY.md "States", "Blocked calls and recovery";
+ * DESIGN.md §3.5 (per-tool pending recoveries, ten-minute TTL).
+ */
+import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, AnyEventObject } from 'xstate';
+import { RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
+import { safetyMachine } from '../../machines/safety.machine.js';
+import type { GateDecidedEvent, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
+import { TOOL_KINDS } from '../../machines/safety.types.js';
+import { FSMBlockedError } from '../errors.js';
+import { transitionIds } from '../export.js';
+import type { DecisionView, PendingRecoveryView, SessionView } from './protocol.js';
+
+/** The state value as text: a plain state name, or JSON for nested values. */
+export function stateText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Ids of the state nodes a state value makes active, root first. Unknown keys are skipped. */
+export function activeStateIds(machine: AnyStateMachine, value: unknown): string[] {
+  const ids: string[] = [machine.root.id];
+  const walk = (node: AnyStateNode, part: unknown) => {
+    if (typeof part === 'string') {
+      const child = node.states[part] as AnyStateNode | undefined;
+      if (child) ids.push(child.id);
+      return;
+    }
+    if (typeof part !== 'object' || part === null) return;
+    for (const [key, inner] of Object.entries(part)) {
+      const child = node.states[key] as AnyStateNode | undefined;
+      if (!child) continue;
+      ids.push(child.id);
+      walk(child, inner);
+    }
+  };
+  walk(machine.root, value);
+  return ids;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The events the page can send a safety session right now: a call of each
+ * kind, the success and the failure of each call in flight, the final answer,
+ * complete verification, both resets and a clock tick, all at `now`.
+ */
+export function safetyProbeEvents(context: unknown, now: number): AnyEventObject[] {
+  const events: AnyEventObject[] = TOOL_KINDS.map((kind) => ({ type: 'tool.requested', tool: 'probe', kind, at: now }));
+  const inFlight = isObject(context) && Array.isArray(context.inFlight) ? (context.inFlight as InFlightCall[]) : [];
+  for (const call of inFlight) {
+    const callId = call.key.startsWith('id:') ? { callId: call.key.slice(3) } : {};
+    for (const type of ['tool.succeeded', 'tool.failed']) {
+      events.push({ type, tool: call.tool, kind: call.kind, at: now, ...callId });
+    }
+  }
+  for (const type of [
+    'answer.requested',
+    'verification.completed',
+    'session.reset',
+    'session.resetKeepingProgress',
+    'clock.ticked',
+  ]) {
+    events.push({ type, at: now });
+  }
+  return events;
+}
+
+/** For any other machine: one bare event of each type its current states handle. */
+function genericProbeEvents(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  const types = new Set<string>();
+  for (const id of activeStateIds(machine, snapshot.value)) {
+    const node = id === machine.root.id ? machine.root : machine.getStateNodeById(id);
+    for (const type of (node.transitions as Map<string, unknown>).keys()) types.add(type);
+  }
+  return [...types].map((type) => ({ type }));
+}
+
+const idsByMachine = new WeakMap<AnyStateMachine, ReturnType<typeof transitionIds>>();
+
+/** Chart ids of the transitions XState selects for `event` in `snapshot`; empty when a guard throws. */
+export function selectedTransitions(machine: AnyStateMachine, snapshot: AnyMachineSnapshot, event: AnyEventObject): string[] {
+  let ids = idsByMachine.get(machine);
+  if (ids === undefined) {
+    ids = transitionIds(machine);
+    idsByMachine.set(machine, ids);
+  }
+  try {
+    return machine
+      .getTransitionData(snapshot, event)
+      .map((definition) => ids.get(definition))
+      .filter((id): id is string => id !== undefined);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Chart ids of the transitions enabled now: for the safety machine, those the
+ * page's controls would take (`safetyProbeEvents`); for any other machine,
+ * those a bare event of each handled type would take.
+ */
+export function enabledTransitions(machine: AnyStateMachine, snapshot: AnyMachineSnapshot, now: number): string[] {
+  const events =
+    machine.id === safetyMachine.id ? safetyProbeEvents(snapshot.context, now) : genericProbeEvents(machine, snapshot);
+  const enabled = new Set<string>();
+  for (const event of events) for (const id of selectedTransitions(machine, snapshot, event)) enabled.add(id);
+  return [...enabled].sort();
+}
+
+/** Pending recoveries of a safety context with their expiry at `now`, oldest first. */
+export function pendingRecoveryViews(context: unknown, now: number): PendingRecoveryView[] {
+  const recoveries = isObject(context) && isObject(context.pendingRecoveries) ? context.pendingRecoveries : {};
+  return (Object.values(recoveries) as PendingRecovery[])
+    .map((recovery) => {
+      const expiresAt = recovery.lastBlockedAt + RECOVERY_TTL_MS;
+      return { ...recovery, expiresAt, expiresInMs: expiresAt - now };
+    })
+    .sort((a, b) => a.createdAt - b.createdAt || a.recoveryId.localeCompare(b.recoveryId));
+}
+
+/**
+ * The view of a session: state, context, pending recoveries, calls in flight,
+ * the transitions enabled now and those the last event took.
+ */
+export function sessionView(
+  machine: AnyStateMachine,
+  snapshot: AnyMachineSnapshot,
+  now: number,
+  taken: readonly string[] = [],
+): SessionView {
+  const context = isObject(snapshot.context) ? (JSON.parse(JSON.stringify(snapshot.context)) as Record<string, unknown>) : {};
+  return {
+    machineId: machine.id,
+    state: stateText(snapshot.value),
+    activeStateIds: activeStateIds(machine, snapshot.value),
+    status: snapshot.status,
+    now,
+    context,
+    pendingRecoveries: pendingRecoveryViews(context, now),
+    inFlight: Array.isArray(context.inFlight) ? (context.inFlight as InFlightCall[]) : [],
+    enabled: snapshot.status === 'active' ? enabledTransitions(machine, snapshot, now) : [],
+    taken: [...taken],
+  };
+}
+
+/**
+ * The view of a gate decision from the adapter's answer: allowed, or the
+ * `FSMBlockedError` with the structured tool result a loop sends back for a
+ * refused call (`toToolResult()`, DESIGN.md §3.1).
+ */
+export function decisionFromError(
+  subject: 'tool' | 'answer',
+  kind: ToolKind | null,
+  error: FSMBlockedError | null,
+): DecisionView {
+  if (error === null) {
+    return { subject, allowed: true, code: null, rule: null, reason: null, message: null, toolResult: null, kind };
+  }
+  return {
+    subject,
+    allowed: false,
+    code: error.code,
+    rule: error.rule,
+    reason: error.reason,
+    message: error.message,
+    toolResult: subject === 'tool' ? error.toToolResult() : null,
+    kind,
+  };
+}
+
+/** The view of a `gate.decided` event the machine emitted (as the adapter turns it into an `FSMBlockedError`). */
+export function decisionView(decision: GateDecidedEvent): DecisionView {
+  if (decision.allowed || decision.rule === null || decision.reason === null) {
+    return decisionFromError(decision.subject, decision.kind, null);
+  }
+  const error = new FSMBlockedError({
+    state: decision.state,
+    toolName: decision.tool,
+    toolKind: decision.kind,
+    rule: decision.rule,
+    reason: decision.reason,
+    recoveryId: decision.recoveryId,
+  });
+  return decisionFromError(decision.subject, decision.kind, error);
+}

@@ -1,0 +1,245 @@
+/**
+ * Playground sessions: real session guards (`createSessionGuard`) driven by
+ * the page's controls, each with its own manual clock and event log.
+ *
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (WRITING, correlation by
+ * call id, pending recoveries, time as an input).
+ */
+import { z } from 'zod';
+import type { ToolKind } from '../../machines/safety.types.js';
+import { TOOL_KINDS } from '../../machines/safety.types.js';
+import { safetyMachine } from '../../machines/safety.machine.js';
+import { createSessionGuard, type SessionGuard } from '../adapter.js';
+import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classifier.js';
+import { transitionIds } from '../export.js';
+import { decisionFromError, sessionView, stateText } from './model.js';
+import type { CatalogToolView, CatalogView, DecisionView, LogEntry, PlaygroundResponse, SessionView } from './protocol.js';
+
+/** Ten minutes in milliseconds: what the page's clock control advances. */
+export const CLOCK_STEP_MS = 600_000;
+
+/** Names of the shipped catalogs, `pulse` first. */
+export const CATALOG_NAMES = Object.keys(builtinCatalogs) as BuiltinCatalogName[];
+
+const catalogName = z.enum(CATALOG_NAMES as [BuiltinCatalogName, ...BuiltinCatalogName[]]);
+
+/** Options of a playground session (`POST /api/playground`). */
+export const playgroundOptionsSchema = z.strictObject({
+  /** The catalog calls are classified with unless a call names another; default `pulse`. */
+  catalog: catalogName.optional(),
+  /** As `createSessionGuard`; default true. */
+  autoCompleteVerification: z.boolean().optional(),
+  /** DESIGN.md §3.8; default false. */
+  strictFailedWrites: z.boolean().optional(),
+});
+
+/** Options of a playground session. */
+export type PlaygroundOptions = z.infer<typeof playgroundOptionsSchema> & {
+  /** The clock's start (epoch ms); default `Date.now()`. */
+  startAt?: number;
+};
+
+/** The commands a playground session accepts (see `PlaygroundCommand` in protocol.ts). */
+export const playgroundCommandSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('call'),
+    name: z.string().trim().min(1, 'a tool call needs a tool name').max(200),
+    args: z.unknown().optional(),
+    catalog: catalogName.optional(),
+  }),
+  z.strictObject({ type: z.literal('outcome'), callId: z.string().min(1), outcome: z.enum(['success', 'error']) }),
+  z.strictObject({ type: z.literal('answer') }),
+  z.strictObject({ type: z.literal('completeVerification') }),
+  z.strictObject({ type: z.literal('reset') }),
+  z.strictObject({ type: z.literal('resetKeepProgress') }),
+  z.strictObject({
+    type: z.literal('advanceClock'),
+    ms: z.number().int().positive().max(30 * 24 * 3_600_000).optional(),
+  }),
+]);
+
+/** A command the session refuses to apply (bad input); the session is unchanged. */
+export class PlaygroundCommandError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PlaygroundCommandError';
+  }
+}
+
+const classifiers = new Map<BuiltinCatalogName, Classifier>(
+  CATALOG_NAMES.map((name) => [name, createClassifier(builtinCatalogs[name])]),
+);
+
+/** Compact JSON of call arguments for a log label (at most 120 characters). */
+function argsText(args: unknown): string {
+  if (args === undefined) return '';
+  const text = typeof args === 'string' ? args : JSON.stringify(args);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/** The first message of a zod error, with its path. */
+export function zodMessage(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`;
+}
+
+/** One playground session: a real session guard, a manual clock, an event log. */
+export class PlaygroundSession {
+  readonly id: string;
+  readonly catalog: BuiltinCatalogName;
+  readonly autoCompleteVerification: boolean;
+  readonly strictFailedWrites: boolean;
+  private now: number;
+  private readonly guard: SessionGuard;
+  private readonly log: LogEntry[] = [];
+  private readonly ids = transitionIds(safetyMachine);
+  private taken: string[] = [];
+  private events: string[] = [];
+  private callSeq = 0;
+
+  /** @throws PlaygroundCommandError on bad options. */
+  constructor(id: string, options: PlaygroundOptions = {}) {
+    const { startAt, ...rest } = options;
+    const parsed = playgroundOptionsSchema.safeParse(rest);
+    if (!parsed.success) throw new PlaygroundCommandError(zodMessage(parsed.error));
+    this.id = id;
+    this.catalog = parsed.data.catalog ?? 'pulse';
+    this.autoCompleteVerification = parsed.data.autoCompleteVerification ?? true;
+    this.strictFailedWrites = parsed.data.strictFailedWrites ?? false;
+    this.now = startAt ?? Date.now();
+    this.guard = createSessionGuard({
+      now: () => this.now,
+      classify: classifiers.get(this.catalog)!,
+      autoCompleteVerification: this.autoCompleteVerification,
+      strictFailedWrites: this.strictFailedWrites,
+    });
+    // Record every transition the actor takes and every event it receives, as XState reports them.
+    this.guard.actor.system.inspect((inspection) => {
+      if (inspection.actorRef !== this.guard.actor) return;
+      if (inspection.type === '@xstate.event') this.events.push(inspection.event.type);
+      if (inspection.type === '@xstate.microstep') {
+        for (const definition of inspection._transitions) {
+          const id = this.ids.get(definition);
+          if (id !== undefined) this.taken.push(id);
+        }
+      }
+    });
+  }
+
+  /** The session as the page draws it. */
+  view(): SessionView {
+    return sessionView(safetyMachine, this.guard.actor.getSnapshot(), this.now, this.log.at(-1)?.taken ?? []);
+  }
+
+  /** The session with its log. */
+  toResponse(): PlaygroundResponse {
+    return {
+      id: this.id,
+      catalog: this.catalog,
+      autoCompleteVerification: this.autoCompleteVerification,
+      strictFailedWrites: this.strictFailedWrites,
+      view: this.view(),
+      log: [...this.log],
+    };
+  }
+
+  /**
+   * Applies one command (any JSON value) and logs it.
+   * @throws PlaygroundCommandError when the command is malformed or names no call in flight; nothing is changed then.
+   */
+  apply(input: unknown): LogEntry {
+    const parsed = playgroundCommandSchema.safeParse(input);
+    if (!parsed.success) throw new PlaygroundCommandError(zodMessage(parsed.error));
+    const command = parsed.data;
+    const stateBefore = this.guard.state;
+    this.taken = [];
+    this.events = [];
+    let label: string;
+    let decision: DecisionView | null = null;
+    let recovered: LogEntry['recovered'] = null;
+
+    switch (command.type) {
+      case 'call': {
+        const catalog = command.catalog ?? this.catalog;
+        const kind: ToolKind = classifiers.get(catalog)!(command.name, command.args);
+        const id = `c${++this.callSeq}`;
+        const result = this.guard.check({ id, name: command.name, args: command.args, kind });
+        decision = decisionFromError('tool', result.kind, result.allowed ? null : result.error);
+        label = `check ${id} ${command.name} ${argsText(command.args)}`.trimEnd() + ` (${kind}, catalog ${catalog})`;
+        break;
+      }
+      case 'outcome': {
+        const call = this.guard.context.inFlight.find((c) => c.key === `id:${command.callId}`);
+        if (call === undefined) throw new PlaygroundCommandError(`no call '${command.callId}' is in flight`);
+        const result = this.guard.record({ id: command.callId, name: call.tool }, command.outcome);
+        recovered = result.recovered ?? null;
+        label = `${command.callId} ${call.tool} ${command.outcome === 'success' ? 'succeeded' : 'failed'}`;
+        break;
+      }
+      case 'answer': {
+        const result = this.guard.finalAnswer();
+        decision = decisionFromError('answer', null, result.allowed ? null : result.error);
+        label = 'final answer';
+        break;
+      }
+      case 'completeVerification':
+        this.guard.completeVerification();
+        label = 'complete verification';
+        break;
+      case 'reset':
+        this.guard.reset();
+        label = 'reset';
+        break;
+      case 'resetKeepProgress':
+        this.guard.resetKeepProgress();
+        label = 'reset keeping progress';
+        break;
+      case 'advanceClock': {
+        const ms = command.ms ?? CLOCK_STEP_MS;
+        this.now += ms;
+        this.guard.actor.send({ type: 'clock.ticked', at: this.now });
+        label = `clock +${ms / 60_000} min`;
+        break;
+      }
+    }
+    const entry: LogEntry = {
+      seq: this.log.length + 1,
+      at: this.now,
+      label,
+      events: [...this.events],
+      stateBefore,
+      stateAfter: stateText(this.guard.state),
+      decision,
+      recovered,
+      taken: [...this.taken],
+    };
+    this.log.push(entry);
+    return entry;
+  }
+}
+
+/** The page's view of a catalog: its tools and an example call of each kind it can produce. */
+export function catalogView(name: BuiltinCatalogName): CatalogView {
+  const catalog = builtinCatalogs[name];
+  const tools: CatalogToolView[] = Object.entries(catalog.tools).map(([tool, rule]) =>
+    typeof rule === 'string'
+      ? { name: tool, kind: rule, argument: null, cases: {} }
+      : { name: tool, kind: null, argument: rule.argument, cases: { ...rule.cases } },
+  );
+  const examples: CatalogView['examples'] = {};
+  for (const kind of TOOL_KINDS) {
+    const fixed = tools.find((tool) => tool.kind === kind);
+    if (fixed) {
+      examples[kind] = { name: fixed.name, args: {} };
+      continue;
+    }
+    for (const tool of tools) {
+      const value = Object.keys(tool.cases).find((v) => tool.cases[v] === kind);
+      if (value !== undefined && tool.argument !== null) {
+        examples[kind] = { name: tool.name, args: { [tool.argument]: value } };
+        break;
+      }
+    }
+  }
+  return { name, description: catalog.description ?? '', tools, examples };
+}

@@ -1,0 +1,217 @@
+/**
+ * The JSON the visualizer's server and page exchange (HTTP and the `/live`
+ * WebSocket). Types only: the page imports them with `import type`, so no
+ * code of this module reaches the browser. Times are epoch milliseconds.
+ *
+ * Spec: ASSISTANT_SAFETY.md "States", "Blocked calls and recovery".
+ */
+import type { Chart } from '../export.js';
+import type { BlockedToolResult } from '../errors.js';
+import type { BlockRule, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
+
+/** A pending recovery as shown: the machine's entry plus its expiry. */
+export interface PendingRecoveryView extends PendingRecovery {
+  /** `lastBlockedAt` plus the ten-minute TTL. */
+  expiresAt: number;
+  /** `expiresAt - now`; negative when expired but not yet dropped (the machine drops it at its next event). */
+  expiresInMs: number;
+}
+
+/** What the page draws for one session, whatever its source (playground, replay frame, live actor). */
+export interface SessionView {
+  /** The machine's id (the chart to draw). */
+  machineId: string;
+  /** The state value as text: `RESOLVING`, or JSON for nested values. */
+  state: string;
+  /** Ids of the active state nodes (root included), to highlight on the chart. */
+  activeStateIds: string[];
+  /** The actor's status: `active`, `done`, `error` or `stopped`. */
+  status: string;
+  /** The session clock (epoch ms). */
+  now: number;
+  /** The machine context as plain JSON. */
+  context: Record<string, unknown>;
+  /** Safety machine only: pending recoveries with their expiry, oldest first. */
+  pendingRecoveries: PendingRecoveryView[];
+  /** Safety machine only: admitted calls without a recorded outcome. */
+  inFlight: InFlightCall[];
+  /**
+   * Chart ids of the transitions enabled now: those some event the page can
+   * send now (a call of each kind, the outcome of each call in flight, final
+   * answer, complete verification, the resets, the clock) would take.
+   */
+  enabled: string[];
+  /** Chart ids of the transitions the last event took (empty before any). */
+  taken: string[];
+}
+
+/** A decision of the gate about a tool call or the final answer. */
+export interface DecisionView {
+  subject: 'tool' | 'answer';
+  allowed: boolean;
+  /** `FSM_BLOCKED` for refusals, else null. */
+  code: string | null;
+  rule: BlockRule | null;
+  reason: string | null;
+  /** The `FSMBlockedError` text form for refusals. */
+  message: string | null;
+  /** Refused tool calls: `FSMBlockedError.toToolResult()`, what the model gets back. */
+  toolResult: BlockedToolResult | null;
+  /** The call's kind (tool decisions). */
+  kind: ToolKind | null;
+}
+
+/** One line of an event log. */
+export interface LogEntry {
+  /** Position in its log, from 1. */
+  seq: number;
+  /** The session clock when it happened (epoch ms). */
+  at: number;
+  /** Short human text, e.g. `check pulse_control {"action":"restart"}`. */
+  label: string;
+  /** The machine events sent, in order (e.g. `tool.succeeded`, `verification.completed`). */
+  events: string[];
+  stateBefore: string;
+  stateAfter: string;
+  /** For tool checks and final answers. */
+  decision: DecisionView | null;
+  /** A pending recovery this success cleared. */
+  recovered: PendingRecovery | null;
+  /** Chart ids of the transitions taken. */
+  taken: string[];
+}
+
+/** A tool of a catalog, as the page offers it. */
+export interface CatalogToolView {
+  name: string;
+  /** The static kind, or null when an argument selects it. */
+  kind: ToolKind | null;
+  /** For keyed tools: the argument and its listed values by kind. */
+  argument: string | null;
+  cases: Record<string, ToolKind>;
+}
+
+/** A shipped catalog, as the page offers it. */
+export interface CatalogView {
+  name: string;
+  description: string;
+  tools: CatalogToolView[];
+  /** An example call of each kind the catalog can produce (absent kinds have none). */
+  examples: Partial<Record<ToolKind, { name: string; args: Record<string, unknown> }>>;
+}
+
+/** `GET /api/info`. */
+export interface InfoResponse {
+  /** The machines listed in `stately.config.json`. */
+  machines: { id: string; description: string }[];
+  catalogs: CatalogView[];
+  kinds: ToolKind[];
+  /** Where an application points `createWebSocketInspector({ url })`. */
+  inspectUrl: string;
+  /** The recovery TTL (ms). */
+  recoveryTtlMs: number;
+}
+
+/** `GET /api/charts/:machineId`. */
+export interface ChartResponse {
+  chart: Chart;
+  /** The SVG rendered by Graphviz (`@viz-js/viz`) on the server, transition descriptions included (`toDot`). */
+  svg: string;
+  /** The same chart with transition descriptions only as tooltips (`toDot(machine, { descriptions: false })`). */
+  compactSvg: string;
+}
+
+/** A playground session: its view and log. */
+export interface PlaygroundResponse {
+  id: string;
+  catalog: string;
+  autoCompleteVerification: boolean;
+  strictFailedWrites: boolean;
+  view: SessionView;
+  log: LogEntry[];
+}
+
+/** A command to a playground session (`POST /api/playground/:id`). */
+export type PlaygroundCommand =
+  | { type: 'call'; name: string; args?: unknown; catalog?: string }
+  | { type: 'outcome'; callId: string; outcome: 'success' | 'error' }
+  | { type: 'answer' }
+  | { type: 'completeVerification' }
+  | { type: 'reset' }
+  | { type: 'resetKeepProgress' }
+  | { type: 'advanceClock'; ms?: number };
+
+/** One run of an opened transcript. */
+export interface ReplayRunSummary {
+  index: number;
+  id: string;
+  reward: number | null;
+  steps: number;
+  /** Refused calls and answers the audit reports for this run. */
+  refusals: number;
+}
+
+/** `POST /api/replays`: an opened transcript. */
+export interface ReplayResponse {
+  id: string;
+  source: string;
+  runs: ReplayRunSummary[];
+}
+
+/** One step of a replay and the session after it. */
+export interface ReplayFrame {
+  /** Step index in the run (0-based). */
+  index: number;
+  /** Where the step is in the input, e.g. `line 3`. */
+  position: string;
+  entry: LogEntry;
+  /** The audit refused this step. */
+  refused: boolean;
+  view: SessionView;
+}
+
+/** `GET /api/replays/:id/runs/:index`. */
+export interface ReplayRunResponse {
+  run: ReplayRunSummary;
+  catalog: string;
+  /** The session before the first step. */
+  initial: SessionView;
+  frames: ReplayFrame[];
+  /** Step indexes the audit refused, ascending. */
+  refusedSteps: number[];
+}
+
+/** A session streamed by an application through `@statelyai/inspect`. */
+export interface LiveSessionSummary {
+  /** The hub's key: `<inspector connection>/<actor session id>` (actor session ids repeat across processes). */
+  sessionId: string;
+  /** The actor's own session id, e.g. `x:0`. */
+  actorSessionId: string;
+  /** The actor's name (its machine id, or its session id). */
+  name: string;
+  /** The machine id whose chart is drawn, or null when none can be drawn. */
+  machineId: string | null;
+  state: string;
+  /** Whether the application's inspector connection is still open. */
+  connected: boolean;
+  /** When the server first heard of it, and last (epoch ms). */
+  firstSeenAt: number;
+  lastSeenAt: number;
+  events: number;
+}
+
+/** A live session in full. */
+export interface LiveSessionDetail extends LiveSessionSummary {
+  view: SessionView | null;
+  log: LogEntry[];
+}
+
+/** Messages the server pushes on the `/live` WebSocket. */
+export type LiveMessage =
+  | { type: 'sessions'; sessions: LiveSessionSummary[] }
+  | { type: 'session'; session: LiveSessionDetail };
+
+/** An error answer: `{ error }` with HTTP status 4xx/5xx. */
+export interface ErrorResponse {
+  error: string;
+}

@@ -1,0 +1,163 @@
+/**
+ * Replay: a recorded transcript, run by run and step by step, as the audit
+ * sees it. Each step's decision and the session after it come from the audit
+ * itself (`auditRun` with `trace`), so the timeline's refusals are exactly
+ * the audit's; the page adds the chart, the transitions each step took and
+ * those enabled after it.
+ *
+ * Spec: ASSISTANT_SAFETY.md (whole), as applied by the audit in shadow mode.
+ */
+import { transition, type AnyMachineSnapshot, type AnyEventObject } from 'xstate';
+import { safetyMachine, initialSafetyContext } from '../../machines/safety.machine.js';
+import type { SafetyState, ToolKind } from '../../machines/safety.types.js';
+import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
+import { auditRun, type RunAudit, type StepFinding } from '../audit.js';
+import type { Classifier } from '../classifier.js';
+import type { TranscriptRun, TranscriptStep } from '../transcripts.js';
+import { selectedTransitions, sessionView } from './model.js';
+import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
+
+/** The audit clock's start and step: the audit's defaults (epoch 0, one second a step). */
+const START_AT = 0;
+
+function short(text: string, max = 100): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function argsText(args: unknown): string {
+  if (args === undefined) return '';
+  try {
+    return short(typeof args === 'string' ? args : JSON.stringify(args) ?? '', 100);
+  } catch {
+    return '(unprintable arguments)';
+  }
+}
+
+/** A step as one line of text, e.g. `call c4 pulse_control {"action":"restart"}`. */
+export function stepLabel(step: TranscriptStep): string {
+  switch (step.type) {
+    case 'call':
+      return `call ${step.id} ${step.name} ${argsText(step.args)}`.trimEnd();
+    case 'result':
+      return `${step.id} ${step.name} ${step.outcome === 'success' ? 'succeeded' : 'failed'}`;
+    case 'answer':
+      return `answer "${short(step.text, 80)}"`;
+    case 'reset':
+      return 'reset';
+    case 'resetKeepProgress':
+      return 'reset keeping progress';
+    case 'clock':
+      return `clock +${Math.round(step.advanceMs / 1000)} s`;
+  }
+}
+
+/** The machine events the audit sent for a step (the adapter's calls, in order). */
+function eventsOf(step: TranscriptStep, finding: StepFinding, kind: ToolKind | null): AnyEventObject[] {
+  const at = finding.at;
+  switch (step.type) {
+    case 'call':
+      return [{ type: 'tool.requested', tool: step.name, kind: kind ?? 'write', callId: step.id, at }];
+    case 'result': {
+      const events: AnyEventObject[] = [
+        { type: step.outcome === 'success' ? 'tool.succeeded' : 'tool.failed', tool: step.name, kind: kind ?? 'write', callId: step.id, at },
+      ];
+      // The guard completes verification itself right after a verifying read.
+      if (finding.stateBefore === 'VERIFYING' && finding.stateAfter === 'READING') events.push({ type: 'verification.completed', at });
+      return events;
+    }
+    case 'answer':
+      return [{ type: 'answer.requested', at }];
+    case 'reset':
+      return [{ type: 'session.reset', at }];
+    case 'resetKeepProgress':
+      return [{ type: 'session.resetKeepingProgress', at }];
+    case 'clock':
+      return [{ type: 'clock.ticked', at }];
+  }
+}
+
+function decisionOf(finding: StepFinding): DecisionView | null {
+  const decision = finding.decision;
+  if (decision === null) return null;
+  return {
+    subject: finding.step.type === 'answer' ? 'answer' : 'tool',
+    allowed: decision.allowed,
+    code: decision.allowed ? null : ErrCodeFSMBlocked,
+    rule: decision.rule,
+    reason: decision.reason,
+    message: decision.message,
+    toolResult: decision.toolResult,
+    kind: decision.kind,
+  };
+}
+
+function resolve(state: SafetyState, context: unknown): AnyMachineSnapshot {
+  return safetyMachine.resolveState({ value: state, context: context as never });
+}
+
+/** A run's summary under the audit with `classify`. */
+export function runSummary(run: TranscriptRun, index: number, audit: RunAudit): ReplayRunSummary {
+  return { index, id: run.id, reward: run.reward, steps: run.steps.length, refusals: audit.refusals.length };
+}
+
+/**
+ * The frames of one run: the audit's findings (with `trace`), each with its
+ * log entry, whether the audit refused it, and the session view after it.
+ * Never throws on a run produced by `readTranscript`.
+ */
+export function replayRun(
+  run: TranscriptRun,
+  index: number,
+  options: { classify: Classifier; catalog: string; strictFailedWrites?: boolean },
+): ReplayRunResponse {
+  const audit = auditRun(run, {
+    classify: options.classify,
+    strictFailedWrites: options.strictFailedWrites ?? false,
+    startAt: START_AT,
+    trace: true,
+  });
+  const refused = new Set(audit.refusals.map((refusal) => refusal.index));
+  const kinds = new Map<string, ToolKind>();
+  let before = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.strictFailedWrites ?? false }));
+  const initial = sessionView(safetyMachine, before, START_AT);
+  const frames: ReplayFrame[] = audit.findings.map((finding) => {
+    const step = finding.step;
+    if (step.type === 'call' && finding.decision?.kind) kinds.set(step.id, finding.decision.kind);
+    const kind = step.type === 'call' ? (finding.decision?.kind ?? null) : step.type === 'result' ? (kinds.get(step.id) ?? null) : null;
+    // The transitions each event took, as XState selects them from the session before it.
+    const taken: string[] = [];
+    let snapshot = before;
+    for (const event of eventsOf(step, finding, kind)) {
+      taken.push(...selectedTransitions(safetyMachine, snapshot, event));
+      snapshot = transition(safetyMachine, snapshot as never, event as never)[0];
+    }
+    const after = resolve(finding.stateAfter, finding.context);
+    before = after;
+    const entry: LogEntry = {
+      seq: finding.index + 1,
+      at: finding.at,
+      label: stepLabel(step),
+      events: eventsOf(step, finding, kind).map((event) => event.type),
+      stateBefore: finding.stateBefore,
+      stateAfter: finding.stateAfter,
+      decision: decisionOf(finding),
+      recovered: finding.recovered,
+      taken,
+    };
+    return {
+      index: finding.index,
+      position: step.position,
+      entry,
+      refused: refused.has(finding.index),
+      view: sessionView(safetyMachine, after, finding.at, taken),
+    };
+  });
+  return {
+    run: runSummary(run, index, audit),
+    catalog: options.catalog,
+    initial,
+    frames,
+    refusedSteps: [...refused].sort((a, b) => a - b),
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Live inspection in a real browser (Debian chromium via playwright-core): a
+ * separate Node process runs examples/live-inspect.ts, which streams its
+ * session guard's actor with `@statelyai/inspect`'s WebSocket inspector; the
+ * page lists the session and follows its state, step by step.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
+import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from './support/browser.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REGISTER_TS = fileURLToPath(new URL('./support/ts-register.mjs', import.meta.url));
+
+let server: VisualizerServer;
+let browser: Browser;
+let page: Page;
+let app: ChildProcessWithoutNullStreams | undefined;
+let appOutput = '';
+
+beforeAll(async () => {
+  if (browserMissing) return;
+  server = await startVisualizer({ port: 0 });
+  browser = await launchBrowser();
+  ({ page } = await openVisualizer(browser, `${server.url}?mode=live`));
+});
+afterAll(async () => {
+  if (app && app.exitCode === null) app.kill('SIGTERM');
+  await browser?.close();
+  await server?.close();
+});
+
+/** The application: the example, in manual mode, streaming to our server. */
+function startApplication(): ChildProcessWithoutNullStreams {
+  const child = spawn(
+    process.execPath,
+    ['--import', REGISTER_TS, 'examples/live-inspect.ts', '--url', server.inspectUrl, '--manual'],
+    { cwd: ROOT },
+  );
+  child.stdout.on('data', (data: Buffer) => (appOutput += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (appOutput += data.toString()));
+  return child;
+}
+
+/** Sends the application one step and waits until the page has logged `events` events. */
+async function step(events: number): Promise<void> {
+  app!.stdin.write('\n');
+  await page.waitForFunction((n) => document.querySelectorAll('#log li').length >= n, events);
+}
+
+describe.skipIf(browserMissing !== null)('live inspection in a browser', () => {
+  it('lists a session streamed from a Node process and follows its state', async () => {
+    app = startApplication();
+    await page.waitForSelector('#live-sessions button[aria-pressed="true"]', { timeout: 20_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}\napplication output:\n${appOutput}`);
+    });
+    expect(await page.innerText('#live-sessions')).toMatch(/^safety · x:0 · RESOLVING/);
+    await waitForState(page, 'RESOLVING');
+
+    // Each step of the example's scripted session, with the page's event count and state after it.
+    const expected: [number, string][] = [
+      [1, 'RESOLVING'], // check a resolve
+      [2, 'READING'], // it succeeds
+      [3, 'WRITING'], // check a write
+      [4, 'VERIFYING'], // it succeeds
+      [5, 'VERIFYING'], // final answer: refused
+      [6, 'VERIFYING'], // a second write: blocked
+      [7, 'VERIFYING'], // check a read
+      [9, 'READING'], // it succeeds, and verification completes
+      [10, 'READING'], // final answer: allowed
+    ];
+    for (const [events, state] of expected) {
+      await step(events);
+      await waitForState(page, state);
+      expect(await isHighlighted(page, `safety.${state}`)).toBe(true);
+      if (events === 5) await screenshot(page, 'live-refused-answer');
+    }
+    const log = await page.$$eval('#log li', (items) => items.map((item) => item.className));
+    expect(log.filter((c) => c === 'blocked')).toHaveLength(2);
+    expect(await page.innerText('#log li:first-child')).toContain('answer.requested');
+    expect(await page.innerText('#log li:first-child .badge')).toBe('allowed');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Playground sessions (src/visualizer/playground.ts): the page's controls
+ * drive a real session guard; every command is logged with its decision and
+ * the transitions XState took; bad commands change nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { RECOVERY_TTL_MS } from '../../src/errors.js';
+import { catalogView, CLOCK_STEP_MS, PlaygroundCommandError, PlaygroundSession } from '../../src/visualizer/playground.js';
+
+const START = Date.UTC(2026, 0, 1);
+
+function session(options: ConstructorParameters<typeof PlaygroundSession>[1] = {}): PlaygroundSession {
+  return new PlaygroundSession('p1', { startAt: START, ...options });
+}
+
+describe('PlaygroundSession', () => {
+  it('blocks a write in RESOLVING with the structured FSM_BLOCKED tool result', () => {
+    const s = session();
+    const entry = s.apply({ type: 'call', name: 'pulse_control', args: { action: 'restart' } });
+    expect(entry.decision).toMatchObject({ allowed: false, code: 'FSM_BLOCKED', rule: 'no-target', kind: 'write' });
+    expect(entry.decision!.toolResult).toMatchObject({
+      ok: false,
+      error: { code: 'FSM_BLOCKED', blocked: true, state: 'RESOLVING', tool: 'pulse_control', recoveryId: 'FSM_BLOCKED:pulse_control' },
+    });
+    expect(s.view().state).toBe('RESOLVING');
+  });
+
+  it('logs the transition XState took for each event', () => {
+    const s = session();
+    s.apply({ type: 'call', name: 'pulse_query' });
+    const entry = s.apply({ type: 'outcome', callId: 'c1', outcome: 'success' });
+    expect(entry).toMatchObject({ events: ['tool.succeeded'], stateBefore: 'RESOLVING', stateAfter: 'READING' });
+    expect(entry.taken).toEqual(['t:safety.RESOLVING:tool.succeeded:1']);
+  });
+
+  it('classifies a call with the catalog the call names', () => {
+    const s = session();
+    expect(s.apply({ type: 'call', name: 'get_user_details', catalog: 'tau-airline' }).decision?.kind).toBe('resolve');
+    expect(s.apply({ type: 'call', name: 'get_user_details', catalog: 'pulse' }).decision?.kind).toBe('write');
+  });
+
+  it('goes through WRITING to VERIFYING when an admitted write succeeds', () => {
+    const s = session();
+    s.apply({ type: 'call', name: 'pulse_query' });
+    s.apply({ type: 'outcome', callId: 'c1', outcome: 'success' });
+    s.apply({ type: 'call', name: 'pulse_control' });
+    expect(s.view().state).toBe('WRITING');
+    s.apply({ type: 'outcome', callId: 'c2', outcome: 'success' });
+    expect(s.view().state).toBe('VERIFYING');
+  });
+
+  it('refuses an outcome for a call that is not in flight and changes nothing', () => {
+    const s = session();
+    s.apply({ type: 'call', name: 'pulse_query' });
+    const before = s.toResponse();
+    expect(() => s.apply({ type: 'outcome', callId: 'c9', outcome: 'success' })).toThrow(
+      new PlaygroundCommandError("no call 'c9' is in flight"),
+    );
+    expect(s.toResponse()).toEqual(before);
+  });
+
+  it('refuses a malformed command by naming the field', () => {
+    expect(() => session().apply({ type: 'call', name: '  ' })).toThrow('name: a tool call needs a tool name');
+    expect(() => session().apply({ type: 'launch' })).toThrow(PlaygroundCommandError);
+  });
+
+  it('expires a pending recovery once the clock passes its ten minutes', () => {
+    const s = session();
+    s.apply({ type: 'call', name: 'pulse_control' });
+    expect(s.view().pendingRecoveries).toMatchObject([{ tool: 'pulse_control', expiresInMs: RECOVERY_TTL_MS }]);
+    s.apply({ type: 'advanceClock' });
+    expect(s.view().pendingRecoveries).toMatchObject([{ tool: 'pulse_control', expiresInMs: RECOVERY_TTL_MS - CLOCK_STEP_MS }]);
+    s.apply({ type: 'advanceClock', ms: 1 });
+    expect(s.view().pendingRecoveries).toEqual([]);
+  });
+
+  it('lets complete verification do it by hand when auto-completion is off', () => {
+    const s = session({ autoCompleteVerification: false });
+    for (const [name, id] of [['pulse_query', 'c1'], ['pulse_control', 'c2'], ['pulse_metrics', 'c3']] as const) {
+      s.apply({ type: 'call', name });
+      s.apply({ type: 'outcome', callId: id, outcome: 'success' });
+    }
+    expect(s.view().state).toBe('VERIFYING');
+    expect(s.apply({ type: 'completeVerification' }).stateAfter).toBe('READING');
+  });
+
+  it('marks the transitions enabled now, as the controls would take them', () => {
+    const s = session();
+    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.requested:0');
+    expect(s.view().enabled).toContain('t:safety:session.reset:0');
+    expect(s.view().enabled).not.toContain('t:safety.RESOLVING:tool.succeeded:1');
+    s.apply({ type: 'call', name: 'pulse_query' });
+    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.succeeded:1');
+  });
+});
+
+describe('catalogView', () => {
+  it('offers an example call of each kind a catalog has, classified as that kind', () => {
+    const view = catalogView('tau-airline');
+    expect(Object.keys(view.examples).sort()).toEqual(['neutral', 'read', 'resolve', 'write']);
+    const s = session();
+    for (const [kind, example] of Object.entries(view.examples)) {
+      expect(s.apply({ type: 'call', name: example!.name, args: example!.args, catalog: 'tau-airline' }).decision?.kind).toBe(kind);
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * The visualizer's server over HTTP (src/visualizer/server.ts): bound to
+ * 127.0.0.1 on a free port, the page and its assets served locally, bad
+ * input answered with a clear 4xx, a taken port reported clearly.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditRun } from '../../src/audit.js';
+import { demoRuns } from '../../src/demo.js';
+import { PortInUseError, startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
+import type { ReplayResponse, ReplayRunResponse } from '../../src/visualizer/protocol.js';
+
+let server: VisualizerServer;
+beforeAll(async () => {
+  server = await startVisualizer({ port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function get(path: string): Promise<Response> {
+  return fetch(new URL(path, server.url));
+}
+
+function post(path: string, body: unknown, contentType = 'application/json'): Promise<Response> {
+  return fetch(new URL(path, server.url), {
+    method: 'POST',
+    headers: { 'Content-Type': contentType },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+describe('the visualizer server', () => {
+  it('listens on 127.0.0.1 only', () => {
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+    expect(server.inspectUrl).toBe(`ws://127.0.0.1:${server.port}/inspect`);
+  });
+
+  it('serves a page that loads nothing from another origin', async () => {
+    const response = await get('/');
+    const html = await response.text();
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(html).toContain('<script type="module" src="/assets/main.js"></script>');
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+  });
+
+  it("serves the page's script compiled from its TypeScript source", async () => {
+    const response = await get('/assets/main.js');
+    expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const script = await response.text();
+    expect(script).toContain("from './dom.js'");
+    expect(script).not.toMatch(/^import type/m);
+  });
+
+  it('answers 404 for an asset that does not exist, without reading outside the page folder', async () => {
+    expect((await get('/assets/nothing.js')).status).toBe(404);
+    expect((await get('/assets/..%2Fserver.js')).status).toBe(404);
+  });
+
+  it('answers only requests addressed to 127.0.0.1 or localhost (no DNS rebinding)', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path: '/api/info', headers: { Host: 'evil.example' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+  });
+
+  it('serves the chart of the safety machine as SVG rendered on the server', async () => {
+    const chart = (await (await get('/api/charts/safety')).json()) as { svg: string; chart: { id: string } };
+    expect(chart.chart.id).toBe('safety');
+    expect(chart.svg).toContain('id="state:safety.VERIFYING"');
+  });
+
+  it('refuses a command body that is not JSON', async () => {
+    const created = (await (await post('/api/playground', {})).json()) as { id: string };
+    const response = await post(`/api/playground/${created.id}`, '{ not json');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toMatch(/^the request body is not JSON/);
+  });
+
+  it('refuses a body sent as a form, so another site cannot post to it', async () => {
+    const response = await post('/api/playground', 'catalog=pulse', 'application/x-www-form-urlencoded');
+    expect(response.status).toBe(415);
+  });
+
+  it('refuses a transcript it cannot read, naming the source and position', async () => {
+    const response = await post('/api/replays', { text: '{"type":"call"}\n{oops', source: 'broken.jsonl' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toMatch(/^broken\.jsonl: line /);
+  });
+
+  it('replays the embedded demo with the refusals the audit reports', async () => {
+    const summary = (await (await get('/api/replays/demo')).json()) as ReplayResponse;
+    const audit = auditRun(demoRuns()[0]!);
+    expect(summary.runs).toEqual([expect.objectContaining({ index: 0, refusals: audit.refusals.length })]);
+    const run = (await (await get('/api/replays/demo/runs/0')).json()) as ReplayRunResponse;
+    expect(run.refusedSteps).toEqual(audit.refusals.map((r) => r.index));
+    expect(run.frames.at(-1)!.view.state).toBe(audit.finalState);
+  });
+
+  it('reports a taken port clearly', async () => {
+    const error = await startVisualizer({ port: server.port }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PortInUseError);
+    expect((error as Error).message).toBe(
+      `port ${server.port} on 127.0.0.1 is already in use; stop the program using it, or choose another port with --port <n> (--port 0 picks any free port)`,
+    );
+  });
+});
