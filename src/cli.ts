@@ -14,6 +14,8 @@ import { builtinCatalogs, createClassifier, parseCatalog, type Classifier } from
 import { DEMO_SOURCE, demoRuns } from './demo.js';
 import { CatalogError } from './errors.js';
 import { readTranscript, TranscriptError, type TranscriptRun } from './transcripts.js';
+import { registerExportCommand } from './export.js';
+import { registerServeCommand } from './visualizer/command.js';
 
 /** Exit codes of `pulse-safety audit`. */
 export const EXIT = { clean: 0, refused: 1, badInput: 2 } as const;
@@ -124,6 +126,8 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
       }
     });
 
+  registerExportCommand(program, { out, err, setExitCode });
+  registerServeCommand(program, { out, err, setExitCode });
   return program;
 }
 
