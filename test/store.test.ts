@@ -4,6 +4,7 @@
  * or in SQLite; and a process killed mid-session.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -25,6 +26,16 @@ const READ = 'pulse_metrics';
 const WRITE = 'pulse_control';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** better-sqlite3 is optional: without it the SQLite tests are skipped, saying so. */
+const sqliteMissing = ((): string => {
+  try {
+    createRequire(import.meta.url)('better-sqlite3');
+    return '';
+  } catch {
+    return ' (skipped: the optional dependency better-sqlite3 is not installed)';
+  }
+})();
 const tmp = mkdtempSync(join(tmpdir(), 'pulse-safety-store-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -247,7 +258,7 @@ describe('the memory snapshot store', () => {
   });
 });
 
-describe('the SQLite snapshot store', () => {
+describe.skipIf(sqliteMissing !== '')(`the SQLite snapshot store${sqliteMissing}`, () => {
   it('keeps sessions across closing and reopening the database', () => {
     const file = join(tmp, 'reopen.db');
     const first = storeAt(createSqliteStore(file));
@@ -389,15 +400,20 @@ function runUntilKilled(args: string[], until: (lines: string[]) => boolean): Pr
   });
 }
 
-describe('a process killed mid-session', () => {
-  const build = join(tmp, 'build');
+/** The library transpiled under the temp dir (node_modules linked), for child processes; built once. */
+const build = join(tmp, 'build');
+let built = false;
+function buildForChildren(): void {
+  if (built) return;
+  transpileTree(join(root, 'src/index.ts'), build);
+  symlinkSync(join(root, 'node_modules'), join(build, 'node_modules'), 'dir');
+  writeFileSync(join(build, 'run-step.mjs'), STEP_RUNNER);
+  writeFileSync(join(build, 'child.mjs'), CHILD);
+  built = true;
+}
 
-  beforeAll(() => {
-    transpileTree(join(root, 'src/index.ts'), build);
-    symlinkSync(join(root, 'node_modules'), join(build, 'node_modules'), 'dir');
-    writeFileSync(join(build, 'run-step.mjs'), STEP_RUNNER);
-    writeFileSync(join(build, 'child.mjs'), CHILD);
-  });
+describe.skipIf(sqliteMissing !== '')(`a process killed mid-session${sqliteMissing}`, () => {
+  beforeAll(buildForChildren);
 
   /** The whole script run without interruption, in memory: results and snapshots after each step. */
   async function uninterrupted(): Promise<{ results: string[]; snapshots: Record<string, unknown>[] }> {
@@ -442,8 +458,12 @@ describe('a process killed mid-session', () => {
 
     expect([...child.lines.slice(0, killAfter), ...after]).toEqual(reference.results);
   });
+});
 
-  it('leaves the library usable without better-sqlite3, which only createSqliteStore needs', () => {
+describe('the library without better-sqlite3', () => {
+  beforeAll(buildForChildren);
+
+  it('works, and only createSqliteStore says it needs the optional dependency', () => {
     const blocker = join(build, 'no-sqlite.cjs');
     writeFileSync(
       blocker,
