@@ -359,7 +359,11 @@ export function readTranscript(text: string, source: string): TranscriptRun[] {
     if (lines.length > 1 && lines.every((line) => line.trim().startsWith('{'))) return readJsonl(text, source);
     // JSON.parse does not always say where; a parser that reports offsets does.
     const errors: ParseError[] = [];
-    parseTolerant(text, errors, { disallowComments: true, allowTrailingComma: false });
+    try {
+      parseTolerant(text, errors, { disallowComments: true, allowTrailingComma: false });
+    } catch {
+      // Nesting deep enough to exhaust the stack: no position to give.
+    }
     const first = errors[0];
     const position = first ? lineAndColumn(text, first.offset) : 'top level';
     const problem = first ? printParseErrorCode(first.error) : (error as Error).message;

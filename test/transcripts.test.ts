@@ -182,6 +182,10 @@ describe('bad input', () => {
     expect(error.message).toMatch(/^broken\.json: line 3, column \d+: not valid JSON/);
   });
 
+  test('JSON nested too deep to locate its error is still reported, not thrown as a crash', () => {
+    expect(errorOf('['.repeat(100_000), 'deep.json').message).toMatch(/^deep\.json: (top level|line 1, column \d+): not valid JSON/);
+  });
+
   test('an empty file is reported', () => {
     expect(errorOf('  \n', 'empty.json').message).toBe('empty.json: line 1: the file is empty');
   });
