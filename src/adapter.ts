@@ -265,12 +265,14 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
         throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
       }
       recovered = undefined;
-      actor.send(toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid));
+      const outcomeEvent = toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid);
+      actor.send(outcomeEvent);
       const after = actor.getSnapshot();
       // `can` evaluates the machine's guard; the cheap test first skips it on most records.
       const verified = after.value === 'VERIFYING' && after.context.readAfterWrite;
       if (autoComplete && verified && after.can({ type: 'verification.completed', at: 0 })) {
-        actor.send({ type: 'verification.completed', at: clock() });
+        // The same instant as the outcome: the clock is read once per record.
+        actor.send({ type: 'verification.completed', at: outcomeEvent.at });
       }
       const event = recovered as RecoverySucceededEvent | undefined; // set by the listener during send
       if (event === undefined) return {};

@@ -592,6 +592,18 @@ describe('the clock', () => {
     });
   });
 
+  it('reads the clock once per record, even when the record completes verification', () => {
+    const now = vi.fn(() => T);
+    const guard = createSessionGuard({ now });
+    run(guard, { id: 'q', name: 'pulse_query' });
+    run(guard, { id: 'w', name: 'pulse_control' });
+    guard.check({ id: 'm', name: 'pulse_metrics' });
+    now.mockClear();
+    guard.record({ id: 'm', name: 'pulse_metrics' });
+    expect(guard.state).toBe('READING');
+    expect(now).toHaveBeenCalledTimes(1);
+  });
+
   it('defaults to Date.now', () => {
     vi.useFakeTimers({ now: 1_234_567 });
     const guard = createSessionGuard();
