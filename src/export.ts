@@ -11,6 +11,7 @@
  * Spec: ASSISTANT_SAFETY.md "States" (what the chart shows); every state and
  * transition carries the machine's own `description`.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -589,28 +590,46 @@ export async function exportCharts(
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), compiled ? '../..' : '..');
 
 /**
- * Adds `export [--config <file>] [--out <dir>]` to a commander program. It
- * prints each file written; on failure it prints the message and sets exit
- * code 2. `io` defaults to stdout, stderr and `process.exitCode`.
+ * Adds `export [--config <file>] [--out <dir>]` to a commander program. The
+ * config defaults to `stately.config.json` in the current working directory
+ * (never the installed package's own), and the charts go to its `outDir`,
+ * relative to the config's folder. It prints each file written; when there
+ * is no config, or on any other failure, it prints one line and sets exit
+ * code 2. `io` defaults to stdout, stderr, `process.exitCode` and
+ * `process.cwd()`.
  */
 export function registerExportCommand(
   program: Command,
-  io: { out?: (text: string) => void; err?: (text: string) => void; setExitCode?: (code: number) => void } = {},
+  io: {
+    out?: (text: string) => void;
+    err?: (text: string) => void;
+    setExitCode?: (code: number) => void;
+    cwd?: () => string;
+  } = {},
 ): Command {
   const out = io.out ?? ((text: string) => process.stdout.write(text));
   const err = io.err ?? ((text: string) => process.stderr.write(text));
   const setExitCode = io.setExitCode ?? ((code: number) => (process.exitCode = code));
+  const cwd = io.cwd ?? (() => process.cwd());
   return program
     .command('export')
     .description(
       "write each machine of stately.config.json as definition JSON (the machine's toJSON()), Graphviz DOT, SVG and Mermaid",
     )
-    .option('-c, --config <file>', 'the config listing the machines', join(PACKAGE_ROOT, 'stately.config.json'))
+    .option('-c, --config <file>', 'the config listing the machines (default: ./stately.config.json)')
     .option('-o, --out <dir>', "output folder (default: the config's outDir, relative to the config)")
-    .action(async (options: { config: string; out?: string }) => {
+    .action(async (options: { config?: string; out?: string }) => {
+      const here = cwd();
+      const configPath = options.config === undefined ? join(here, 'stately.config.json') : resolve(here, options.config);
+      if (options.config === undefined && !existsSync(configPath)) {
+        err(`pulse-safety export: no stately.config.json in ${here}; run it in the folder that has one, or pass --config <file>\n`);
+        setExitCode(2);
+        return;
+      }
       try {
-        const written = await exportCharts(options.config, options.out === undefined ? {} : { outDir: options.out });
-        for (const file of written) out(`wrote ${relative(process.cwd(), file) || file}\n`);
+        const outDir = options.out === undefined ? {} : { outDir: resolve(here, options.out) };
+        const written = await exportCharts(configPath, outDir);
+        for (const file of written) out(`wrote ${relative(here, file) || file}\n`);
       } catch (error) {
         err(`pulse-safety export: ${(error as Error).message}\n`);
         setExitCode(2);

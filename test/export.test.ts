@@ -266,6 +266,37 @@ describe('stately.config.json and the export command', () => {
     expect(code).toBe(2);
     expect(errors.join('')).toMatch(/^pulse-safety export: cannot read .*missing\.json/);
   });
+  it('reads ./stately.config.json of the current directory by default and writes relative to it', async () => {
+    const dir = tempDir();
+    const module = join(ROOT, 'machines', 'safety.machine.ts');
+    writeFileSync(
+      join(dir, 'stately.config.json'),
+      JSON.stringify({ outDir: 'charts-out', machines: [{ id: 'safety', module, export: 'safetyMachine' }] }),
+    );
+    const lines: string[] = [];
+    let code = 0;
+    const program = new Command().exitOverride();
+    registerExportCommand(program, { out: (text) => lines.push(text), err: () => {}, setExitCode: (c) => (code = c), cwd: () => dir });
+    await program.parseAsync(['export'], { from: 'user' });
+    expect(code).toBe(0);
+    expect(lines.join('')).toContain(`wrote ${join('charts-out', 'safety.mmd')}`);
+    expect(readFileSync(join(dir, 'charts-out', 'safety.mmd'), 'utf8')).toBe(toMermaid(safetyMachine));
+  });
+
+  it('reports in one line, with exit code 2, that the current directory has no stately.config.json', async () => {
+    const dir = tempDir();
+    const errors: string[] = [];
+    const lines: string[] = [];
+    let code = 0;
+    const program = new Command().exitOverride();
+    registerExportCommand(program, { out: (text) => lines.push(text), err: (text) => errors.push(text), setExitCode: (c) => (code = c), cwd: () => dir });
+    await program.parseAsync(['export'], { from: 'user' });
+    expect(code).toBe(2);
+    expect(lines).toEqual([]);
+    expect(errors.join('')).toBe(
+      `pulse-safety export: no stately.config.json in ${dir}; run it in the folder that has one, or pass --config <file>\n`,
+    );
+  });
 });
 
 describe('committed copies of the chart', () => {
