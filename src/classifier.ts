@@ -35,7 +35,9 @@ export const catalogSchema = z.strictObject({
    * How to judge a tool the catalog does not list. Absent: every unknown tool
    * is a write. Present: the named arguments' string values are split into
    * words; a write word anywhere makes a write, else a read word makes a read,
-   * else a write.
+   * else a write. A tool name that looks like a listed one (the same but for
+   * letter case or Unicode compatibility forms), or any name or value that is
+   * not plain printable ASCII, is a write without looking at the words.
    */
   fallback: z
     .strictObject({
@@ -87,6 +89,16 @@ function argumentValue(args: object | null, name: string): string | null {
   return typeof value === 'string' ? value.trim().toLowerCase() : null;
 }
 
+/** Printable ASCII without spaces: the tool names the fallback is willing to judge. */
+const PLAIN_ASCII = /^[\x21-\x7e]+$/;
+/** Printable ASCII: the argument values the fallback is willing to judge by their words. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** A tool name in compatibility form and lower case, to spot look-alikes of listed names. */
+function foldName(name: string): string {
+  return name.normalize('NFKC').toLowerCase();
+}
+
 /** Words of an argument value: split on anything but letters and digits. */
 function wordsOf(value: string): string[] {
   return value.split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
@@ -121,7 +133,15 @@ export function parseCatalog(input: unknown, source?: string): Catalog {
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     throw new CatalogError(`catalog ${where}: ${path.join('.') || '(root)'}: ${issue.message}`, path);
   }
+  const names = new Set<string>();
   for (const [tool, rule] of Object.entries(result.data.tools)) {
+    if (names.has(tool.trim())) {
+      throw new CatalogError(
+        `catalog ${where}: tools.${tool}: the tool is listed twice (names are trimmed)`,
+        ['tools', tool],
+      );
+    }
+    names.add(tool.trim());
     if (typeof rule === 'string') continue;
     const seen = new Set<string>();
     for (const value of Object.keys(rule.cases)) {
@@ -164,6 +184,8 @@ export function createClassifier(catalog: unknown): Classifier {
     );
   }
   const fallback = parsed.fallback && {
+    /** Listed names folded to compatibility form and lower case: an unknown name equal to one impersonates it. */
+    impersonated: new Set([...rules.keys()].map(foldName)),
     arguments: parsed.fallback.arguments,
     writeWords: new Set(parsed.fallback.writeWords.map((w) => w.toLowerCase())),
     readWords: new Set(parsed.fallback.readWords.map((w) => w.toLowerCase())),
@@ -179,10 +201,11 @@ export function createClassifier(catalog: unknown): Classifier {
       return (value !== null && rule.cases.get(value)) || 'write';
     }
     if (fallback === undefined) return 'write';
-    const words = fallback.arguments.flatMap((argument) => {
-      const value = argumentValue(argsObject, argument);
-      return value === null ? [] : wordsOf(value);
-    });
+    if (!PLAIN_ASCII.test(tool) || fallback.impersonated.has(foldName(tool))) return 'write';
+    const values = fallback.arguments.map((argument) => argumentValue(argsObject, argument));
+    // A look-alike value (full-width letters, homoglyphs) could hide a write word: fail closed.
+    if (values.some((value) => value !== null && !PRINTABLE_ASCII.test(value))) return 'write';
+    const words = values.flatMap((value) => (value === null ? [] : wordsOf(value)));
     if (words.some((word) => fallback.writeWords.has(word))) return 'write';
     if (words.some((word) => fallback.readWords.has(word))) return 'read';
     return 'write';

@@ -166,8 +166,27 @@ describe('names and values', () => {
     expect(classifyToolCall('Pulse_Query')).toBe('write');
   });
 
-  it('a differently cased name of a read tool falls back to its arguments', () => {
-    expect(classifyToolCall('PULSE_METRICS', { action: 'get' })).toBe('read');
+  it('a differently cased name of a listed tool impersonates it: write, whatever its arguments', () => {
+    expect(classifyToolCall('PULSE_METRICS', { action: 'get' })).toBe('write');
+    expect(classifyToolCall('PULSE_CONTROL', { action: 'status' })).toBe('write');
+  });
+
+  it('a look-alike of a listed tool (Cyrillic o, full-width letters) is a write, whatever its arguments', () => {
+    expect(classifyToolCall('pulse_contr\u043el', { action: 'status' })).toBe('write');
+    expect(classifyToolCall('\uff50ulse_control', { action: 'list' })).toBe('write');
+  });
+
+  it('an unknown tool whose name is not plain ASCII is a write', () => {
+    expect(classifyToolCall('v\u00e9rifier', { action: 'get' })).toBe('write');
+  });
+
+  it('a look-alike argument value that could hide a write word is a write', () => {
+    expect(classifyToolCall('vm_tool', { action: 'list', operation: '\uff52estart' })).toBe('write');
+    expect(classifyToolCall('vm_tool', { action: 'g\u0435t' })).toBe('write');
+  });
+
+  it('an argument value with spaces is judged by its words', () => {
+    expect(classifyToolCall('vm_tool', { action: 'show all' })).toBe('read');
   });
 
   it('argument values are trimmed', () => {
@@ -184,7 +203,7 @@ describe('names and values', () => {
   });
 
   it('a name that is not a string is an unknown tool: write', () => {
-    expect(classifyToolCall(42 as unknown as string, { action: 'get' })).toBe('read');
+    expect(classifyToolCall(42 as unknown as string, { action: 'get' })).toBe('write');
     expect(classifyToolCall(null as unknown as string)).toBe('write');
   });
 });
@@ -492,6 +511,11 @@ describe('catalog validation (CatalogError names the bad entry)', () => {
 
   it('the error is named CatalogError', () => {
     expect(catalogError({ tools: {} }).name).toBe('CatalogError');
+  });
+
+  it('a tool listed twice once names are trimmed is reported', () => {
+    const error = catalogError({ name: 'x', tools: { ' pulse_query': 'read', pulse_query: 'write' } });
+    expect(error.message).toBe('catalog \'x\': tools.pulse_query: the tool is listed twice (names are trimmed)');
   });
 
   it('a missing name is reported at path name', () => {

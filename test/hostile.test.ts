@@ -191,7 +191,8 @@ describe('the classifier under hostile input', () => {
   });
 
   it('classifies huge names and arguments without trouble', () => {
-    expect(classifyToolCall(HUGE, { action: HUGE })).toBe('read');
+    expect(classifyToolCall('x'.repeat(1 << 20), { action: HUGE })).toBe('read');
+    expect(classifyToolCall(HUGE, { action: HUGE })).toBe('write'); // a name with spaces is not judged by words
     expect(classifyToolCall('pulse_alerts', { action: HUGE })).toBe('write');
     expect(classifyToolCall(`  ${'pulse_metrics'.repeat(10_000)}  `, JSON.stringify({ action: HUGE }))).toBe('read');
     expect(classifyToolCall('x', { action: `${HUGE}restart` })).toBe('write');
