@@ -14,6 +14,7 @@ import {
   ANSWER_BLOCK_REASONS,
   ErrCodeFSMBlocked,
   MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
   RECOVERY_TTL_MS,
   TOOL_BLOCK_REASONS,
   recoveryIdFor,
@@ -243,6 +244,13 @@ export const safetyMachine = setup({
       pendingRecoveries[recoveryId] = previous
         ? { ...previous, lastBlockedAt: at, attempts: previous.attempts + 1 }
         : { recoveryId, errorCode: ErrCodeFSMBlocked, tool, createdAt: at, lastBlockedAt: at, attempts: 1 };
+      const ids = Object.keys(pendingRecoveries);
+      if (ids.length > MAX_PENDING_RECOVERIES) {
+        const stalest = ids
+          .filter((id) => id !== recoveryId)
+          .reduce((a, b) => (pendingRecoveries[b]!.lastBlockedAt < pendingRecoveries[a]!.lastBlockedAt ? b : a));
+        delete pendingRecoveries[stalest];
+      }
       return { pendingRecoveries };
     }),
     /** A write blocked in VERIFYING: count it. Telemetry only; it never waives anything. */

@@ -20,6 +20,14 @@ export const RECOVERY_TTL_MS = 600_000;
 export const MAX_IN_FLIGHT = 64;
 
 /**
+ * The most pending recoveries a session keeps. Tool names come from the model:
+ * past the cap the entry blocked least recently is dropped, so inventing names
+ * cannot grow the context (or the persisted snapshot) without bound. Dropping
+ * one only forgets telemetry; no rule depends on it.
+ */
+export const MAX_PENDING_RECOVERIES = 32;
+
+/**
  * The `POLICY_BLOCKED:` reason of a refused tool call, by rule. Reasons say
  * what evidence is missing, never which tool to run (DESIGN.md §1).
  */

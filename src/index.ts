@@ -24,7 +24,7 @@ export {
   type InFlightCall,
   type BlockRule,
 } from '../machines/safety.types.js';
-export { MAX_IN_FLIGHT, TOOL_BLOCK_REASONS, ANSWER_BLOCK_REASONS, CLEARED_BY } from '../machines/safety.policy.js';
+export { MAX_IN_FLIGHT, MAX_PENDING_RECOVERIES, TOOL_BLOCK_REASONS, ANSWER_BLOCK_REASONS, CLEARED_BY } from '../machines/safety.policy.js';
 export {
   FSMBlockedError,
   CatalogError,

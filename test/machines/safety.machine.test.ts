@@ -13,6 +13,7 @@ import {
   ANSWER_BLOCK_REASONS,
   ErrCodeFSMBlocked,
   MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
   RECOVERY_TTL_MS,
   TOOL_BLOCK_REASONS,
 } from '../../machines/safety.policy.js';
@@ -1039,6 +1040,17 @@ describe('Parallel calls cannot sneak past (DESIGN §3.4)', () => {
     const s = inState('READING');
     for (let i = 0; i < MAX_IN_FLIGHT + 10; i++) s.send(requested('pulse_metrics', 'read', T + i, `r${i}`));
     expect(s.context.inFlight).toHaveLength(MAX_IN_FLIGHT);
+  });
+
+  it('pending recoveries are bounded by MAX_PENDING_RECOVERIES, dropping the one blocked least recently', () => {
+    const s = start();
+    s.send(requested('tool_first', 'write', T, 'first'));
+    for (let i = 0; i < MAX_PENDING_RECOVERIES + 5; i++) s.send(requested(`tool_${i}`, 'write', T + 1 + i, `w${i}`));
+    s.send(requested('tool_first', 'write', T + 100, 'again'));
+    const ids = Object.keys(s.context.pendingRecoveries);
+    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(ids).toContain('FSM_BLOCKED:tool_first');
+    expect(ids).not.toContain('FSM_BLOCKED:tool_0');
   });
 
   it('an admitted write is never dropped from the calls in flight', () => {
