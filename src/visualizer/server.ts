@@ -41,6 +41,12 @@ import { replayRun, runSummary } from './replay.js';
 export const HOST = '127.0.0.1';
 /** Largest request body (a transcript file), bytes. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects a request body may have; deeper
+ * bodies (which would overflow the stack when written back as JSON) are
+ * refused with 400 before any session sees them.
+ */
+export const MAX_BODY_DEPTH = 64;
 /** Largest inspection message, bytes. */
 export const MAX_INSPECTION_BYTES = 2 * 1024 * 1024;
 const MAX_PLAYGROUND_SESSIONS = 50;
@@ -119,10 +125,46 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return {};
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, `the request body is not JSON: ${(error as Error).message}`);
+  }
+  if (jsonDepth(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+    throw new HttpError(400, `the request body is nested more than ${MAX_BODY_DEPTH} arrays or objects deep`);
+  }
+  return body;
+}
+
+/**
+ * The nesting depth of parsed JSON (a scalar is 0, `[]` and `{}` are 1),
+ * counted without recursion and only up to `limit + 1`: a deeper value
+ * answers `limit + 1` without being walked further.
+ */
+function jsonDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > limit) return limit + 1;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * A path segment of the URL, percent-decoded.
+ *
+ * @throws HttpError 400 when the segment is not valid percent-encoded UTF-8.
+ */
+function pathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, `the path segment '${raw}' is not valid percent-encoded UTF-8`);
   }
 }
 
@@ -258,7 +300,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       return sendJson(res, 200, info);
     }
     if (method === 'GET' && (match = /^\/api\/charts\/([^/]+)$/.exec(path))) {
-      return sendJson(res, 200, await chart(decodeURIComponent(match[1]!)));
+      return sendJson(res, 200, await chart(pathSegment(match[1]!)));
     }
     if (method === 'POST' && path === '/api/playground') {
       let session: PlaygroundSession;
@@ -273,7 +315,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       return sendJson(res, 201, session.toResponse());
     }
     if ((match = /^\/api\/playground\/([^/]+)$/.exec(path))) {
-      const session = playgroundSession(decodeURIComponent(match[1]!));
+      const session = playgroundSession(pathSegment(match[1]!));
       if (method === 'GET') return sendJson(res, 200, session.toResponse());
       if (method === 'POST') {
         const command = await readJsonBody(req);
@@ -304,10 +346,10 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       return sendJson(res, 201, replaySummary(id, parsed.data.catalog ?? 'pulse'));
     }
     if (method === 'GET' && (match = /^\/api\/replays\/([^/]+)$/.exec(path))) {
-      return sendJson(res, 200, replaySummary(decodeURIComponent(match[1]!), catalogOf(url)));
+      return sendJson(res, 200, replaySummary(pathSegment(match[1]!), catalogOf(url)));
     }
     if (method === 'GET' && (match = /^\/api\/replays\/([^/]+)\/runs\/(\d+)$/.exec(path))) {
-      const id = decodeURIComponent(match[1]!);
+      const id = pathSegment(match[1]!);
       const replay = replays.get(id);
       if (replay === undefined) throw new HttpError(404, `no transcript '${id}' is open`);
       const index = Number(match[2]);
@@ -318,7 +360,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     }
     if (method === 'GET' && path === '/api/live') return sendJson(res, 200, hub.sessions());
     if (method === 'GET' && (match = /^\/api\/live\/([^/]+)$/.exec(path))) {
-      const session = hub.session(decodeURIComponent(match[1]!));
+      const session = hub.session(pathSegment(match[1]!));
       if (session === undefined) throw new HttpError(404, 'no such live session');
       return sendJson(res, 200, session);
     }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRun } from '../../src/audit.js';
 import { demoRuns } from '../../src/demo.js';
 import { PortInUseError, startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import type { ReplayResponse, ReplayRunResponse } from '../../src/visualizer/protocol.js';
+import type { PlaygroundResponse, ReplayResponse, ReplayRunResponse } from '../../src/visualizer/protocol.js';
 
 let server: VisualizerServer;
 beforeAll(async () => {
@@ -80,6 +80,35 @@ describe('the visualizer server', () => {
     const response = await post(`/api/playground/${created.id}`, '{ not json');
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toMatch(/^the request body is not JSON/);
+  });
+
+  it('answers 400, not 500, for a path segment that is not valid percent-encoding', async () => {
+    const response = await get('/api/replays/%E0%A4%A');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe(
+      "the path segment '%E0%A4%A' is not valid percent-encoded UTF-8",
+    );
+  });
+
+  it('refuses call arguments nested too deep before the playground session sees them', async () => {
+    const created = (await (await post('/api/playground', {})).json()) as PlaygroundResponse;
+    const args = '['.repeat(5_000) + ']'.repeat(5_000);
+    const response = await post(`/api/playground/${created.id}`, `{"type":"call","name":"get_user_details","args":${args}}`);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe(
+      'the request body is nested more than 64 arrays or objects deep',
+    );
+    const after = (await (await get(`/api/playground/${created.id}`)).json()) as PlaygroundResponse;
+    expect(after.log).toEqual(created.log);
+    expect(after.view).toEqual(created.view);
+  });
+
+  it('accepts call arguments nested as deep as the limit', async () => {
+    const created = (await (await post('/api/playground', {})).json()) as PlaygroundResponse;
+    const args = '['.repeat(63) + ']'.repeat(63);
+    const response = await post(`/api/playground/${created.id}`, `{"type":"call","name":"get_user_details","args":${args}}`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as PlaygroundResponse).log.length).toBeGreaterThan(created.log.length);
   });
 
   it('refuses a body sent as a form, so another site cannot post to it', async () => {
