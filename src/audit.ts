@@ -136,7 +136,7 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
     findings: [],
   };
   /** Kinds of the calls seen, by id, so a result is recorded as what was called. */
-  const calls = new Map<string, { name: string; kind: ToolKind }>();
+  const calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
 
   run.steps.forEach((step, index) => {
     at += stepMs;
@@ -149,7 +149,7 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
       case 'call': {
         const result = guard.check({ id: step.id, name: step.name, args: step.args });
         const kind = result.kind;
-        calls.set(step.id, { name: step.name, kind });
+        calls.set(step.id, { name: step.name, kind, allowed: result.allowed });
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
         decision = result.allowed
@@ -170,11 +170,13 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
       case 'result': {
         const call = calls.get(step.id);
         const name = call?.name ?? step.name;
+        if (name === '') break; // the result of no call the transcript shows: nothing to record
         const result = guard.record(
           { id: step.id, name, ...(call ? { kind: call.kind } : {}) },
           step.outcome === 'success' ? 'success' : 'error',
         );
-        if (result.recovered) {
+        // A refused call that ran anyway clears its own pending recovery: that is no recovery.
+        if (result.recovered && call?.allowed !== false) {
           recovered = result.recovered;
           audit.recoveries += 1;
         }

@@ -5,7 +5,8 @@
  * audits recorded transcripts against the rules; `--demo` audits the embedded
  * demo transcript instead. Exit codes: 0 nothing refused (and always for
  * `--demo`), 1 something refused, 2 bad input (a message naming the file and
- * the position, never a stack trace).
+ * the position, never a stack trace); 70 an internal error (a bug: please
+ * report it with the input).
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
@@ -16,6 +17,17 @@ import { CatalogError } from './errors.js';
 import { readTranscript, TranscriptError, type TranscriptRun } from './transcripts.js';
 import { registerExportCommand } from './export.js';
 import { registerServeCommand } from './visualizer/command.js';
+
+/** The package's version: from the nearest package.json above this module (in `src/` or `dist/src/`). */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch {
+      if (dir.pathname === '/') return 'unknown';
+    }
+  }
+}
 
 /** Exit codes of `pulse-safety audit`. */
 export const EXIT = { clean: 0, refused: 1, badInput: 2 } as const;
@@ -71,12 +83,16 @@ interface AuditCommandOptions {
 function runAudit(files: string[], options: AuditCommandOptions, out: (text: string) => void): number {
   if (options.demo && files.length > 0) throw new InputError('give either transcript files or --demo, not both');
   if (!options.demo && files.length === 0) throw new InputError('no transcript given: name one or more files, or use --demo');
+  if (options.demo && options.catalog !== 'pulse') {
+    throw new InputError(`the demo transcript uses Pulse tool names: --catalog ${options.catalog} does not apply to it`);
+  }
   const classify = loadClassifier(options.catalog);
   const sources = options.demo ? [DEMO_SOURCE] : files;
   const runs = options.demo ? demoRuns() : files.flatMap((file) => readFile(file));
   const report: AuditReport = auditRuns(runs, { classify, strictFailedWrites: options.strictFailedWrites === true });
   if (options.format === 'json') {
-    out(JSON.stringify({ catalog: options.catalog, sources, ...report }, null, 2) + '\n');
+    const body = options.summaryOnly ? { summary: report.summary } : report;
+    out(JSON.stringify({ catalog: options.catalog, sources, ...body }, null, 2) + '\n');
   } else {
     out(
       formatAuditText(report, {
@@ -99,6 +115,7 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
   const setExitCode = io.setExitCode ?? ((code: number) => (process.exitCode = code));
 
   const program = new Command('pulse-safety')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .description('A structural safety gate for LLM agents\' tool calls: audit transcripts against the rules.')
     .exitOverride()
     .configureOutput({ writeOut: out, writeErr: err });
@@ -110,7 +127,7 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
     .option('--catalog <name|path>', `tool catalog: ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`, 'pulse')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--demo', 'audit the embedded demo transcript (exits 0 even with refusals)')
-    .option('--summary-only', 'text format: print only the summary')
+    .option('--summary-only', 'print only the summary (JSON: leave out the runs)')
     .option('--strict-failed-writes', 'treat a failed write as needing verification (it may have applied)')
     .exitOverride()
     .action((files: string[], options: AuditCommandOptions) => {

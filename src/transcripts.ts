@@ -93,10 +93,31 @@ function outcomeOf(text: string, isError: boolean): 'success' | 'error' {
   return isError || text.trimStart().startsWith('Error') ? 'error' : 'success';
 }
 
+/** Arguments nested deeper than this are kept as their raw string: nothing real nests so deep, and reports must serialise them. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** True when `value` nests objects or arrays deeper than `limit` (iterative: no recursion to overflow). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const inner of Object.values(item)) stack.push([inner, depth + 1]);
+  }
+  return false;
+}
+
+/** Arguments as given, or a note in their place when they nest too deep to report. */
+function boundArguments(value: unknown): unknown {
+  return nestsDeeperThan(value, MAX_ARGUMENT_DEPTH) ? `[arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels]` : value;
+}
+
 function parseArguments(raw: unknown): unknown {
   if (typeof raw !== 'string') return raw ?? {};
   try {
-    return JSON.parse(raw);
+    const parsed: unknown = JSON.parse(raw);
+    return nestsDeeperThan(parsed, MAX_ARGUMENT_DEPTH) ? raw : parsed;
   } catch {
     return raw;
   }
@@ -143,7 +164,7 @@ function readMessages(messages: unknown[], source: string, where: string): Trans
             fail(`content[${i}] (tool_use) needs a string "id" and "name"`);
           }
           names.set(id as string, name as string);
-          steps.push({ type: 'call', id: id as string, name: name as string, args: own(block, 'input') ?? {}, position });
+          steps.push({ type: 'call', id: id as string, name: name as string, args: boundArguments(own(block, 'input') ?? {}), position });
           calls += 1;
         });
       }
@@ -260,6 +281,7 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
       fail(`"type" must be one of ${JSONL_TYPES.join(', ')}`);
     }
     if (type === 'run') {
+      names.clear(); // call ids are per run
       const id = own(e, 'id');
       const reward = own(e, 'reward');
       current = {
@@ -285,7 +307,7 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
         const id = str('id');
         const name = str('name');
         names.set(id, name);
-        steps.push({ type: 'call', id, name, args: own(e, 'args') ?? {}, position });
+        steps.push({ type: 'call', id, name, args: boundArguments(own(e, 'args') ?? {}), position });
         break;
       }
       case 'result': {
@@ -349,6 +371,7 @@ function lineAndColumn(text: string, offset: number): string {
  */
 export function readTranscript(text: string, source: string): TranscriptRun[] {
   if (typeof text !== 'string') throw new TranscriptError(String(source), 'top level', 'expected text');
+  if (text.startsWith('\uFEFF')) text = text.slice(1); // a UTF-8 byte-order mark is no content
   if (/\.(jsonl|ndjson)$/i.test(source)) return readJsonl(text, source);
   if (text.trim() === '') throw new TranscriptError(source, 'line 1', 'the file is empty');
   let value: unknown;

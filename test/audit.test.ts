@@ -61,6 +61,25 @@ describe('shadow mode', () => {
     expect(audit.findings[5]!.recovered).toMatchObject({ tool: 'pulse_control', attempts: 1 });
   });
 
+  test('a refused call that ran anyway and succeeded is not counted as a recovery', () => {
+    const audit = auditRun(run(call('w', 'pulse_control'), ok('w')));
+    expect(audit.recoveries).toBe(0);
+    expect(audit.findings[1]!.recovered).toBeNull();
+  });
+
+  test('a result of no call the transcript shows, and with no name, is not recorded', () => {
+    const steps = readTranscript(
+      JSON.stringify([
+        { role: 'tool', tool_call_id: 'ghost', content: 'ok' },
+        { role: 'assistant', content: 'All good.' },
+      ]),
+      'orphan.json',
+    )[0]!;
+    const audit = auditRun(steps);
+    expect(audit.findings[0]!.stateAfter).toBe('RESOLVING');
+    expect(audit.refusals).toEqual([]);
+  });
+
   test('a clock step past the TTL expires a pending recovery', () => {
     const audit = auditRun(run(call('w', 'pulse_control'), { type: 'clock', advanceMs: 600_001 }), { trace: true });
     expect(Object.keys(audit.findings[0]!.context!.pendingRecoveries)).toEqual(['FSM_BLOCKED:pulse_control']);
@@ -201,7 +220,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
       writes: 298,
       blockedCalls: 75,
       refusedAnswers: 184,
-      recoveries: 62,
+      recoveries: 0,
       runsWithRefusal: 119,
     });
     expect(blocksByReason.map((g) => [g.rule, g.count])).toEqual([
@@ -210,8 +229,8 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     ]);
     expect(refusedAnswersByReason.map((g) => [g.rule, g.count])).toEqual([['unverified-write', 184]]);
     expect(byReward).toEqual({
-      successful: { runs: 84, calls: 347, writes: 91, blockedCalls: 21, refusedAnswers: 47, recoveries: expect.any(Number), runsWithRefusal: 32 },
-      failed: { runs: 116, calls: 817, writes: 207, blockedCalls: 54, refusedAnswers: 137, recoveries: expect.any(Number), runsWithRefusal: 87 },
+      successful: { runs: 84, calls: 347, writes: 91, blockedCalls: 21, refusedAnswers: 47, recoveries: 0, runsWithRefusal: 32 },
+      failed: { runs: 116, calls: 817, writes: 207, blockedCalls: 54, refusedAnswers: 137, recoveries: 0, runsWithRefusal: 87 },
     });
   });
 });

@@ -179,3 +179,31 @@ describe('the pulse-safety executable', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('options', () => {
+  test('--version prints the package version', async () => {
+    const { code, out } = await run('--version');
+    expect(code).toBe(0);
+    expect(out.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test('--summary-only with --format json leaves out the runs', async () => {
+    const report = JSON.parse((await run('audit', refusing(), '--format', 'json', '--summary-only')).out);
+    expect(report.runs).toBeUndefined();
+    expect(report.summary.blockedCalls).toBe(1);
+  });
+
+  test('--demo with another catalog than pulse is bad input', async () => {
+    const { code, err } = await run('audit', '--demo', '--catalog', 'tau-airline');
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain('the demo transcript uses Pulse tool names');
+  });
+
+  test('--format json survives arguments nested thousands deep', async () => {
+    const deep = '['.repeat(5_000) + ']'.repeat(5_000);
+    const path = file('deepargs.json', JSON.stringify([{ role: 'assistant', tool_calls: [{ id: 'd', function: { name: 'x', arguments: deep } }] }]));
+    const { code, out } = await run('audit', path, '--format', 'json');
+    expect(code).toBe(EXIT.refused);
+    expect(JSON.parse(out).summary.calls).toBe(1);
+  });
+});

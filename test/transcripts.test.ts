@@ -235,3 +235,31 @@ describe('bad input', () => {
     expect(errorOf('{"type":"clock","advanceMs":-5}', 'e.jsonl').message).toContain('non-negative number "advanceMs"');
   });
 });
+
+describe('robustness', () => {
+  const deep = '['.repeat(5_000) + ']'.repeat(5_000);
+
+  test('a UTF-8 byte-order mark before the JSON is ignored', () => {
+    expect(readTranscript('\uFEFF' + JSON.stringify(openAiChat), 'bom.json')).toHaveLength(1);
+  });
+
+  test('arguments nested too deep to report are kept as their raw string', () => {
+    const chat = [{ role: 'assistant', tool_calls: [{ id: 'd', function: { name: 'x', arguments: deep } }] }];
+    const [run] = readTranscript(JSON.stringify(chat), 'deep.json');
+    expect(run!.steps[0]).toMatchObject({ type: 'call', args: deep });
+    expect(() => JSON.stringify(run)).not.toThrow();
+  });
+
+  test('inline arguments nested too deep are replaced by a note', () => {
+    const [run] = readTranscript(`{"type":"call","id":"c","name":"x","args":${deep}}`, 'deep.jsonl');
+    expect(run!.steps[0]).toMatchObject({ type: 'call', args: '[arguments nested deeper than 64 levels]' });
+  });
+
+  test('call ids are per run: a result in a later run does not take a name from an earlier one', () => {
+    const runs = readTranscript(
+      ['{"type":"run","id":"one"}', '{"type":"call","id":"c2","name":"pulse_control"}', '{"type":"run","id":"two"}', '{"type":"result","id":"c2","outcome":"success"}'].join('\n'),
+      'r.jsonl',
+    );
+    expect(runs[1]!.steps[0]).toMatchObject({ type: 'result', id: 'c2', name: '' });
+  });
+});
