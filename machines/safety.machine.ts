@@ -39,7 +39,11 @@ type LooseEvent = { [key: string]: unknown };
 
 function field(event: unknown, name: string): unknown {
   if (typeof event !== 'object' || event === null) return undefined;
-  return Object.prototype.hasOwnProperty.call(event, name) ? (event as LooseEvent)[name] : undefined;
+  try {
+    return Object.prototype.hasOwnProperty.call(event, name) ? (event as LooseEvent)[name] : undefined;
+  } catch {
+    return undefined; // a getter or proxy trap that throws reads as missing (so kinds fail closed to write)
+  }
 }
 
 /** The event's time in epoch ms; 0 when missing or not a finite number. */

@@ -1216,6 +1216,17 @@ describe('malformed events', () => {
       JSON.parse('{"type":"tool.succeeded","__proto__":{"kind":"read"},"tool":"__proto__","at":1}'),
     ],
     ['a tool.requested whose tool and id are prototype names', { type: 'tool.requested', tool: 'constructor', kind: 'write', at: 1, callId: '__proto__' }],
+    [
+      'a tool.succeeded whose kind getter throws',
+      {
+        type: 'tool.succeeded',
+        tool: 'q',
+        at: 1,
+        get kind(): string {
+          throw new Error('boom');
+        },
+      },
+    ],
     ['an unknown event type', { type: 'tool.exploded', tool: 'x' }],
     ['an event type naming a prototype property', { type: 'constructor' }],
   ];
