@@ -19,10 +19,15 @@
  * - an actor you create yourself: `createActor(safetyMachine, { inspect: inspector.inspect })`;
  * - the actor inside a session guard (below): announce it with
  *   `inspector.actor(...)`, then `guard.actor.system.inspect(inspector.inspect)`.
+ *
+ * `@statelyai/inspect`'s WebSocket inspector retries a failed connection
+ * every 5 s without saying so, so the example first checks that the
+ * endpoint answers and, when it does not, prints one line and exits 1.
  */
 import { createInterface } from 'node:readline';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { Command, InvalidArgumentError } from 'commander';
+import { WebSocket } from 'ws';
 import { createSessionGuard, type SessionGuard } from '../src/index.js';
 
 /** The visualizer's inspection endpoint when it runs on its default port. */
@@ -76,6 +81,35 @@ const program = new Command('live-inspect')
   .option('--manual', 'run one step per line read from standard input')
   .parse();
 const options = program.opts<{ url: string; stepMs: number; manual?: boolean }>();
+
+/**
+ * Resolves once a WebSocket to `url` opens (then closes it); rejects with the
+ * reason when it cannot connect within 5 s.
+ */
+function checkReachable(url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(url, { handshakeTimeout: 5_000 });
+    } catch (error) {
+      return reject(error as Error);
+    }
+    socket.once('open', () => {
+      socket.close();
+      resolve();
+    });
+    socket.once('error', reject);
+  });
+}
+
+try {
+  await checkReachable(options.url);
+} catch (error) {
+  console.error(
+    `live-inspect: cannot connect to ${options.url} (${(error as Error).message || 'connection failed'}); start the visualizer first (npm start)`,
+  );
+  process.exit(1);
+}
 
 // 1. The inspector: a WebSocket client of the visualizer's server.
 const inspector = createWebSocketInspector({ url: options.url });
