@@ -15,6 +15,7 @@ import {
   ErrCodeFSMBlocked,
   MAX_IN_FLIGHT,
   MAX_PENDING_RECOVERIES,
+  MAX_TIME_MS,
   RECOVERY_TTL_MS,
   TOOL_BLOCK_REASONS,
   recoveryIdFor,
@@ -46,10 +47,10 @@ function field(event: unknown, name: string): unknown {
   }
 }
 
-/** The event's time in epoch ms; 0 when missing or not a finite number. */
+/** The event's time in epoch ms; 0 when missing, not a number, or outside ±`MAX_TIME_MS` (not a valid date). */
 function timeOf(event: unknown): number {
   const at = field(event, 'at');
-  return typeof at === 'number' && Number.isFinite(at) ? at : 0;
+  return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
 }
 
 /** The event's tool name; '' when missing or not a string. */

@@ -9,6 +9,13 @@ import type { BlockRule, ToolKind } from './safety.types.js';
 /** The stable code of a blocked call (DESIGN.md §1, `ErrCodeFSMBlocked`). */
 export const ErrCodeFSMBlocked = 'FSM_BLOCKED';
 
+/**
+ * The largest time, in absolute value, the gate keeps, epoch ms: the range of
+ * JavaScript dates (ECMA-262 "Time Values and Time Range"), so every time in
+ * a context is a valid date and survives a persisted snapshot.
+ */
+export const MAX_TIME_MS = 8.64e15;
+
 /** Pending recoveries expire this many milliseconds after their latest block: ten minutes. */
 export const RECOVERY_TTL_MS = 600_000;
 

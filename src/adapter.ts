@@ -18,7 +18,7 @@ import type {
   ToolKind,
 } from '../machines/safety.types.js';
 import { TOOL_KINDS } from '../machines/safety.types.js';
-import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import { classifyToolCall } from './classifier.js';
 import { FSMBlockedError } from './errors.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
@@ -92,7 +92,7 @@ export interface SessionGuard {
    * Decides whether a tool call may run (ASSISTANT_SAFETY.md "The
    * invariants"). Only writes are ever refused. An admitted call is tracked
    * until `record`.
-   * @throws TypeError when `call` is not an object with a string `name`, or the clock is not a finite number.
+   * @throws TypeError when `call` is not an object with a string `name`, or the clock is not a number within ±`MAX_TIME_MS`.
    */
   check(call: ToolCall): Decision;
   /**
@@ -204,8 +204,8 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
 
   function clock(): number {
     const at = now();
-    if (typeof at !== 'number' || !Number.isFinite(at)) {
-      throw new TypeError(`the guard's clock returned ${String(at)}, not a finite epoch-millisecond number`);
+    if (typeof at !== 'number' || !(Math.abs(at) <= MAX_TIME_MS)) {
+      throw new TypeError(`the guard's clock returned ${String(at)}, not an epoch-millisecond number within ±${MAX_TIME_MS}`);
     }
     return at;
   }

@@ -611,7 +611,7 @@ describe('the clock', () => {
     expect(guard.context.lastReadAt).toBe(1_234_567);
   });
 
-  it.each([Number.NaN, Infinity, '1' as unknown as number])(
+  it.each([Number.NaN, Infinity, 8.64e15 + 1, '1' as unknown as number])(
     'a clock returning %s makes check throw a TypeError and leaves the session unchanged',
     (bad) => {
       const clock = { now: T };
