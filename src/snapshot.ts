@@ -19,14 +19,18 @@
  * Spec: ASSISTANT_SAFETY.md "States", "The invariants"; DESIGN.md §3.3-3.5.
  */
 import { z } from 'zod';
-import { ErrCodeFSMBlocked, MAX_IN_FLIGHT, recoveryIdFor } from '../machines/safety.policy.js';
+import { ErrCodeFSMBlocked, MAX_IN_FLIGHT, MAX_TIME_MS, recoveryIdFor } from '../machines/safety.policy.js';
 import type { InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { SAFETY_STATES, TOOL_KINDS } from '../machines/safety.types.js';
 
 /** The schema version this library writes and reads. */
 export const SNAPSHOT_VERSION = 1;
 
-const time = z.number(); // zod 4 numbers are finite
+// Times are bounded by MAX_TIME_MS, the range of JavaScript dates: the base time,
+// every offset and every base + offset, so every time restored is a valid date
+// and persists again (no sum overflows to Infinity).
+const TIME_RANGE = `must be within ±${MAX_TIME_MS} ms, the range of JavaScript dates`;
+const time = z.number().min(-MAX_TIME_MS, TIME_RANGE).max(MAX_TIME_MS, TIME_RANGE); // zod 4 numbers are finite
 const count = z.int().nonnegative();
 const positive = z.int().min(1);
 const inFlightKey = z
@@ -181,12 +185,34 @@ function reachabilityIssues(s: PersistedSnapshot): Issue[] {
   return issues;
 }
 
+/** The times given as offsets whose sum with the base `t` leaves the range of JavaScript dates. */
+function timeRangeIssues(s: PersistedSnapshot): Issue[] {
+  if (s.t === undefined) return [];
+  const base = s.t;
+  const offsets: [(string | number)[], number][] = [];
+  if (s.write !== undefined) offsets.push([['write', 1], s.write[1]]);
+  if (s.read !== undefined) offsets.push([['read', 1], s.read[1]]);
+  (s.recoveries ?? []).forEach(([, createdAt, lastBlockedAt], i) => {
+    offsets.push([['recoveries', i, 1], createdAt], [['recoveries', i, 2], lastBlockedAt]);
+  });
+  (s.inFlight ?? []).forEach(([, , , admittedAt], i) => offsets.push([['inFlight', i, 3], admittedAt]));
+  return offsets
+    .filter(([, offset]) => Math.abs(base + offset) > MAX_TIME_MS)
+    .map(([path, offset]) => ({
+      path,
+      message: `added to t it is ${base + offset}, outside ±${MAX_TIME_MS} ms, the range of JavaScript dates`,
+    }));
+}
+
 /**
- * The zod schema of a persisted snapshot: the shape, then the reachability
- * rules. `persistedSnapshotSchema.safeParse(json)` reports every issue.
+ * The zod schema of a persisted snapshot: the shape, then the time range
+ * and the reachability rules. `persistedSnapshotSchema.safeParse(json)`
+ * reports every issue.
  */
 export const persistedSnapshotSchema = shapeSchema.superRefine((snapshot, ctx) => {
-  for (const issue of reachabilityIssues(snapshot)) ctx.addIssue({ code: 'custom', ...issue });
+  for (const issue of [...timeRangeIssues(snapshot), ...reachabilityIssues(snapshot)]) {
+    ctx.addIssue({ code: 'custom', ...issue });
+  }
 });
 
 /**
@@ -232,8 +258,9 @@ function fail(path: (string | number)[], message: string): never {
  * @param input a `PersistedSnapshot` (any JSON value, checked), or its JSON string.
  * @returns the state and a fresh context object (nothing shared with `input`).
  * @throws SnapshotError naming the first bad field: not JSON, not an object,
- *   an unknown version, a wrong type, a negative counter, an unknown state,
- *   or a combination the machine cannot reach.
+ *   a field that cannot be read (its getter throws), an unknown version, a
+ *   wrong type, a negative counter, an unknown state, a time (base, offset,
+ *   or their sum) outside ±`MAX_TIME_MS`, or a combination the machine cannot reach.
  */
 export function parsePersistedSnapshot(input: unknown): { state: SafetyState; context: SafetyContext } {
   let value = input;
@@ -247,6 +274,7 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     fail([], 'expected an object from guard.getPersistedSnapshot()');
   }
+  value = ownFields(value);
   const version = Object.prototype.hasOwnProperty.call(value, 'v') ? (value as { v: unknown }).v : undefined;
   if (version !== SNAPSHOT_VERSION) {
     fail(
@@ -256,12 +284,43 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
         : `unknown schema version ${JSON.stringify(version)} (this library reads version ${SNAPSHOT_VERSION})`,
     );
   }
-  const result = persistedSnapshotSchema.safeParse(value);
+  let result: ReturnType<typeof persistedSnapshotSchema.safeParse>;
+  try {
+    result = persistedSnapshotSchema.safeParse(value);
+  } catch (error) {
+    fail([], `cannot be read (${error instanceof Error ? error.message : String(error)})`);
+  }
   if (!result.success) {
     const issue = result.error.issues[0]!;
     fail(namedPath(issue.path), issue.message);
   }
   return { state: result.data.state, context: contextOf(result.data) };
+}
+
+/**
+ * A plain copy of an object's own enumerable fields, read once each.
+ *
+ * @throws SnapshotError naming the field whose getter throws, or the root
+ *   when the object's keys cannot be listed (a hostile Proxy).
+ */
+function ownFields(value: object): Record<string, unknown> {
+  let keys: string[];
+  try {
+    keys = Object.keys(value);
+  } catch (error) {
+    fail([], `cannot be read (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const fields: Record<string, unknown> = {};
+  for (const key of keys) {
+    let field: unknown;
+    try {
+      field = (value as Record<string, unknown>)[key];
+    } catch (error) {
+      fail([key], `cannot be read (${error instanceof Error ? error.message : String(error)})`);
+    }
+    Object.defineProperty(fields, key, { value: field, enumerable: true, writable: true, configurable: true });
+  }
+  return fields;
 }
 
 function contextOf(s: PersistedSnapshot): SafetyContext {
@@ -306,7 +365,8 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
 
 /**
  * The base time of a context's times: their minimum, when there are two or
- * more and every offset from it is exact (safe integers); else 0 (absolute times).
+ * more, all safe integers, and every offset from it is at most `MAX_TIME_MS`;
+ * else 0 (absolute times).
  */
 function baseTime(context: SafetyContext): number {
   const times: number[] = [];
@@ -316,7 +376,7 @@ function baseTime(context: SafetyContext): number {
   for (const c of context.inFlight) times.push(c.admittedAt);
   if (times.length < 2 || !times.every(Number.isSafeInteger)) return 0;
   const min = Math.min(...times);
-  return Number.isSafeInteger(Math.max(...times) - min) ? min : 0;
+  return Math.max(...times) - min <= MAX_TIME_MS ? min : 0;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_IN_FLIGHT } from '../machines/safety.policy.js';
+import { MAX_IN_FLIGHT, MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../src/adapter.js';
 import {
@@ -90,6 +90,10 @@ describe('the persisted form', () => {
     const snapshot = guard.getPersistedSnapshot();
     expect(snapshot.t).toBeUndefined();
     expect(createSessionGuard({ snapshot }).context.lastWriteAt).toBe(2001);
+  });
+  it('keeps times further apart than the range of JavaScript dates as they are, without a base', () => {
+    const guard = createSessionGuard({ snapshot: { v: 1, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] } });
+    expect(guard.getPersistedSnapshot()).toEqual({ v: 1, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] });
   });
 });
 
@@ -191,6 +195,43 @@ describe('a snapshot that does not validate', () => {
     const error = restoreError(JSON.parse('{"v":1,"state":"READING","read":["x",1],"__proto__":{"polluted":true}}'));
     expect(error?.message).toMatch(/__proto__/);
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it('names a base time outside the range of JavaScript dates', () => {
+    const error = restoreError({ v: 1, state: 'READING', t: 1e308, read: [READ, 1e308] });
+    expect(error?.path).toEqual(['t']);
+    expect(error?.message).toBe(`snapshot: t: must be within ±${MAX_TIME_MS} ms, the range of JavaScript dates`);
+  });
+
+  it('names an offset outside the range of JavaScript dates', () => {
+    expect(restoreError({ v: 1, state: 'READING', read: [READ, MAX_TIME_MS + 1] })?.path).toEqual(['read', 'at']);
+  });
+
+  it('names an offset whose sum with the base leaves the range of JavaScript dates', () => {
+    const error = restoreError({ v: 1, state: 'READING', t: MAX_TIME_MS, read: [READ, 1] });
+    expect(error?.path).toEqual(['read', 'at']);
+    expect(error?.message).toBe(
+      `snapshot: read.at: added to t it is ${MAX_TIME_MS + 1}, outside ±${MAX_TIME_MS} ms, the range of JavaScript dates`,
+    );
+  });
+
+  it('accepts times at the ends of the range of JavaScript dates and restores them from its own persisted form', () => {
+    const guard = createSessionGuard({ snapshot: { v: 1, state: 'VERIFYING', read: [READ, -MAX_TIME_MS], write: [WRITE, MAX_TIME_MS, 1] } });
+    const restored = createSessionGuard({ snapshot: JSON.parse(JSON.stringify(guard.getPersistedSnapshot())) });
+    expect(restored.context.lastReadAt).toBe(-MAX_TIME_MS);
+    expect(restored.context.lastWriteAt).toBe(MAX_TIME_MS);
+  });
+
+  it('names a field whose getter throws, with a SnapshotError rather than the raw error', () => {
+    const snapshot = {
+      v: 1,
+      get state(): string {
+        throw new Error('boom');
+      },
+    };
+    const error = restoreError(snapshot);
+    expect(error?.path).toEqual(['state']);
+    expect(error?.message).toBe('snapshot: state: cannot be read (boom)');
   });
 
   it('refuses more calls in flight than the machine ever tracks', () => {
@@ -382,6 +423,43 @@ describe('round trip (property)', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('every snapshot a guard accepts persists again as one that restores to the same persisted form', () => {
+    const timeArb = fc.oneof(
+      fc.integer({ min: -1e16, max: 1e16 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(0, MAX_TIME_MS, -MAX_TIME_MS, MAX_TIME_MS + 1, 1e308, -1e308, T0),
+    );
+    const snapshotArb = fc.record(
+      {
+        v: fc.constant(1),
+        state: fc.constantFrom('READING', 'VERIFYING'),
+        t: timeArb,
+        read: fc.tuple(fc.constant(READ), timeArb),
+        write: fc.tuple(fc.constant(WRITE), timeArb, fc.integer({ min: 1, max: 3 })),
+        recoveries: fc.tuple(fc.tuple(fc.constant(WRITE), timeArb, timeArb, fc.integer({ min: 1, max: 3 }))),
+        inFlight: fc.tuple(fc.tuple(fc.constant('id:r'), fc.constant(READ), fc.constant('read'), timeArb, fc.constant(null))),
+        checksCalls: fc.constant(true),
+      },
+      { requiredKeys: ['v', 'state'] },
+    );
+    fc.assert(
+      fc.property(snapshotArb, (snapshot) => {
+        let guard: SessionGuard;
+        try {
+          guard = createSessionGuard({ snapshot });
+        } catch (error) {
+          expect(error).toBeInstanceOf(SnapshotError);
+          return;
+        }
+        const persisted = JSON.stringify(guard.getPersistedSnapshot());
+        const restored = createSessionGuard({ snapshot: JSON.parse(persisted) });
+        expect(restored.state).toBe(guard.state);
+        expect(JSON.stringify(restored.getPersistedSnapshot())).toBe(persisted);
+      }),
+      { numRuns: 500 },
     );
   });
 
