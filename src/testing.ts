@@ -1,0 +1,464 @@
+/**
+ * Model-based testing for agent loops (the `pulse-safety-fsm/testing` entry):
+ * paths through the safety machine's graph, each an event list with the
+ * state and the gate's decision expected at every step, so an application
+ * can replay every path through its own agent loop and check that the loop
+ * enforces what the machine decides.
+ *
+ * The graph is made finite by an abstraction of the machine's context (see
+ * `abstractSafetyState`), then walked with `@xstate/graph`: shortest paths
+ * reach every abstract state through every transition that enters it;
+ * simple paths take every cycle-free route between the states that decide
+ * anything (see `abstractDecisionState`).
+ *
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
+ * WRITING, strict failed writes, time as an input, auto-completed verification).
+ */
+import { getShortestPaths, getSimplePaths } from '@xstate/graph';
+import { createActor, type ActorLogic, type AnyActorScope, type SnapshotFrom } from 'xstate';
+import { safetyMachine } from '../machines/safety.machine.js';
+import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import type {
+  BlockRule,
+  GateDecidedEvent,
+  RecoverySucceededEvent,
+  SafetyEvent,
+  SafetyInput,
+  SafetyState,
+  ToolKind,
+} from '../machines/safety.types.js';
+import { TOOL_KINDS } from '../machines/safety.types.js';
+
+/** A snapshot of the safety machine. */
+export type SafetySnapshot = SnapshotFrom<typeof safetyMachine>;
+
+/**
+ * The tool name used for each kind in generated events, unless
+ * `SafetyPathOptions.tools` says otherwise: Pulse catalog names, and
+ * `calculate` (a pure-computation tool) for `neutral`.
+ */
+export const DEFAULT_PATH_TOOLS: Readonly<Record<ToolKind, string>> = {
+  resolve: 'pulse_query',
+  read: 'pulse_metrics',
+  write: 'pulse_control',
+  user_input: 'pulse_question',
+  neutral: 'calculate',
+};
+
+/** Default time of a path's first step (epoch ms): 2023-11-14T22:13:20Z. */
+export const DEFAULT_PATH_START = 1_700_000_000_000;
+
+/** How paths are generated. */
+export interface SafetyPathOptions {
+  /** Tool name per kind (default `DEFAULT_PATH_TOOLS`). Events carry the kind as well. */
+  tools?: Partial<Record<ToolKind, string>>;
+  /** Generate for a guard created with `strictFailedWrites` (DESIGN.md §3.8); default false. */
+  strictFailedWrites?: boolean;
+  /**
+   * Generate for a guard that completes verification itself after a verifying
+   * read, as `createSessionGuard` does by default; default true. With false,
+   * paths contain `verification.completed` steps (call `completeVerification()`).
+   */
+  autoCompleteVerification?: boolean;
+  /**
+   * Also record outcomes of calls the gate never admitted (and check a call
+   * id again while it is in flight), as a loop in the original's record-only
+   * style does; default false, so every path is one a loop that records
+   * only the calls it ran can replay. Shortest paths only.
+   */
+  includeUncheckedOutcomes?: boolean;
+  /** Time of the first step (epoch ms); default `DEFAULT_PATH_START`. */
+  startAt?: number;
+}
+
+/** A decision the gate must make at a step; `rule` is null when allowed. */
+export interface ExpectedDecision {
+  allowed: boolean;
+  rule: BlockRule | null;
+}
+
+/** One step of a path. */
+export interface SafetyPathStep {
+  /**
+   * The event to replay. `event.at` (epoch ms) is what the loop's clock must
+   * read during the step; times only grow, and a `clock.ticked` step jumps
+   * past the ten-minute recovery TTL (nothing to call: just move the clock).
+   * Tool events carry `callId`, `tool` and `kind`.
+   */
+  event: SafetyEvent;
+  /** The session's state after the step. */
+  state: SafetyState;
+  /** For `tool.requested` and `answer.requested`, the gate's decision; null for other events. */
+  decision: ExpectedDecision | null;
+  /** The pending recovery this step's success clears (a recovery), as its id; else null. */
+  recoveryId: string | null;
+}
+
+/** A path from a fresh session. */
+export interface SafetyPath {
+  /** Where it ends and how, e.g. `READING: check resolve-1 allowed → ok resolve-1`. */
+  description: string;
+  steps: SafetyPathStep[];
+}
+
+/** Call ids: `<kind>-1`, and `<kind>-2` for a second write while the first is in flight; few ids keep the graph finite. */
+function callIdFor(kind: ToolKind, n: 1 | 2): string {
+  return `${kind}-${n}`;
+}
+
+/** Model time of every generated event but the clock jump; paths are re-timed when returned. */
+const MODEL_TIME = 0;
+
+function hasInFlight(snapshot: SafetySnapshot, callId: string): boolean {
+  return snapshot.context.inFlight.some((call) => call.key === `id:${callId}`);
+}
+
+/** Which event cases a path set tries: the tool kinds, and writes recorded without an id. */
+export interface EventCaseSet {
+  kinds: readonly ToolKind[];
+  /** With `includeUncheckedOutcomes`: also record a write's outcome without an id or a check. */
+  anonymousWrites: boolean;
+}
+
+/** The event cases of the shortest paths: all five kinds, and (with unchecked outcomes) anonymous writes. */
+export const SHORTEST_PATH_CASES: EventCaseSet = { kinds: TOOL_KINDS, anonymousWrites: true };
+
+/**
+ * The event cases of the simple paths: every kind but `neutral`, which the
+ * machine treats exactly as `user_input` (DESIGN.md §3.6; the shortest paths
+ * take it). With it, the simple paths would double again.
+ */
+export const SIMPLE_PATH_CASES: EventCaseSet = { kinds: ['resolve', 'read', 'write', 'user_input'], anonymousWrites: false };
+
+/**
+ * The events tried from a snapshot, one case per event type and tool kind
+ * (`cases.kinds`): each kind checked (`tool.requested`), succeeded and
+ * failed, under the call id `<kind>-1` (a second write checked while the
+ * first is in flight: `write-2`); the final answer; `verification.completed` (unless
+ * auto-completed); both resets; and a clock jump of ten minutes and one
+ * millisecond. A call is checked only while no other non-write call is in
+ * flight (a write and one other call may run in parallel: enough for every
+ * interleaving the rules tell apart, and it keeps the graph small).
+ * Without `includeUncheckedOutcomes`, outcomes are tried only for calls in
+ * flight and checks only for ids not in flight; with it, any id's outcome
+ * may be recorded at any time, and so may a write's without an id (with
+ * `cases.anonymousWrites`).
+ *
+ * All events but the clock jump share one model time: with a single time,
+ * only a jump can age a pending recovery, so "expired" means "a jump happened
+ * since its latest block", which the re-timed paths preserve.
+ */
+export function safetyEventCases(
+  snapshot: SafetySnapshot,
+  options: SafetyPathOptions = {},
+  cases: EventCaseSet = SHORTEST_PATH_CASES,
+): SafetyEvent[] {
+  const { kinds } = cases;
+  const tools = { ...DEFAULT_PATH_TOOLS, ...options.tools };
+  const unchecked = options.includeUncheckedOutcomes === true;
+  const at = MODEL_TIME;
+  const events: SafetyEvent[] = [];
+  const otherCallInFlight = (callId: string) =>
+    snapshot.context.inFlight.some((call) => call.kind !== 'write' && call.key !== `id:${callId}`);
+  for (const kind of kinds) {
+    const call = { tool: tools[kind], kind, at };
+    const first = callIdFor(kind, 1);
+    const second = callIdFor(kind, 2);
+    const firstInFlight = hasInFlight(snapshot, first);
+    // While a write is in flight, a loop that never reuses an id asks for
+    // another one under a second id (the write WRITING refuses).
+    const checkId = unchecked || !firstInFlight ? first : kind === 'write' && !hasInFlight(snapshot, second) ? second : null;
+    if (checkId !== null && (kind === 'write' || !otherCallInFlight(checkId))) {
+      events.push({ type: 'tool.requested', callId: checkId, ...call });
+    }
+    for (const callId of [first, second]) {
+      if ((callId === first && unchecked) || hasInFlight(snapshot, callId)) {
+        events.push({ type: 'tool.succeeded', callId, ...call }, { type: 'tool.failed', callId, ...call });
+      }
+    }
+  }
+  if (unchecked && cases.anonymousWrites && kinds.includes('write')) {
+    // A write recorded without an id or a check: the only way to record a
+    // write while another is in flight, since one id per kind would settle it.
+    const write = { tool: tools.write, kind: 'write' as const, at };
+    events.push({ type: 'tool.succeeded', ...write }, { type: 'tool.failed', ...write });
+  }
+  events.push({ type: 'answer.requested', at });
+  if (options.autoCompleteVerification === false) events.push({ type: 'verification.completed', at });
+  events.push(
+    { type: 'session.reset', at },
+    { type: 'session.resetKeepingProgress', at },
+    { type: 'clock.ticked', at: at + RECOVERY_TTL_MS + 1 },
+  );
+  return events;
+}
+
+/** Consecutive blocked writes beyond this many look alike to the abstraction (the old waiver came at three). */
+const COUNTER_CAP = 3;
+/** Attempts of a pending recovery beyond this many look alike. */
+const ATTEMPTS_CAP = 2;
+
+/** Calls in flight, abstracted: key, kind, and whether a read would verify the current write. */
+function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]): unknown[] {
+  const context = snapshot.context;
+  return context.inFlight
+    .filter((call) => kinds.includes(call.kind))
+    .map((call) => [
+      call.key.startsWith('anon:') ? `anon:${call.tool}` : call.key,
+      call.kind,
+      call.verifiesWrite === null ? null : call.verifiesWrite === context.writeSeq ? 'current' : 'stale',
+    ])
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
+}
+
+/**
+ * The finite abstraction of a snapshot that the shortest paths walk over:
+ * a JSON string of what can change a later decision, state, recovery or
+ * event case, with everything unbounded cut down to a few values.
+ *
+ * - Kept: the state; read-after-write; the calls in flight (by key and kind:
+ *   the event cases depend on them); whether the session checks its calls;
+ *   strict failed writes.
+ * - Capped: the consecutive blocked-write counter at 3, so three and more
+ *   blocked writes in a row are reached (the counter decides nothing; the
+ *   cap keeps "it never waives" in view); a pending recovery's attempts at 2.
+ * - Abstracted: times (every event but the clock jump happens at one model
+ *   time, so a pending recovery is alive until a jump, see
+ *   `safetyEventCases`); `writeSeq`, which matters only as "would this read
+ *   in flight verify the current write" (`current` / `stale` / null);
+ *   `anonSeq` (it only numbers keys).
+ * - Dropped: `wroteThisEpisode`, the final-answer block count, the last read
+ *   and write records: no guard reads them.
+ *
+ * Calls in flight are listed by key (a stable sort): with ids and fewer than
+ * `MAX_IN_FLIGHT` calls their order decides nothing, except between entries
+ * under one id, whose order the stable sort keeps.
+ */
+export function abstractSafetyState(snapshot: SafetySnapshot): string {
+  const context = snapshot.context;
+  const recoveries = Object.values(context.pendingRecoveries)
+    .map((recovery) => [recovery.tool, Math.min(recovery.attempts, ATTEMPTS_CAP)] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return JSON.stringify([
+    snapshot.value,
+    context.readAfterWrite,
+    Math.min(context.consecutiveVerifyBlocks, COUNTER_CAP),
+    recoveries,
+    abstractInFlight(snapshot, TOOL_KINDS),
+    context.checksCalls,
+    context.strictFailedWrites,
+  ]);
+}
+
+/**
+ * The coarse abstraction the simple paths walk over: the state,
+ * read-after-write, and the calls in flight (by key and kind, and whether a
+ * read would verify the current write). These decide every refusal and
+ * which events can come next, for a loop that checks every call before
+ * recording it (the simple paths' event cases); counters and recoveries
+ * decide neither, and leaving them out keeps the simple paths in the
+ * thousands. It does not fit outcomes recorded without a check, which
+ * verify or not depending on whether the session has ever checked a call.
+ */
+export function abstractDecisionState(snapshot: SafetySnapshot): string {
+  const context = snapshot.context;
+  const inFlight = context.inFlight
+    .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight]);
+}
+
+/**
+ * The machine's transitions an event selects from a snapshot, as one string
+ * `<state>|<source node>|<event type>#<index>` per transition, joined by `+`
+ * (`<state>|none` when the event selects nothing). Root transitions (reset,
+ * clock) are told apart by the state they leave.
+ */
+export function selectedTransitions(snapshot: SafetySnapshot, event: SafetyEvent): string {
+  const selected = safetyMachine.getTransitionData(snapshot, event);
+  if (selected.length === 0) return `${String(snapshot.value)}|none`;
+  return selected
+    .map((t) => {
+      const index = (t.source.transitions.get(t.eventType) ?? []).indexOf(t);
+      return `${String(snapshot.value)}|${t.source.id}|${t.eventType}#${index}`;
+    })
+    .join('+');
+}
+
+/**
+ * The vertex key of the shortest paths: the abstract state
+ * (`abstractSafetyState`), the transitions that led to it
+ * (`selectedTransitions`), and whether that step cleared a pending recovery
+ * (`recovered`) or let one expire (`expired`). Reaching every such vertex
+ * takes every transition into every abstract state, and every recovery and
+ * expiry, not only the cheapest way there.
+ */
+export function transitionCoverageKey(
+  snapshot: SafetySnapshot,
+  event: SafetyEvent | undefined,
+  previous: SafetySnapshot | undefined,
+): string {
+  const state = abstractSafetyState(snapshot);
+  if (previous === undefined || event === undefined) return state;
+  const dropped =
+    Object.keys(snapshot.context.pendingRecoveries).length < Object.keys(previous.context.pendingRecoveries).length;
+  const effect = !dropped ? '' : event.type === 'clock.ticked' ? ' (expired)' : ' (recovered)';
+  return `${state} via ${selectedTransitions(previous, event)}${effect}`;
+}
+
+/**
+ * The machine, or the machine followed by the guard's automatic
+ * CompleteVerification after every recorded outcome (what `createSessionGuard`
+ * does with `autoCompleteVerification`, its default).
+ */
+function pathLogic(autoComplete: boolean): ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined> {
+  const machine = safetyMachine as unknown as ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined>;
+  if (!autoComplete) return machine;
+  return {
+    transition(snapshot, event, scope) {
+      const next = machine.transition(snapshot, event, scope);
+      const outcome = event.type === 'tool.succeeded' || event.type === 'tool.failed';
+      const completion = { type: 'verification.completed', at: event.at } as const;
+      return outcome && next.can(completion) ? machine.transition(next, completion, scope) : next;
+    },
+    getInitialSnapshot: (scope: AnyActorScope, input) => machine.getInitialSnapshot(scope, input),
+    getPersistedSnapshot: (snapshot) => machine.getPersistedSnapshot(snapshot),
+  };
+}
+
+function label(event: SafetyEvent): string {
+  switch (event.type) {
+    case 'tool.requested':
+      return `check ${event.callId ?? event.tool}`;
+    case 'tool.succeeded':
+      return `ok ${event.callId ?? event.tool}`;
+    case 'tool.failed':
+      return `fail ${event.callId ?? event.tool}`;
+    case 'answer.requested':
+      return 'answer';
+    case 'verification.completed':
+      return 'complete verification';
+    case 'session.reset':
+      return 'reset';
+    case 'session.resetKeepingProgress':
+      return 'reset keeping progress';
+    case 'clock.ticked':
+      return 'clock +10 min';
+  }
+}
+
+/**
+ * Re-times a model event list on a growing clock (one millisecond a step,
+ * ten minutes and one millisecond more at each clock jump) and replays it
+ * through an actor of the path logic to find the state, decision and
+ * recovery expected at each step.
+ */
+function toSafetyPath(
+  modelEvents: readonly SafetyEvent[],
+  logic: ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined>,
+  input: SafetyInput,
+  startAt: number,
+): SafetyPath {
+  const actor = createActor(logic, { input });
+  const emitted: { type: string }[] = [];
+  actor.on('*', (event) => emitted.push(event));
+  actor.start();
+  let jumps = 0;
+  const steps = modelEvents.map((modelEvent, index): SafetyPathStep => {
+    if (modelEvent.type === 'clock.ticked') jumps += 1;
+    const event = { ...modelEvent, at: startAt + index + jumps * (RECOVERY_TTL_MS + 1) };
+    emitted.length = 0;
+    actor.send(event);
+    const decided = emitted.find((e): e is GateDecidedEvent => e.type === 'gate.decided');
+    const recovered = emitted.find((e): e is RecoverySucceededEvent => e.type === 'recovery.succeeded');
+    return {
+      event,
+      state: actor.getSnapshot().value as SafetyState,
+      decision: decided === undefined ? null : { allowed: decided.allowed, rule: decided.rule },
+      recoveryId: recovered?.recovery.recoveryId ?? null,
+    };
+  });
+  const end = actor.getSnapshot().value as SafetyState;
+  actor.stop();
+  const labels = steps.map((step) =>
+    step.decision === null ? label(step.event) : `${label(step.event)} ${step.decision.allowed ? 'allowed' : 'blocked'}`,
+  );
+  return { description: `${end}: ${labels.join(' → ') || '(start)'}`, steps };
+}
+
+/** Keeps the paths that are no prefix of another, in their order; drops repeats. */
+function maximalPaths(eventLists: SafetyEvent[][]): SafetyEvent[][] {
+  const keyOf = (events: readonly SafetyEvent[]) => events.map((event) => JSON.stringify(event));
+  const prefixes = new Set<string>();
+  for (const events of eventLists) {
+    const keys = keyOf(events);
+    for (let length = 0; length < keys.length; length += 1) prefixes.add(keys.slice(0, length).join('\n'));
+  }
+  const seen = new Set<string>();
+  return eventLists.filter((events) => {
+    const key = keyOf(events).join('\n');
+    if (prefixes.has(key) || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+type Generator = typeof getShortestPaths;
+
+function generate(
+  generator: Generator,
+  serializeState: (snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous?: SafetySnapshot) => string,
+  options: SafetyPathOptions,
+  cases: EventCaseSet,
+): SafetyPath[] {
+  const startAt = options.startAt ?? DEFAULT_PATH_START;
+  if (!Number.isFinite(startAt)) throw new TypeError(`startAt must be a finite epoch-millisecond number, got ${startAt}`);
+  const logic = pathLogic(options.autoCompleteVerification !== false);
+  const input: SafetyInput = { strictFailedWrites: options.strictFailedWrites === true };
+  const statePaths = generator(logic, {
+    input,
+    events: (snapshot: SafetySnapshot) => safetyEventCases(snapshot, options, cases),
+    serializeState,
+  });
+  // @xstate/graph paths start with an `xstate.init` step; the events that follow are the path.
+  const eventLists = statePaths.map((path) => path.steps.slice(1).map((step) => step.event));
+  return maximalPaths(eventLists).map((events) => toSafetyPath(events, logic, input, startAt));
+}
+
+/**
+ * Shortest paths to every abstract state (`abstractSafetyState`), reached
+ * through every transition that can enter it, and through every recovery and
+ * expiry (`transitionCoverageKey`), so together they take every transition
+ * of the machine that the event cases can reach. Paths that are a prefix of
+ * another are left out.
+ *
+ * @throws TypeError when `options.startAt` is not a finite number.
+ */
+export function getShortestSafetyPaths(options: SafetyPathOptions = {}): SafetyPath[] {
+  return generate(getShortestPaths, transitionCoverageKey, options, SHORTEST_PATH_CASES);
+}
+
+/**
+ * Every simple path (no abstract state twice) from a fresh session over the
+ * decision abstraction (`abstractDecisionState`): every order in which a
+ * loop that checks each call before recording it can pass through the
+ * states that decide refusals (`includeUncheckedOutcomes` is ignored: see
+ * `abstractDecisionState`). Paths that are a prefix of another are left out.
+ *
+ * @throws TypeError when `options.startAt` is not a finite number.
+ */
+export function getSimpleSafetyPaths(options: SafetyPathOptions = {}): SafetyPath[] {
+  const realizable = { ...options, includeUncheckedOutcomes: false };
+  return generate(getSimplePaths, (snapshot) => abstractDecisionState(snapshot), realizable, SIMPLE_PATH_CASES);
+}
+
+/**
+ * The tool call of a tool event, as `check` and `record` take it
+ * (`{ id, name, kind }`); null for other events.
+ */
+export function toolCallOf(event: SafetyEvent): { id?: string; name: string; kind: ToolKind } | null {
+  if (event.type !== 'tool.requested' && event.type !== 'tool.succeeded' && event.type !== 'tool.failed') return null;
+  return event.callId === undefined
+    ? { name: event.tool, kind: event.kind }
+    : { id: event.callId, name: event.tool, kind: event.kind };
+}
