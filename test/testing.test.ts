@@ -1,0 +1,370 @@
+/**
+ * `pulse-safety-fsm/testing` (src/testing.ts): the generated paths, their
+ * expected decisions, and the abstraction they are enumerated over.
+ *
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3.
+ */
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { safetyMachine } from '../machines/safety.machine.js';
+import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import type { SafetyEvent } from '../machines/safety.types.js';
+import { createSessionGuard } from '../src/adapter.js';
+import {
+  abstractDecisionState,
+  abstractSafetyState,
+  DEFAULT_PATH_START,
+  DEFAULT_PATH_TOOLS,
+  getShortestSafetyPaths,
+  getSimpleSafetyPaths,
+  safetyEventCases,
+  selectedTransitions,
+  SHORTEST_PATH_CASES,
+  toolCallOf,
+  type SafetyPath,
+  type SafetyPathOptions,
+  type SafetySnapshot,
+} from '../src/testing.js';
+
+const defaultShortest = getShortestSafetyPaths();
+const defaultSimple = getSimpleSafetyPaths();
+const defaults = [...defaultShortest, ...defaultSimple];
+
+/**
+ * Replays a path through a session guard whose clock reads each event's
+ * time, and lists every step where the guard's decision, state or recovery
+ * differs from the path's.
+ */
+function mismatches(path: SafetyPath, options: SafetyPathOptions = {}): string[] {
+  let now = 0;
+  const guard = createSessionGuard({
+    now: () => now,
+    strictFailedWrites: options.strictFailedWrites === true,
+    autoCompleteVerification: options.autoCompleteVerification !== false,
+  });
+  const found: string[] = [];
+  path.steps.forEach((step, index) => {
+    now = step.event.at;
+    const call = toolCallOf(step.event);
+    let decision: { allowed: boolean; rule: string | null } | null = null;
+    let recoveryId: string | null = null;
+    switch (step.event.type) {
+      case 'tool.requested': {
+        const d = guard.check(call!);
+        decision = d.allowed ? { allowed: true, rule: null } : { allowed: false, rule: d.error.rule };
+        break;
+      }
+      case 'tool.succeeded':
+      case 'tool.failed':
+        recoveryId = guard.record(call!, step.event.type === 'tool.succeeded' ? 'success' : 'error').recovered?.recoveryId ?? null;
+        break;
+      case 'answer.requested': {
+        const d = guard.finalAnswer();
+        decision = d.allowed ? { allowed: true, rule: null } : { allowed: false, rule: d.error.rule };
+        break;
+      }
+      case 'verification.completed':
+        guard.completeVerification();
+        break;
+      case 'session.reset':
+        guard.reset();
+        break;
+      case 'session.resetKeepingProgress':
+        guard.resetKeepProgress();
+        break;
+      case 'clock.ticked':
+        break;
+    }
+    const got = JSON.stringify({ state: guard.state, decision, recoveryId });
+    const want = JSON.stringify({ state: step.state, decision: step.decision, recoveryId: step.recoveryId });
+    if (got !== want) found.push(`step ${index} of "${path.description}": guard ${got}, path ${want}`);
+  });
+  return found;
+}
+
+function freshSnapshot(strictFailedWrites = false): SafetySnapshot {
+  const actor = createActor(safetyMachine, { input: { strictFailedWrites } });
+  actor.start();
+  return actor.getSnapshot();
+}
+
+function snapshotAfter(events: SafetyEvent[]): SafetySnapshot {
+  const actor = createActor(safetyMachine, { input: {} });
+  actor.start();
+  for (const event of events) actor.send(event);
+  return actor.getSnapshot();
+}
+
+const T = DEFAULT_PATH_START;
+const w = { tool: 'pulse_control', kind: 'write' as const, callId: 'w' };
+const q = { tool: 'pulse_query', kind: 'resolve' as const, callId: 'q' };
+
+describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
+  it('the session guard decides every step of every default path as the path expects', () => {
+    expect(defaults.flatMap((path) => mismatches(path))).toEqual([]);
+  });
+
+  for (const options of [
+    { strictFailedWrites: true },
+    { autoCompleteVerification: false },
+    { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: true },
+  ] satisfies SafetyPathOptions[]) {
+    it(`the session guard decides every step as the paths expect, ${JSON.stringify(options)}`, () => {
+      const paths = [...getShortestSafetyPaths(options), ...getSimpleSafetyPaths(options)];
+      expect(paths.flatMap((path) => mismatches(path, options))).toEqual([]);
+    });
+  }
+
+  it('the shortest paths end in every state', () => {
+    expect(new Set(defaultShortest.map((path) => path.steps.at(-1)?.state))).toEqual(
+      new Set(['RESOLVING', 'READING', 'WRITING', 'VERIFYING']),
+    );
+  });
+
+  it('the shortest paths refuse writes in RESOLVING, WRITING and VERIFYING, and the final answer in WRITING and VERIFYING', () => {
+    const refusals = new Set(
+      defaultShortest.flatMap((path) =>
+        path.steps.flatMap((step, i) =>
+          step.decision?.allowed === false
+            ? [`${step.event.type} in ${i === 0 ? 'RESOLVING' : path.steps[i - 1]!.state}: ${step.decision.rule}`]
+            : [],
+        ),
+      ),
+    );
+    expect(refusals).toEqual(
+      new Set([
+        'tool.requested in RESOLVING: no-target',
+        'tool.requested in WRITING: write-in-flight',
+        'tool.requested in VERIFYING: unverified-write',
+        'answer.requested in WRITING: write-in-flight',
+        'answer.requested in VERIFYING: unverified-write',
+      ]),
+    );
+  });
+
+  it('every path can be replayed by a loop that records only calls it ran', () => {
+    for (const path of defaults) {
+      const running = new Set<string>();
+      for (const step of path.steps) {
+        const { event } = step;
+        if (event.type === 'session.reset' || event.type === 'session.resetKeepingProgress') running.clear();
+        if (event.type === 'tool.requested') {
+          expect(running.has(event.callId!), path.description).toBe(false);
+          if (step.decision!.allowed) running.add(event.callId!);
+        }
+        if (event.type === 'tool.succeeded' || event.type === 'tool.failed') {
+          expect(running.delete(event.callId!), path.description).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('with includeUncheckedOutcomes, some path records an outcome of a call that was never checked', () => {
+    const paths = getShortestSafetyPaths({ includeUncheckedOutcomes: true });
+    const unchecked = paths.some((path) => {
+      const first = path.steps[0]?.event;
+      return first !== undefined && (first.type === 'tool.succeeded' || first.type === 'tool.failed');
+    });
+    expect(unchecked).toBe(true);
+  });
+
+  it('paths complete verification themselves only with autoCompleteVerification false', () => {
+    const completes = (paths: SafetyPath[]) =>
+      paths.some((path) => path.steps.some((step) => step.event.type === 'verification.completed'));
+    expect(completes(defaults)).toBe(false);
+    expect(completes(getShortestSafetyPaths({ autoCompleteVerification: false }))).toBe(true);
+  });
+
+  it('no path is a prefix of another, and none repeats', () => {
+    const keys = defaultShortest.map((path) => path.steps.map((step) => JSON.stringify(step.event)).join('\n'));
+    expect(new Set(keys).size).toBe(keys.length);
+    const prefixes = new Set(keys.flatMap((key) => key.split('\n').map((_, i, all) => all.slice(0, i).join('\n'))));
+    expect(keys.filter((key) => prefixes.has(key))).toEqual([]);
+  });
+
+  it('time starts at startAt and grows by a millisecond a step, ten minutes and one millisecond at a clock jump', () => {
+    for (const path of getShortestSafetyPaths({ startAt: 5_000 })) {
+      let expected = 5_000;
+      path.steps.forEach((step, i) => {
+        if (i > 0) expected += 1;
+        if (step.event.type === 'clock.ticked') expected += RECOVERY_TTL_MS + 1;
+        expect(step.event.at).toBe(expected);
+      });
+    }
+  });
+
+  it('refuses a start time that is not a finite number', () => {
+    expect(() => getShortestSafetyPaths({ startAt: Number.NaN })).toThrow(TypeError);
+    expect(() => getSimpleSafetyPaths({ startAt: Number.POSITIVE_INFINITY })).toThrow(TypeError);
+  });
+
+  it('names tools as told, and keeps each call id to one kind', () => {
+    const paths = getShortestSafetyPaths({ tools: { write: 'book_reservation', read: 'get_reservation_details' } });
+    const named = new Map<string, Set<string>>();
+    for (const path of paths) {
+      for (const { event } of path.steps) {
+        const call = toolCallOf(event);
+        if (call === null) continue;
+        if (!named.has(call.kind)) named.set(call.kind, new Set());
+        named.get(call.kind)!.add(call.name);
+        expect(call.id).toMatch(new RegExp(`^${call.kind}-[12]$`));
+      }
+    }
+    expect(named.get('write')).toEqual(new Set(['book_reservation']));
+    expect(named.get('read')).toEqual(new Set(['get_reservation_details']));
+    expect(named.get('resolve')).toEqual(new Set([DEFAULT_PATH_TOOLS.resolve]));
+  });
+
+  it('a decision is expected exactly at tool checks and final answers', () => {
+    for (const path of defaults) {
+      for (const step of path.steps) {
+        const decides = step.event.type === 'tool.requested' || step.event.type === 'answer.requested';
+        expect(step.decision !== null).toBe(decides);
+      }
+    }
+  });
+
+  it('a later success of a blocked tool is expected to recover it', () => {
+    const recoveries = defaultShortest.flatMap((path) => path.steps.filter((step) => step.recoveryId !== null));
+    expect(recoveries.length).toBeGreaterThan(0);
+    expect(new Set(recoveries.map((step) => step.recoveryId))).toEqual(new Set(['FSM_BLOCKED:pulse_control']));
+  });
+
+  it('a clock jump lets a pending recovery expire on some path', () => {
+    const expires = defaultShortest.some((path) => {
+      let now = 0;
+      const guard = createSessionGuard({ now: () => now });
+      return path.steps.some((step) => {
+        const pending = Object.keys(guard.context.pendingRecoveries).length;
+        now = step.event.at;
+        const call = toolCallOf(step.event);
+        if (step.event.type === 'tool.requested') guard.check(call!);
+        if (step.event.type === 'tool.succeeded') guard.record(call!);
+        if (step.event.type === 'tool.failed') guard.record(call!, 'error');
+        if (step.event.type === 'session.reset') guard.reset();
+        if (step.event.type === 'session.resetKeepingProgress') guard.resetKeepProgress();
+        if (step.event.type === 'answer.requested') guard.finalAnswer();
+        return step.event.type === 'clock.ticked' && pending > 0 && Object.keys(guard.context.pendingRecoveries).length === 0;
+      });
+    });
+    expect(expires).toBe(true);
+  });
+
+  it('describes a path by its last state and its steps', () => {
+    const path = defaultShortest.find(
+      (p) => p.steps.length === 2 && p.steps[0]!.event.type === 'tool.requested' && p.steps[1]!.event.type === 'tool.succeeded',
+    )!;
+    expect(path.description).toMatch(/^(RESOLVING|READING|WRITING|VERIFYING): check \S+ (allowed|blocked) → (ok|fail) \S+$/);
+    expect(path.description.startsWith(`${path.steps[1]!.state}:`)).toBe(true);
+  });
+});
+
+describe('toolCallOf', () => {
+  it('gives the call of a tool event, with its id when it has one', () => {
+    expect(toolCallOf({ type: 'tool.requested', at: T, ...w })).toEqual({ id: 'w', name: 'pulse_control', kind: 'write' });
+    expect(toolCallOf({ type: 'tool.failed', at: T, tool: 'pulse_control', kind: 'write' })).toEqual({
+      name: 'pulse_control',
+      kind: 'write',
+    });
+  });
+
+  it('gives null for events that are not tool calls', () => {
+    expect(toolCallOf({ type: 'answer.requested', at: T })).toBeNull();
+    expect(toolCallOf({ type: 'clock.ticked', at: T })).toBeNull();
+  });
+});
+
+describe('the abstraction', () => {
+  it('a fresh session is offered a check of every kind, the answer, both resets and a clock jump past the TTL', () => {
+    const events = safetyEventCases(freshSnapshot());
+    expect(events.filter((e) => e.type === 'tool.requested').map((e) => (e as { kind: string }).kind)).toEqual([
+      'resolve',
+      'read',
+      'write',
+      'user_input',
+      'neutral',
+    ]);
+    expect(events.some((e) => e.type === 'tool.succeeded')).toBe(false);
+    const tick = events.find((e) => e.type === 'clock.ticked')!;
+    const other = events.find((e) => e.type === 'answer.requested')!;
+    expect(tick.at - other.at).toBe(RECOVERY_TTL_MS + 1);
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['session.reset', 'session.resetKeepingProgress', 'answer.requested']),
+    );
+    expect(events.some((e) => e.type === 'verification.completed')).toBe(false);
+  });
+
+  it('with unchecked outcomes, every kind may be recorded at once, and a write without an id', () => {
+    const events = safetyEventCases(freshSnapshot(), { includeUncheckedOutcomes: true }, SHORTEST_PATH_CASES);
+    expect(events.filter((e) => e.type === 'tool.succeeded')).toHaveLength(6);
+    expect(events.some((e) => e.type === 'tool.succeeded' && e.callId === undefined && e.kind === 'write')).toBe(true);
+  });
+
+  it('offers an outcome only for a call in flight, and no second check of its id', () => {
+    const snapshot = snapshotAfter([{ type: 'tool.requested', at: T, tool: 'pulse_query', kind: 'resolve', callId: 'resolve-1' }]);
+    const events = safetyEventCases(snapshot);
+    expect(events.filter((e) => e.type === 'tool.succeeded').map((e) => (e as { callId?: string }).callId)).toEqual([
+      'resolve-1',
+    ]);
+    // One non-write call in flight at a time: only a write may be checked beside it.
+    expect(events.filter((e) => e.type === 'tool.requested').map((e) => (e as { kind: string }).kind)).toEqual(['write']);
+  });
+
+  it('times do not change the abstract state', () => {
+    const at = (t: number): SafetyEvent[] => [
+      { type: 'tool.requested', at: t, ...q },
+      { type: 'tool.succeeded', at: t + 1, ...q },
+      { type: 'tool.succeeded', at: t + 2, ...w },
+    ];
+    expect(abstractSafetyState(snapshotAfter(at(T)))).toBe(abstractSafetyState(snapshotAfter(at(T + 12_345))));
+  });
+
+  it('blocked writes in a row count up to three, then look alike', () => {
+    const blocked = (n: number) =>
+      snapshotAfter([
+        { type: 'tool.succeeded', at: T, ...w },
+        ...Array.from({ length: n }, (_, i): SafetyEvent => ({ type: 'tool.requested', at: T + i + 1, ...w })),
+      ]);
+    const keys = [0, 1, 2, 3, 4, 5].map((n) => abstractSafetyState(blocked(n)));
+    expect(new Set(keys.slice(0, 4)).size).toBe(4);
+    expect(keys[4]).toBe(keys[3]);
+    expect(keys[5]).toBe(keys[3]);
+  });
+
+  it('tells a read that verifies the current write from one admitted before it', () => {
+    const verifying = snapshotAfter([
+      { type: 'tool.succeeded', at: T, ...w },
+      { type: 'tool.requested', at: T + 1, ...q },
+    ]);
+    const stale = snapshotAfter([
+      { type: 'tool.succeeded', at: T, ...w },
+      { type: 'tool.requested', at: T + 1, ...q },
+      { type: 'tool.succeeded', at: T + 2, tool: 'pulse_control', kind: 'write' },
+    ]);
+    expect(abstractSafetyState(verifying)).not.toBe(abstractSafetyState(stale));
+    expect(abstractDecisionState(verifying)).not.toBe(abstractDecisionState(stale));
+  });
+
+  it('the decision abstraction ignores counters and recoveries', () => {
+    const once = snapshotAfter([{ type: 'tool.requested', at: T, ...w }]);
+    const twice = snapshotAfter([
+      { type: 'tool.requested', at: T, ...w },
+      { type: 'tool.requested', at: T + 1, ...w },
+    ]);
+    expect(abstractDecisionState(once)).toBe(abstractDecisionState(freshSnapshot()));
+    expect(abstractDecisionState(twice)).toBe(abstractDecisionState(once));
+    expect(abstractSafetyState(twice)).not.toBe(abstractSafetyState(once));
+  });
+
+  it('names the transition an event selects, and none when it selects nothing', () => {
+    const fresh = freshSnapshot();
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...w })).toBe(
+      'RESOLVING|safety.RESOLVING|tool.requested#0',
+    );
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...q })).toBe(
+      'RESOLVING|safety.RESOLVING|tool.requested#1',
+    );
+    expect(selectedTransitions(fresh, { type: 'session.reset', at: T })).toBe('RESOLVING|safety|session.reset#0');
+    expect(selectedTransitions(fresh, { type: 'verification.completed', at: T })).toBe('RESOLVING|none');
+  });
+});
