@@ -94,18 +94,35 @@ interface StepsOf {
   state: SafetySnapshot;
 }
 
-/** Path sets, enumerated once; the enumeration time is part of the report. */
-const pathSets = [
+/** The path sets: shortest, plain and strict; simple, plain (and strict when deep). */
+const PATH_SETS = [
   { generator: 'shortest' as const, strictFailedWrites: false },
   { generator: 'shortest' as const, strictFailedWrites: true },
   { generator: 'simple' as const, strictFailedWrites: false },
   ...(DEEP ? [{ generator: 'simple' as const, strictFailedWrites: true }] : []),
-].map(({ generator, strictFailedWrites }) => {
-  const start = performance.now();
-  const paths = generator === 'shortest' ? shortestPaths(strictFailedWrites) : simplePaths(strictFailedWrites);
-  const ms = performance.now() - start;
-  return { generator, strictFailedWrites, paths, ms };
-});
+];
+
+type PathSet = (typeof PATH_SETS)[number] & { paths: StepsOf[]; ms: number };
+
+const enumerated = new Map<(typeof PATH_SETS)[number], PathSet>();
+
+/**
+ * A path set, enumerated on first use (inside a test, not at import, so a
+ * mutation tool sees which tests run the machine) and kept; the time it took
+ * is part of the report.
+ */
+function pathSet(spec: (typeof PATH_SETS)[number]): PathSet {
+  let set = enumerated.get(spec);
+  if (set === undefined) {
+    const start = performance.now();
+    const paths = spec.generator === 'shortest' ? shortestPaths(spec.strictFailedWrites) : simplePaths(spec.strictFailedWrites);
+    set = { ...spec, paths, ms: performance.now() - start };
+    enumerated.set(spec, set);
+  }
+  return set;
+}
+
+const allPathSets = () => PATH_SETS.map(pathSet);
 
 // ---------------------------------------------------------------------------
 // Transitions: a structural edge is a transition of the machine as seen from
@@ -151,7 +168,7 @@ function structuralEdges(): Set<string> {
 /** Every edge the generated paths take: the transitions each step's event selects from the step before. */
 function takenEdges(): Set<string> {
   const edges = new Set<string>();
-  for (const { paths } of pathSets) {
+  for (const { paths } of allPathSets()) {
     for (const path of paths) {
       for (let i = 1; i < path.steps.length; i += 1) {
         const previous = path.steps[i - 1]!.state;
@@ -324,19 +341,20 @@ function replaySteps(path: StepsOf, strictFailedWrites: boolean): void {
 
 describe('paths through the safety machine', () => {
   it('reports the number of paths and the time to enumerate them', () => {
-    for (const set of pathSets) {
+    for (const set of allPathSets()) {
       const steps = set.paths.reduce((sum, path) => sum + path.steps.length - 1, 0);
       console.info(
         `paths: ${set.generator} (${set.strictFailedWrites ? 'strict failed writes' : 'default'}): ` +
           `${set.paths.length} paths, ${steps} steps, enumerated in ${Math.round(set.ms)} ms`,
       );
     }
-    expect(pathSets.every((set) => set.paths.length > 0)).toBe(true);
+    expect(allPathSets().every((set) => set.paths.length > 0)).toBe(true);
   });
 
-  for (const set of pathSets) {
-    const name = `${set.generator} paths${set.strictFailedWrites ? ' with strict failed writes' : ''}`;
+  for (const spec of PATH_SETS) {
+    const name = `${spec.generator} paths${spec.strictFailedWrites ? ' with strict failed writes' : ''}`;
     it(`every one of the ${name} holds the invariants at every step through the adapter`, async () => {
+      const set = pathSet(spec);
       for (const path of set.paths) {
         if (set.generator === 'shortest') await replayTestPath(path, set.strictFailedWrites);
         else replaySteps(path, set.strictFailedWrites);
@@ -345,12 +363,12 @@ describe('paths through the safety machine', () => {
   }
 
   it('the shortest paths reach every state the machine has', () => {
-    const reached = new Set(pathSets.flatMap((set) => set.paths.map((path) => String(path.state.value))));
+    const reached = new Set(allPathSets().flatMap((set) => set.paths.map((path) => String(path.state.value))));
     expect([...reached].sort()).toEqual(Object.keys(safetyMachine.root.states).sort());
   });
 
   it('the shortest paths refuse a third write in a row in VERIFYING (where an old version waived it)', () => {
-    const shortest = pathSets.filter((set) => set.generator === 'shortest').flatMap((set) => set.paths);
+    const shortest = allPathSets().filter((set) => set.generator === 'shortest').flatMap((set) => set.paths);
     const third = shortest.some((path) =>
       path.steps.some((step) => step.state.value === 'VERIFYING' && step.state.context.consecutiveVerifyBlocks === 3),
     );

@@ -26,9 +26,14 @@ import {
   type SafetySnapshot,
 } from '../src/testing.js';
 
-const defaultShortest = getShortestSafetyPaths();
-const defaultSimple = getSimpleSafetyPaths();
-const defaults = [...defaultShortest, ...defaultSimple];
+/** Computed on first use inside a test (not at import), then kept. */
+function once<T>(compute: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => (value ??= { v: compute() }).v;
+}
+
+const defaultShortest = once(() => getShortestSafetyPaths());
+const defaults = once(() => [...defaultShortest(), ...getSimpleSafetyPaths()]);
 
 /**
  * Replays a path through a session guard whose clock reads each event's
@@ -101,7 +106,7 @@ const q = { tool: 'pulse_query', kind: 'resolve' as const, callId: 'q' };
 
 describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   it('the session guard decides every step of every default path as the path expects', () => {
-    expect(defaults.flatMap((path) => mismatches(path))).toEqual([]);
+    expect(defaults().flatMap((path) => mismatches(path))).toEqual([]);
   });
 
   for (const options of [
@@ -116,14 +121,14 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   }
 
   it('the shortest paths end in every state', () => {
-    expect(new Set(defaultShortest.map((path) => path.steps.at(-1)?.state))).toEqual(
+    expect(new Set(defaultShortest().map((path) => path.steps.at(-1)?.state))).toEqual(
       new Set(['RESOLVING', 'READING', 'WRITING', 'VERIFYING']),
     );
   });
 
   it('the shortest paths refuse writes in RESOLVING, WRITING and VERIFYING, and the final answer in WRITING and VERIFYING', () => {
     const refusals = new Set(
-      defaultShortest.flatMap((path) =>
+      defaultShortest().flatMap((path) =>
         path.steps.flatMap((step, i) =>
           step.decision?.allowed === false
             ? [`${step.event.type} in ${i === 0 ? 'RESOLVING' : path.steps[i - 1]!.state}: ${step.decision.rule}`]
@@ -143,7 +148,7 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   });
 
   it('every path can be replayed by a loop that records only calls it ran', () => {
-    for (const path of defaults) {
+    for (const path of defaults()) {
       const running = new Set<string>();
       for (const step of path.steps) {
         const { event } = step;
@@ -171,12 +176,12 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   it('paths complete verification themselves only with autoCompleteVerification false', () => {
     const completes = (paths: SafetyPath[]) =>
       paths.some((path) => path.steps.some((step) => step.event.type === 'verification.completed'));
-    expect(completes(defaults)).toBe(false);
+    expect(completes(defaults())).toBe(false);
     expect(completes(getShortestSafetyPaths({ autoCompleteVerification: false }))).toBe(true);
   });
 
   it('no path is a prefix of another, and none repeats', () => {
-    const keys = defaultShortest.map((path) => path.steps.map((step) => JSON.stringify(step.event)).join('\n'));
+    const keys = defaultShortest().map((path) => path.steps.map((step) => JSON.stringify(step.event)).join('\n'));
     expect(new Set(keys).size).toBe(keys.length);
     const prefixes = new Set(keys.flatMap((key) => key.split('\n').map((_, i, all) => all.slice(0, i).join('\n'))));
     expect(keys.filter((key) => prefixes.has(key))).toEqual([]);
@@ -216,7 +221,7 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   });
 
   it('a decision is expected exactly at tool checks and final answers', () => {
-    for (const path of defaults) {
+    for (const path of defaults()) {
       for (const step of path.steps) {
         const decides = step.event.type === 'tool.requested' || step.event.type === 'answer.requested';
         expect(step.decision !== null).toBe(decides);
@@ -225,13 +230,13 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   });
 
   it('a later success of a blocked tool is expected to recover it', () => {
-    const recoveries = defaultShortest.flatMap((path) => path.steps.filter((step) => step.recoveryId !== null));
+    const recoveries = defaultShortest().flatMap((path) => path.steps.filter((step) => step.recoveryId !== null));
     expect(recoveries.length).toBeGreaterThan(0);
     expect(new Set(recoveries.map((step) => step.recoveryId))).toEqual(new Set(['FSM_BLOCKED:pulse_control']));
   });
 
   it('a clock jump lets a pending recovery expire on some path', () => {
-    const expires = defaultShortest.some((path) => {
+    const expires = defaultShortest().some((path) => {
       let now = 0;
       const guard = createSessionGuard({ now: () => now });
       return path.steps.some((step) => {
@@ -251,7 +256,7 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   });
 
   it('describes a path by its last state and its steps', () => {
-    const path = defaultShortest.find(
+    const path = defaultShortest().find(
       (p) => p.steps.length === 2 && p.steps[0]!.event.type === 'tool.requested' && p.steps[1]!.event.type === 'tool.succeeded',
     )!;
     expect(path.description).toMatch(/^(RESOLVING|READING|WRITING|VERIFYING): check \S+ (allowed|blocked) → (ok|fail) \S+$/);
