@@ -16,8 +16,9 @@
  */
 import { getShortestPaths, getSimplePaths } from '@xstate/graph';
 import { createActor, type ActorLogic, type AnyActorScope, type SnapshotFrom } from 'xstate';
+import { z } from 'zod';
 import { safetyMachine } from '../machines/safety.machine.js';
-import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type {
   BlockRule,
   GateDecidedEvent,
@@ -35,7 +36,11 @@ export type SafetySnapshot = SnapshotFrom<typeof safetyMachine>;
 /**
  * The tool name used for each kind in generated events, unless
  * `SafetyPathOptions.tools` says otherwise: Pulse catalog names, and
- * `calculate` (a pure-computation tool) for `neutral`.
+ * `calculate` (a pure-computation tool of the tau-airline catalog) for
+ * `neutral`, since the Pulse catalog has none. A loop that classifies calls
+ * by name alone must pass `tools` its own catalog classifies as each kind;
+ * `toolCallOf` gives the kind with the call, so a loop that passes it on to
+ * `check` and `record` needs no catalog.
  */
 export const DEFAULT_PATH_TOOLS: Readonly<Record<ToolKind, string>> = {
   resolve: 'pulse_query',
@@ -48,7 +53,7 @@ export const DEFAULT_PATH_TOOLS: Readonly<Record<ToolKind, string>> = {
 /** Default time of a path's first step (epoch ms): 2023-11-14T22:13:20Z. */
 export const DEFAULT_PATH_START = 1_700_000_000_000;
 
-/** How paths are generated. */
+/** How paths are generated. Validated: unknown keys and wrong types throw (see `getShortestSafetyPaths`). */
 export interface SafetyPathOptions {
   /** Tool name per kind (default `DEFAULT_PATH_TOOLS`). Events carry the kind as well. */
   tools?: Partial<Record<ToolKind, string>>;
@@ -67,8 +72,56 @@ export interface SafetyPathOptions {
    * only the calls it ran can replay. Shortest paths only.
    */
   includeUncheckedOutcomes?: boolean;
-  /** Time of the first step (epoch ms); default `DEFAULT_PATH_START`. */
+  /**
+   * Time of the first step (epoch ms); default `DEFAULT_PATH_START`. Within
+   * ±`MAX_TIME_MS` less one day, so every step's time is one the guard's
+   * clock may read (a path spans well under a day).
+   */
   startAt?: number;
+}
+
+/** How far the last step of a path may be after its first (epoch ms): one day, far above any generated path. */
+export const MAX_PATH_SPAN_MS = 86_400_000;
+
+const START_RANGE = `must be an epoch-millisecond number within ±${MAX_TIME_MS - MAX_PATH_SPAN_MS}`;
+const toolName = z.string().min(1, 'must be a non-empty tool name');
+const optionsSchema = z
+  .strictObject({
+    tools: z
+      .strictObject({
+        resolve: toolName.optional(),
+        read: toolName.optional(),
+        write: toolName.optional(),
+        user_input: toolName.optional(),
+        neutral: toolName.optional(),
+      })
+      .optional(),
+    strictFailedWrites: z.boolean().optional(),
+    autoCompleteVerification: z.boolean().optional(),
+    includeUncheckedOutcomes: z.boolean().optional(),
+    startAt: z
+      .number()
+      .min(-(MAX_TIME_MS - MAX_PATH_SPAN_MS), START_RANGE)
+      .max(MAX_TIME_MS - MAX_PATH_SPAN_MS, START_RANGE)
+      .optional(),
+  })
+  .optional();
+
+/**
+ * Checks path options (or undefined, for the defaults).
+ *
+ * @throws TypeError naming every bad option, e.g.
+ *   `invalid path options: strictFailedWrites: expected boolean, received string`.
+ */
+function parseOptions(options: unknown): SafetyPathOptions {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) =>
+      issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`,
+    );
+    throw new TypeError(`invalid path options: ${problems.join('; ')}`);
+  }
+  return parsed.data ?? {};
 }
 
 /** A decision the gate must make at a step; `rule` is null when allowed. */
@@ -412,7 +465,6 @@ function generate(
   cases: EventCaseSet,
 ): SafetyPath[] {
   const startAt = options.startAt ?? DEFAULT_PATH_START;
-  if (!Number.isFinite(startAt)) throw new TypeError(`startAt must be a finite epoch-millisecond number, got ${startAt}`);
   const logic = pathLogic(options.autoCompleteVerification !== false);
   const input: SafetyInput = { strictFailedWrites: options.strictFailedWrites === true };
   const statePaths = generator(logic, {
@@ -432,10 +484,12 @@ function generate(
  * of the machine that the event cases can reach. Paths that are a prefix of
  * another are left out.
  *
- * @throws TypeError when `options.startAt` is not a finite number.
+ * @throws TypeError when `options` is not an object of the known options
+ *   with their types (an unknown key, a non-boolean flag, an empty tool name,
+ *   `startAt` outside ±(`MAX_TIME_MS` − `MAX_PATH_SPAN_MS`)).
  */
-export function getShortestSafetyPaths(options: SafetyPathOptions = {}): SafetyPath[] {
-  return generate(getShortestPaths, transitionCoverageKey, options, SHORTEST_PATH_CASES);
+export function getShortestSafetyPaths(options?: SafetyPathOptions): SafetyPath[] {
+  return generate(getShortestPaths, transitionCoverageKey, parseOptions(options), SHORTEST_PATH_CASES);
 }
 
 /**
@@ -445,10 +499,10 @@ export function getShortestSafetyPaths(options: SafetyPathOptions = {}): SafetyP
  * states that decide refusals (`includeUncheckedOutcomes` is ignored: see
  * `abstractDecisionState`). Paths that are a prefix of another are left out.
  *
- * @throws TypeError when `options.startAt` is not a finite number.
+ * @throws TypeError as `getShortestSafetyPaths` does, for bad options.
  */
-export function getSimpleSafetyPaths(options: SafetyPathOptions = {}): SafetyPath[] {
-  const realizable = { ...options, includeUncheckedOutcomes: false };
+export function getSimpleSafetyPaths(options?: SafetyPathOptions): SafetyPath[] {
+  const realizable = { ...parseOptions(options), includeUncheckedOutcomes: false };
   return generate(getSimplePaths, (snapshot) => abstractDecisionState(snapshot), realizable, SIMPLE_PATH_CASES);
 }
 

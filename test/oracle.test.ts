@@ -20,6 +20,8 @@ import type { SafetyEvent } from '../machines/safety.types.js';
 import { SafetyOracle, TEN_MINUTES_MS, type OracleKind, type OracleView, type RefusalCause } from './oracle.js';
 
 const DEEP = process.env.DEEP === '1';
+/** Time limit of a test over thousands of paths: seconds on an idle machine, minutes on a loaded one. */
+const LONG_TEST_MS = 300_000;
 const SEQUENCES = DEEP ? 100_000 : 2_000;
 const MAX_OPERATIONS = 40;
 const T0 = 1_700_000_000_000;
@@ -233,7 +235,7 @@ function timeline(operations: readonly Operation[]): Timed[] {
 
 /** A generated path as operations at the times its events carry. */
 function pathOperations(events: readonly SafetyEvent[]): Timed[] {
-  return events.map((event) => {
+  return events.map((event, index) => {
     const call = toolCallOf(event);
     const base = call && { ...(call.id === undefined ? {} : { id: call.id }), tool: call.name, kind: call.kind };
     const operation: Operation =
@@ -251,7 +253,7 @@ function pathOperations(events: readonly SafetyEvent[]): Timed[] {
                   ? { op: 'reset' }
                   : event.type === 'session.resetKeepingProgress'
                     ? { op: 'resetKeepProgress' }
-                    : { op: 'wait', ms: 0 };
+                    : { op: 'wait', ms: event.at - (events[index - 1]?.at ?? event.at) };
     return { operation, at: event.at };
   });
 }
@@ -369,7 +371,7 @@ describe('adapter against the independent oracle', () => {
       for (const path of paths) steps += runBoth(pathOperations(path.steps.map((step) => step.event)), settings);
       console.info(`differential: ${paths.length} generated paths (${steps} steps) agree, ${name}`);
       expect(paths.length).toBeGreaterThan(0);
-    });
+    }, LONG_TEST_MS);
   }
 
   it(
@@ -386,7 +388,7 @@ describe('adapter against the independent oracle', () => {
     // An oracle told the opposite strictness disagrees as soon as a write fails.
     const misinformed = (settings: Settings) => new SafetyOracle({ ...settings, strictFailedWrites: !settings.strictFailedWrites });
     expect(() => agreeOnRandomSequences(1_000, misinformed)).toThrow(
-      /shrunk to \d operations:\nadapter and oracle differ at step \d \(record .*\(write\) error\)[\s\S]*operations:\n/,
+      /shrunk to \d+ operations:\nadapter and oracle differ at step \d+ \(record .*\(write\) error\)[\s\S]*operations:\n/,
     );
   });
 });

@@ -7,9 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { safetyMachine } from '../machines/safety.machine.js';
-import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
-import type { SafetyEvent } from '../machines/safety.types.js';
+import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { TOOL_KINDS, type SafetyEvent } from '../machines/safety.types.js';
 import { createSessionGuard } from '../src/adapter.js';
+import { builtinCatalogs, createClassifier } from '../src/classifier.js';
 import {
   abstractDecisionState,
   abstractSafetyState,
@@ -17,6 +18,7 @@ import {
   DEFAULT_PATH_TOOLS,
   getShortestSafetyPaths,
   getSimpleSafetyPaths,
+  MAX_PATH_SPAN_MS,
   safetyEventCases,
   selectedTransitions,
   SHORTEST_PATH_CASES,
@@ -201,6 +203,43 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
   it('refuses a start time that is not a finite number', () => {
     expect(() => getShortestSafetyPaths({ startAt: Number.NaN })).toThrow(TypeError);
     expect(() => getSimpleSafetyPaths({ startAt: Number.POSITIVE_INFINITY })).toThrow(TypeError);
+  });
+
+  it('refuses a start time so late that a step would pass the range of JavaScript dates', () => {
+    expect(() => getShortestSafetyPaths({ startAt: MAX_TIME_MS })).toThrow(/startAt: must be an epoch-millisecond number/);
+    expect(() => getSimpleSafetyPaths({ startAt: -MAX_TIME_MS })).toThrow(/startAt/);
+  });
+
+  it('keeps every path within MAX_PATH_SPAN_MS of its start, so the latest allowed start is replayable', () => {
+    const startAt = MAX_TIME_MS - MAX_PATH_SPAN_MS;
+    for (const path of getShortestSafetyPaths({ startAt })) {
+      expect(path.steps.at(-1)!.event.at - startAt).toBeLessThan(MAX_PATH_SPAN_MS);
+    }
+    expect(mismatches(getShortestSafetyPaths({ startAt }).at(-1)!)).toEqual([]);
+  });
+
+  it.each([
+    [{ strictFailedWrite: true }, /strictFailedWrite/],
+    [{ strictFailedWrites: 'yes' }, /strictFailedWrites: .*boolean/],
+    [{ autoCompleteVerification: 0 }, /autoCompleteVerification: .*boolean/],
+    [{ tools: 'x' }, /tools: /],
+    [{ tools: { write: 42 } }, /tools\.write: /],
+    [{ tools: { write: '' } }, /tools\.write: must be a non-empty tool name/],
+    [{ tools: { writer: 'deploy' } }, /writer/],
+    [{ startAt: '2024' }, /startAt: .*received string/],
+    [null, /invalid path options/],
+  ])('refuses bad options %j with a TypeError naming them', (options, message) => {
+    for (const generate of [getShortestSafetyPaths, getSimpleSafetyPaths]) {
+      expect(() => generate(options as SafetyPathOptions)).toThrow(TypeError);
+      expect(() => generate(options as SafetyPathOptions)).toThrow(message);
+    }
+  });
+
+  it('uses default tool names the built-in catalogs classify as their kinds (neutral: tau-airline)', () => {
+    for (const kind of TOOL_KINDS) {
+      const classify = createClassifier(builtinCatalogs[kind === 'neutral' ? 'tau-airline' : 'pulse']);
+      expect(classify(DEFAULT_PATH_TOOLS[kind], {})).toBe(kind);
+    }
   });
 
   it('names tools as told, and keeps each call id to one kind', () => {
