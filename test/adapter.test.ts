@@ -693,3 +693,60 @@ describe('bad input', () => {
     }
   });
 });
+
+describe('bad input to the guard gets a clear error and leaves the session as it was', () => {
+  it('a tool call whose getter throws is a TypeError that keeps the cause', () => {
+    const guard = createSessionGuard();
+    const cause = new Error('trap');
+    const call = new Proxy({}, { get: () => { throw cause; } }) as ToolCall;
+    let thrown: unknown;
+    try {
+      guard.check(call);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as Error).message).toBe('check: the tool call could not be read (a getter or proxy trap threw)');
+    expect((thrown as Error).cause).toBe(cause);
+    expect(guard.state).toBe('RESOLVING');
+  });
+
+  it('a clock that returns no number is a TypeError naming what it returned', () => {
+    const guard = createSessionGuard({ now: () => Number.NaN });
+    expect(() => guard.check({ name: 'pulse_query' })).toThrow(
+      /^the guard's clock returned NaN, not an epoch-millisecond number within ±8640000000000000$/,
+    );
+  });
+
+  it('a clock at the very edge of the range of JavaScript dates is accepted', () => {
+    const guard = createSessionGuard({ now: () => 8_640_000_000_000_000 });
+    expect(guard.check({ name: 'pulse_query' }).allowed).toBe(true);
+  });
+
+  it('an outcome other than success or error is a TypeError quoting it', () => {
+    const guard = createSessionGuard();
+    guard.check({ id: 'q', name: 'pulse_query' });
+    expect(() => guard.record({ id: 'q', name: 'pulse_query' }, 'maybe' as 'success')).toThrow(
+      `record: outcome must be 'success' or 'error', got "maybe"`,
+    );
+    expect(guard.state).toBe('RESOLVING');
+  });
+
+  it('a classifier that throws fails closed: the call is judged a write', () => {
+    const guard = createSessionGuard({
+      classify: () => {
+        throw new Error('classifier broke');
+      },
+    });
+    const decision = guard.check({ name: 'pulse_metrics' });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.toolKind).toBe('write');
+  });
+
+  it('a classifier that returns no kind fails closed: the call is judged a write', () => {
+    const guard = createSessionGuard({ classify: () => 'harmless' as ToolKind });
+    const decision = guard.check({ name: 'pulse_metrics' });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.toolKind).toBe('write');
+  });
+});

@@ -650,3 +650,40 @@ describe('kindFromMcpAnnotations (DESIGN §4)', () => {
     expect(kindFromMcpAnnotations(JSON.parse('{"__proto__":{"readOnlyHint":true}}'), { trusted: true })).toBe('write');
   });
 });
+
+describe('classifier edge cases', () => {
+  it('a keyed tool with null arguments is a write, and the classifier does not throw', () => {
+    expect(classifyToolCall('pulse_discovery', null)).toBe('write');
+  });
+
+  it('an unknown tool in a catalog without a fallback is a write', () => {
+    const classify = createClassifier({ name: 'bare', tools: { a: 'read' } });
+    expect(classify('pulse_newtool', { action: 'list' })).toBe('write');
+  });
+
+  it('the fallback admits an unknown tool as a read by a read word of its action', () => {
+    expect(classifyToolCall('pulse_newtool', { action: 'list' })).toBe('read');
+  });
+
+  it('a bad case of a keyed tool is named by its full path', () => {
+    let error: unknown;
+    try {
+      parseCatalog({ name: 'x', tools: { t: { argument: 'a', cases: { get: 'maybe' } } } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CatalogError);
+    expect((error as CatalogError).path).toEqual(['tools', 't', 'cases', 'get']);
+  });
+
+  it('a tool listed twice once names are trimmed is named by its path', () => {
+    let error: unknown;
+    try {
+      parseCatalog({ name: 'x', tools: { a: 'read', ' a ': 'write' } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CatalogError);
+    expect((error as CatalogError).path).toEqual(['tools', ' a ']);
+  });
+});

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard } from '../src/adapter.js';
 import { builtinCatalogs } from '../src/classifier.js';
-import { ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS } from '../src/errors.js';
+import { CatalogError, ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS } from '../src/errors.js';
 import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
 import type { BlockRule } from '../machines/safety.types.js';
 
@@ -208,5 +208,11 @@ describe('clearedBy, per rule', () => {
     const error = toolError('no-target');
     error.toToolResult().error.clearedBy.push('write');
     expect(error.toToolResult().error.clearedBy).toEqual(['resolve', 'read']);
+  });
+});
+
+describe('CatalogError', () => {
+  it('has an empty path when none is given', () => {
+    expect(new CatalogError('catalog x: bad').path).toEqual([]);
   });
 });

@@ -1053,6 +1053,27 @@ describe('Parallel calls cannot sneak past (DESIGN §3.4)', () => {
     expect(ids).not.toContain('FSM_BLOCKED:tool_0');
   });
 
+  it('a pending recovery blocked again is kept over one listed after it but blocked less recently', () => {
+    const s = start();
+    s.send(requested('tool_a', 'write', T, 'a1'));
+    s.send(requested('tool_b', 'write', T + 1, 'b1'));
+    s.send(requested('tool_a', 'write', T + 2, 'a2'));
+    for (let i = 0; i < MAX_PENDING_RECOVERIES - 1; i++) s.send(requested(`tool_${i}`, 'write', T + 3 + i, `w${i}`));
+    const ids = Object.keys(s.context.pendingRecoveries);
+    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(ids).toContain('FSM_BLOCKED:tool_a');
+    expect(ids).not.toContain('FSM_BLOCKED:tool_b');
+  });
+
+  it('among pending recoveries blocked at the same time, the one opened first is dropped', () => {
+    const s = start();
+    for (let i = 0; i <= MAX_PENDING_RECOVERIES; i++) s.send(requested(`tool_${i}`, 'write', T, `w${i}`));
+    const ids = Object.keys(s.context.pendingRecoveries);
+    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(ids).not.toContain('FSM_BLOCKED:tool_0');
+    expect(ids).toContain(`FSM_BLOCKED:tool_${MAX_PENDING_RECOVERIES}`);
+  });
+
   it('an admitted write is never dropped from the calls in flight', () => {
     const s = inState('WRITING');
     for (let i = 0; i < MAX_IN_FLIGHT + 10; i++) s.send(requested('pulse_metrics', 'read', T + 10 + i, `r${i}`));
