@@ -1320,3 +1320,23 @@ describe('malformed events', () => {
     expect(s.context.lastReadAt).toBe(0);
   });
 });
+
+describe('the chart as designers read it', () => {
+  it('every state and every transition carries a description', () => {
+    const missing: string[] = [];
+    for (const node of Object.values(safetyMachine.root.states)) {
+      if (!node.description?.trim()) missing.push(node.id);
+      for (const [eventType, transitions] of node.transitions) {
+        transitions.forEach((t, i) => {
+          if (!t.description?.trim()) missing.push(`${node.id} ${eventType}#${i}`);
+        });
+      }
+    }
+    for (const [eventType, transitions] of safetyMachine.root.transitions) {
+      transitions.forEach((t, i) => {
+        if (!t.description?.trim()) missing.push(`(root) ${eventType}#${i}`);
+      });
+    }
+    expect(missing).toEqual([]);
+  });
+});
