@@ -676,6 +676,10 @@ describe('classifier edge cases', () => {
     expect((error as CatalogError).path).toEqual(['tools', 't', 'cases', 'get']);
   });
 
+  it.each([null, 42, 'catalog'])('a catalog that is not an object (%j) is a CatalogError, not a crash', (input) => {
+    expect(() => parseCatalog(input)).toThrow(CatalogError);
+  });
+
   it('a tool listed twice once names are trimmed is named by its path', () => {
     let error: unknown;
     try {
