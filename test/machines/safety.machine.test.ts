@@ -1042,36 +1042,40 @@ describe('Parallel calls cannot sneak past (DESIGN §3.4)', () => {
     expect(s.context.inFlight).toHaveLength(MAX_IN_FLIGHT);
   });
 
-  it('pending recoveries are bounded by MAX_PENDING_RECOVERIES, dropping the one blocked least recently', () => {
+  /** Blocks a write of each tool at its time (epoch ms) from a fresh session; the tools left with a pending recovery. */
+  function pendingAfterBlocks(blocks: readonly (readonly [string, number])[]): string[] {
     const s = start();
-    s.send(requested('tool_first', 'write', T, 'first'));
-    for (let i = 0; i < MAX_PENDING_RECOVERIES + 5; i++) s.send(requested(`tool_${i}`, 'write', T + 1 + i, `w${i}`));
-    s.send(requested('tool_first', 'write', T + 100, 'again'));
-    const ids = Object.keys(s.context.pendingRecoveries);
-    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
-    expect(ids).toContain('FSM_BLOCKED:tool_first');
-    expect(ids).not.toContain('FSM_BLOCKED:tool_0');
+    blocks.forEach(([tool, at], i) => s.send(requested(tool, 'write', at, `b${i}`)));
+    return Object.keys(s.context.pendingRecoveries).map((id) => id.replace(`${ErrCodeFSMBlocked}:`, ''));
+  }
+
+  /** `count` other tools, `tool_0` first, blocked one millisecond apart from `from`. */
+  const others = (count: number, from: number) => Array.from({ length: count }, (_, i) => [`tool_${i}`, from + i] as const);
+
+  it('pending recoveries are bounded by MAX_PENDING_RECOVERIES, dropping the one blocked least recently', () => {
+    const tools = pendingAfterBlocks([['tool_first', T], ...others(MAX_PENDING_RECOVERIES + 5, T + 1), ['tool_first', T + 100]]);
+    expect(tools).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(tools).toContain('tool_first');
+    expect(tools).not.toContain('tool_0');
   });
 
   it('a pending recovery blocked again is kept over one listed after it but blocked less recently', () => {
-    const s = start();
-    s.send(requested('tool_a', 'write', T, 'a1'));
-    s.send(requested('tool_b', 'write', T + 1, 'b1'));
-    s.send(requested('tool_a', 'write', T + 2, 'a2'));
-    for (let i = 0; i < MAX_PENDING_RECOVERIES - 1; i++) s.send(requested(`tool_${i}`, 'write', T + 3 + i, `w${i}`));
-    const ids = Object.keys(s.context.pendingRecoveries);
-    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
-    expect(ids).toContain('FSM_BLOCKED:tool_a');
-    expect(ids).not.toContain('FSM_BLOCKED:tool_b');
+    const tools = pendingAfterBlocks([
+      ['tool_a', T],
+      ['tool_b', T + 1],
+      ['tool_a', T + 2],
+      ...others(MAX_PENDING_RECOVERIES - 1, T + 3),
+    ]);
+    expect(tools).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(tools).toContain('tool_a');
+    expect(tools).not.toContain('tool_b');
   });
 
   it('among pending recoveries blocked at the same time, the one opened first is dropped', () => {
-    const s = start();
-    for (let i = 0; i <= MAX_PENDING_RECOVERIES; i++) s.send(requested(`tool_${i}`, 'write', T, `w${i}`));
-    const ids = Object.keys(s.context.pendingRecoveries);
-    expect(ids).toHaveLength(MAX_PENDING_RECOVERIES);
-    expect(ids).not.toContain('FSM_BLOCKED:tool_0');
-    expect(ids).toContain(`FSM_BLOCKED:tool_${MAX_PENDING_RECOVERIES}`);
+    const tools = pendingAfterBlocks(others(MAX_PENDING_RECOVERIES + 1, T).map(([tool]) => [tool, T] as const));
+    expect(tools).toHaveLength(MAX_PENDING_RECOVERIES);
+    expect(tools).not.toContain('tool_0');
+    expect(tools).toContain(`tool_${MAX_PENDING_RECOVERIES}`);
   });
 
   it('an admitted write is never dropped from the calls in flight', () => {
