@@ -1,0 +1,104 @@
+/**
+ * What classifying a tool call yields beyond its kind: the resources it
+ * touches and whether it is destructive. Shared by the catalog classifier,
+ * the shell and SQL classifiers, the adapter, the audit and the visualizer.
+ *
+ * Spec: ASSISTANT_SAFETY.md "Tool kinds"; DESIGN.md §5.1 (a classified call
+ * is more than a kind), §5.2 (targets come from the catalog), §5.6
+ * (destructive writes).
+ */
+import { posix } from 'node:path';
+import type { ToolKind } from '../machines/safety.types.js';
+
+/**
+ * A classified tool call (DESIGN.md §5.1).
+ *
+ * - `kind`: the spec's kind (`neutral` for pure computation).
+ * - `targets`: the resources the call touches, as normalized strings, sorted
+ *   and without duplicates: a file path (`pathTarget`), an id
+ *   `<argument>=<value>` (`idTarget`), a table `table:<name>` (`tableTarget`).
+ *   Empty when nothing is known: the call then follows the spec's
+ *   session-wide rules.
+ * - `destructive`: the write deletes or overwrites what cannot be had back
+ *   (recursive or forced removal, `git push --force`, `DROP TABLE`, ...).
+ *   Always false for a call that is not a write.
+ * - `reason`: a short human-readable why, for reports (e.g.
+ *   `shell: 'rm' is not a read-only command`); optional.
+ */
+export interface Classification {
+  kind: ToolKind;
+  targets: string[];
+  destructive: boolean;
+  reason?: string;
+}
+
+/** Classifies one tool call (name, arguments) fully. Never throws; fails closed to a `write`. */
+export type CallClassifier = (name: string, args?: unknown) => Classification;
+
+/** The classification of anything that cannot be judged: a write, no targets, not known to be destructive. */
+export function failClosed(reason: string): Classification {
+  return { kind: 'write', targets: [], destructive: false, reason };
+}
+
+/** The longest target string kept; a longer one is cut, so a model cannot grow a session through a name. */
+export const MAX_TARGET_LENGTH = 512;
+
+/** The most targets one call reports; past it the rest are dropped (and the call keeps its kind). */
+export const MAX_TARGETS_PER_CALL = 32;
+
+/**
+ * A file-system target, normalized (DESIGN.md §5.1): made absolute against
+ * `cwd` when the path is relative and a `cwd` is given, `.` and `..` folded
+ * (POSIX rules), a trailing slash dropped. `~` and `~/x` stay as written
+ * (the home directory is not known here). Returns null for an empty path.
+ *
+ * @example pathTarget('src/../b/', '/repo') === '/repo/b'
+ */
+export function pathTarget(path: string, cwd?: string): string | null {
+  if (typeof path !== 'string' || path === '') return null;
+  const home = path === '~' || path.startsWith('~/');
+  const absolute = !home && !path.startsWith('/') && typeof cwd === 'string' && cwd.startsWith('/')
+    ? posix.join(cwd, path)
+    : path;
+  let normal = posix.normalize(absolute);
+  if (normal.length > 1 && normal.endsWith('/')) normal = normal.slice(0, -1);
+  return normal.slice(0, MAX_TARGET_LENGTH);
+}
+
+/** An id target, `<argument>=<value>` with the value trimmed (DESIGN.md §5.1), e.g. `reservation_id=ABC123`. */
+export function idTarget(argument: string, value: string): string {
+  return `${argument}=${value.trim()}`.slice(0, MAX_TARGET_LENGTH);
+}
+
+/** A SQL table target, `table:<name>`: the name as the SQL parser resolved it (unquoted identifiers folded). */
+export function tableTarget(name: string): string {
+  return `table:${name}`.slice(0, MAX_TARGET_LENGTH);
+}
+
+/** Targets sorted, without duplicates or empties, at most `MAX_TARGETS_PER_CALL`. */
+export function normalizeTargets(targets: Iterable<string | null | undefined>): string[] {
+  const unique = new Set<string>();
+  for (const target of targets) if (typeof target === 'string' && target !== '') unique.add(target);
+  return [...unique].sort().slice(0, MAX_TARGETS_PER_CALL);
+}
+
+/**
+ * The worst of several classifications, for a command list or a SQL batch
+ * (DESIGN.md §5.5: a batch is as dangerous as its most dangerous part):
+ * `write` if any part writes, else `read` if any reads, else `resolve`, else
+ * `user_input`, else `neutral`; the targets of every part; destructive if
+ * any part is a destructive write; the first reason of a worst part. An
+ * empty list gives `fallback`.
+ */
+export function worstOf(parts: readonly Classification[], fallback: Classification): Classification {
+  if (parts.length === 0) return fallback;
+  const order: ToolKind[] = ['write', 'read', 'resolve', 'user_input', 'neutral'];
+  const kind = order.find((k) => parts.some((p) => p.kind === k)) ?? 'write';
+  const reasons = parts.filter((p) => p.kind === kind && p.reason !== undefined).map((p) => p.reason!);
+  return {
+    kind,
+    targets: normalizeTargets(parts.flatMap((p) => p.targets)),
+    destructive: kind === 'write' && parts.some((p) => p.destructive),
+    ...(reasons.length > 0 ? { reason: reasons[0] } : {}),
+  };
+}
