@@ -42,7 +42,11 @@ import sqlFunctions from './catalogs/sql-functions.json' with { type: 'json' };
 import type { Classification } from './classification.js';
 import { failClosed, normalizeTargets, tableTarget, worstOf } from './classification.js';
 
-await loadModule();
+/** Whether libpg-query's WebAssembly module loaded; when it did not, every Postgres text fails closed. */
+const postgresParserLoaded = await loadModule().then(
+  () => true,
+  () => false,
+);
 
 /** The SQL dialects `classifySql` reads. */
 export type SqlDialect = 'postgres' | 'sqlite';
@@ -319,6 +323,7 @@ function hasAmbiguousBackslash(sql: string): boolean {
 }
 
 function classifyPostgres(sql: string): Classification {
+  if (!postgresParserLoaded) return failClosed('sql: the PostgreSQL parser did not load');
   let tree: ReturnType<typeof parseSync>;
   try {
     tree = parseSync(sql);
@@ -511,7 +516,7 @@ function classifyPragma(tokens: readonly Token[]): { result: Classification; par
   const wellFormed = isOp(tokens[i], '(') && isOp(tokens[i + 2], ')') && i + 3 === tokens.length
     && argument !== undefined && ['word', 'quoted', 'string', 'number'].includes(argument.type);
   if (!wellFormed) return { result: failClosed(`sql: PRAGMA ${name} is not read as a PRAGMA`), parsed: false };
-  if (!SQLITE_PRAGMAS.withArgument.has(name)) return parsed(classification('write', [], false, `sql: PRAGMA ${name}(...) sets a value`));
+  if (!SQLITE_PRAGMAS.withArgument.has(name)) return parsed(classification('write', [], false, `sql: PRAGMA ${name}(...) is not known to be read-only`));
   const value = argument.type === 'string' ? argument.text.slice(1, -1).replaceAll("''", "'") : argument.name;
   const tables = SQLITE_PRAGMAS.tableArgument.has(name) && value !== undefined ? [sqliteName(schema, value)] : [];
   return parsed(classification('read', tables, false, `sql: PRAGMA ${name}(...) only reports`));
@@ -633,6 +638,7 @@ function classifySqliteStatement(tokens: readonly Token[]): { result: Classifica
     return { result: judge(inspectSqliteAst(nodes[0]), SQLITE_AST_READ_TYPES.has(type), type.toUpperCase()), parsed: true };
   }
   // Standard SQL node-sql-parser's SQLite grammar lacks (RETURNING, WITH before DML, ON CONFLICT DO, DROP INDEX).
+  if (!postgresParserLoaded) return { result: failClosed('sql: does not parse as SQLite'), parsed: false };
   let tree: ReturnType<typeof parseSync>;
   try {
     tree = parseSync(text);
@@ -671,8 +677,20 @@ function copy(result: Readonly<Classification>): Classification {
   return { ...result, targets: [...result.targets] };
 }
 
+/** UTF-8 length of `text` in bytes, stopping early past the limit (no Buffer: runs in a browser too). */
+function utf8Length(text: string): number {
+  if (text.length > MAX_SQL_BYTES) return text.length;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code < 0xdc00 ? 4 : 3;
+    if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) i += 1;
+  }
+  return bytes;
+}
+
 function classifyUncached(sql: string, dialect: SqlDialect): Classification {
-  if (sql.length > MAX_SQL_BYTES || Buffer.byteLength(sql, 'utf8') > MAX_SQL_BYTES) {
+  if (utf8Length(sql) > MAX_SQL_BYTES) {
     return failClosed(`sql: longer than ${MAX_SQL_BYTES} bytes`);
   }
   if (sql.includes('\0')) return failClosed('sql: contains a NUL character');
@@ -723,8 +741,9 @@ function classifyUncached(sql: string, dialect: SqlDialect): Classification {
  * character (the parser would stop reading there); text that does not parse;
  * no statement at all. Postgres: a plain `'...'` literal holding a backslash
  * (read differently with `standard_conforming_strings = off`). SQLite: a
- * backslash, `#`, `$` or non-ASCII character outside quotes, a statement
- * neither parser reads (e.g. `DETACH`, `VACUUM INTO`, `UPDATE ... FROM`).
+ * backslash anywhere; `#`, `$`, `::` or a non-ASCII character outside
+ * quotes; a statement neither parser reads (`DETACH`, `REINDEX`, `VACUUM
+ * INTO`, and reads using `INDEXED BY` or full-text `MATCH`).
  *
  * Results are memoized by dialect and text (LRU, `SQL_MEMO_CAPACITY`
  * entries, texts up to `SQL_MEMO_MAX_TEXT`); each call returns a fresh

@@ -152,6 +152,14 @@ describe('bad input fails closed, never throws', () => {
     expect(classifySql(sql).reason).toMatch(/longer than/);
   });
 
+  it('the limit counts UTF-8 bytes, not characters', () => {
+    expect(classifySql(`SELECT '${'é'.repeat(33_000)}'`).reason).toMatch(/longer than/);
+  });
+
+  it('multi-byte text under the limit is judged', () => {
+    expect(classifySql(`SELECT '${'é'.repeat(32_000)}'`).kind).toBe('read');
+  });
+
   it('options that are not an object are the defaults', () => {
     expect(classifySql('SELECT 1', null as never).kind).toBe('read');
   });
