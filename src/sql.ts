@@ -782,7 +782,7 @@ export function sqlMemoStats(): { hits: number; misses: number; size: number } {
   return { hits: memoHits, misses: memoMisses, size: memo.size };
 }
 
-/** Empties the memo and zeroes its counters (tests, or after changing nothing: classification is pure). */
+/** Empties the memo and zeroes its counters, for tests and measurements (classification is pure, so the memo never goes stale). */
 export function clearSqlMemo(): void {
   memo.clear();
   memoHits = 0;
