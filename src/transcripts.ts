@@ -1,27 +1,44 @@
 /**
- * Readers of recorded agent transcripts: OpenAI chat messages, tau-bench runs,
- * Anthropic messages, and this project's own JSONL event format. Each becomes
- * a list of runs of format-neutral steps that the audit replays.
+ * Readers of recorded agent transcripts. Each becomes a list of runs of
+ * format-neutral steps that the audit replays. Formats, detected from the
+ * content (see `readTranscript`): OpenAI chat (and tau-bench runs), OpenAI
+ * legacy `function_call`, OpenAI Responses items, Anthropic messages, Claude
+ * Code session JSONL, Gemini CLI chat history and session files, Codex
+ * rollout JSONL, and this project's own JSONL events.
  *
- * Spec: ASSISTANT_SAFETY.md "Tool kinds" (what a call is); DESIGN.md §4 (an
- * output that starts with `Error` is a failed call).
+ * Spec: ASSISTANT_SAFETY.md "Tool kinds" (what a call is); DESIGN.md §5.7
+ * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
+ * call's working directory, when the log records one).
  */
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { outcomeOf, resultText } from './outcome.js';
 
-/** A tool call the assistant made. `args` is the parsed arguments object, or the raw string when it is not JSON. */
+/**
+ * A tool call the assistant made. `args` is the parsed arguments object, or
+ * the raw string when it is not JSON. `cwd` is the working directory the log
+ * records for the call (Claude Code's `cwd`, Codex's session and turn `cwd`),
+ * absent when it records none.
+ */
 export interface CallStep {
   type: 'call';
   id: string;
   name: string;
   args: unknown;
   position: string;
+  cwd?: string;
 }
-/** The outcome of an earlier call, by its id. */
+/**
+ * The outcome of an earlier call, by its id. `outcome` is read from the
+ * result (DESIGN §5.7, `outcomeOf`); `text` is the result's text, at most
+ * `MAX_RESULT_TEXT` characters (`''` when the log records none), kept for
+ * self-verification (DESIGN §1, §5.8) and catalog failure markers.
+ */
 export interface ResultStep {
   type: 'result';
   id: string;
   name: string;
   outcome: 'success' | 'error';
+  text: string;
   position: string;
 }
 /** Text the assistant said to the user: a final answer. */
@@ -57,6 +74,15 @@ export interface TranscriptRun {
   steps: TranscriptStep[];
 }
 
+/** Options of `readTranscript`. */
+export interface ReadOptions {
+  /** Failure markers a catalog adds to `DEFAULT_FAILURE_MARKERS` when outcomes are read from result text (DESIGN §5.7). */
+  failureMarkers?: readonly string[];
+}
+
+/** The most characters of a result's text a `ResultStep` keeps (16 KiB). */
+export const MAX_RESULT_TEXT = 16 * 1024;
+
 /** A transcript that cannot be read. `message` names the source and the position. */
 export class TranscriptError extends Error {
   readonly source: string;
@@ -70,6 +96,11 @@ export class TranscriptError extends Error {
   }
 }
 
+/** The formats `readTranscript` knows, for the error that says none was recognised. */
+const SUPPORTED_FORMATS =
+  'OpenAI chat and tau-bench runs, OpenAI legacy function_call, OpenAI Responses items, Anthropic messages, ' +
+  'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, pulse-safety JSONL events';
+
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
@@ -80,17 +111,18 @@ function own(value: Json, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;
 }
 
-/** Text of a message content: a string, or the text parts of an array of blocks. */
+function ownString(value: Json, key: string): string | undefined {
+  const found = own(value, key);
+  return typeof found === 'string' ? found : undefined;
+}
+
+/** Text of a message content: a string, or the text parts of an array of blocks (thought parts left out). */
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) => (isObject(part) && typeof own(part, 'text') === 'string' ? (own(part, 'text') as string) : ''))
+    .map((part) => (isObject(part) && typeof own(part, 'text') === 'string' && own(part, 'thought') !== true ? (own(part, 'text') as string) : ''))
     .join('');
-}
-
-function outcomeOf(text: string, isError: boolean): 'success' | 'error' {
-  return isError || text.trimStart().startsWith('Error') ? 'error' : 'success';
 }
 
 /** Arguments nested deeper than this are kept as their raw string: nothing real nests so deep, and reports must serialise them. */
@@ -114,7 +146,7 @@ function boundArguments(value: unknown): unknown {
 }
 
 function parseArguments(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw ?? {};
+  if (typeof raw !== 'string') return boundArguments(raw ?? {});
   try {
     const parsed: unknown = JSON.parse(raw);
     return nestsDeeperThan(parsed, MAX_ARGUMENT_DEPTH) ? raw : parsed;
@@ -123,105 +155,364 @@ function parseArguments(raw: unknown): unknown {
   }
 }
 
-/** Reads one chat (OpenAI and/or Anthropic messages) into steps. */
-function readMessages(messages: unknown[], source: string, where: string): TranscriptStep[] {
-  const steps: TranscriptStep[] = [];
-  const names = new Map<string, string>();
-  messages.forEach((message, index) => {
-    const position = `${where}message ${index}`;
-    const fail = (problem: string): never => {
-      throw new TranscriptError(source, position, problem);
-    };
-    if (!isObject(message)) fail('a message must be an object');
-    const msg = message as Json;
-    const role = own(msg, 'role');
-    if (typeof role !== 'string') fail('a message needs a string "role"');
-    const content = own(msg, 'content');
-
-    if (role === 'assistant') {
-      const toolCalls = own(msg, 'tool_calls');
-      let calls = 0;
-      if (toolCalls !== undefined && toolCalls !== null) {
-        if (!Array.isArray(toolCalls)) fail('"tool_calls" must be an array');
-        (toolCalls as unknown[]).forEach((call, i) => {
-          const fn = isObject(call) ? own(call, 'function') : undefined;
-          const id = isObject(call) ? own(call, 'id') : undefined;
-          const name = isObject(fn) ? own(fn, 'name') : undefined;
-          if (typeof id !== 'string' || typeof name !== 'string') {
-            fail(`tool_calls[${i}] needs a string "id" and "function.name"`);
-          }
-          names.set(id as string, name as string);
-          steps.push({ type: 'call', id: id as string, name: name as string, args: parseArguments(own(fn as Json, 'arguments')), position });
-          calls += 1;
-        });
-      }
-      if (Array.isArray(content)) {
-        content.forEach((block, i) => {
-          if (!isObject(block) || own(block, 'type') !== 'tool_use') return;
-          const id = own(block, 'id');
-          const name = own(block, 'name');
-          if (typeof id !== 'string' || typeof name !== 'string') {
-            fail(`content[${i}] (tool_use) needs a string "id" and "name"`);
-          }
-          names.set(id as string, name as string);
-          steps.push({ type: 'call', id: id as string, name: name as string, args: boundArguments(own(block, 'input') ?? {}), position });
-          calls += 1;
-        });
-      }
-      const text = textOf(content);
-      if (calls === 0 && text.trim() !== '') steps.push({ type: 'answer', text, position });
-      return;
-    }
-
-    if (role === 'tool') {
-      const id = own(msg, 'tool_call_id');
-      if (typeof id !== 'string') fail('a tool message needs a string "tool_call_id"');
-      const name = own(msg, 'name');
-      steps.push({
-        type: 'result',
-        id: id as string,
-        name: typeof name === 'string' ? name : (names.get(id as string) ?? ''),
-        outcome: outcomeOf(textOf(content), false),
-        position,
-      });
-      return;
-    }
-
-    if (role === 'user' && Array.isArray(content)) {
-      content.forEach((block, i) => {
-        if (!isObject(block) || own(block, 'type') !== 'tool_result') return;
-        const id = own(block, 'tool_use_id');
-        if (typeof id !== 'string') fail(`content[${i}] (tool_result) needs a string "tool_use_id"`);
-        steps.push({
-          type: 'result',
-          id: id as string,
-          name: names.get(id as string) ?? '',
-          outcome: outcomeOf(textOf(own(block, 'content')), own(block, 'is_error') === true),
-          position,
-        });
-      });
-    }
-    // system and user text, and other roles, neither call tools nor answer.
-  });
-  return steps;
+/** A result's text as a `ResultStep` keeps it. */
+function keptText(result: unknown): string {
+  const text = resultText(result);
+  return text.length > MAX_RESULT_TEXT ? text.slice(0, MAX_RESULT_TEXT) : text;
 }
 
-function readRun(value: unknown, source: string, index: number | null): TranscriptRun {
-  const where = index === null ? '' : `run ${index}, `;
-  if (Array.isArray(value)) return { id: source, reward: null, steps: readMessages(value, source, where) };
-  if (!isObject(value)) {
-    throw new TranscriptError(source, index === null ? 'top level' : `run ${index}`, 'expected a run object or an array of messages');
+/**
+ * Builds the steps of one run. Pairs results with calls (by id, or for
+ * formats without ids by name, oldest open call first) and decides answers:
+ * assistant text is an answer only when no tool call follows it in the same
+ * turn (a turn ends where the user speaks), so a preamble ("Let me check.")
+ * recorded as its own message is no final answer.
+ */
+class StepBuilder {
+  readonly steps: TranscriptStep[] = [];
+  /** The working directory the log last recorded. */
+  cwd: string | undefined;
+  private readonly names = new Map<string, string>();
+  /** Calls without a result yet, by name, in order. */
+  private readonly open = new Map<string, Set<string>>();
+  /** Answers of the current turn, dropped if a call follows. */
+  private pendingAnswers: AnswerStep[] = [];
+  private readonly dropped = new Set<TranscriptStep>();
+  private synthesized = 0;
+
+  constructor(private readonly options: ReadOptions) {}
+
+  /** A fresh id for a call the log gives none. */
+  newId(kind: string): string {
+    this.synthesized += 1;
+    return `${kind}#${this.synthesized}`;
   }
-  const messages = own(value, 'traj') ?? own(value, 'messages');
-  if (!Array.isArray(messages)) {
-    throw new TranscriptError(source, index === null ? 'top level' : `run ${index}`, 'a run needs a "traj" or "messages" array');
+
+  call(id: string, name: string, args: unknown, position: string, cwd = this.cwd): void {
+    for (const answer of this.pendingAnswers) this.dropped.add(answer);
+    this.pendingAnswers = [];
+    this.names.set(id, name);
+    const open = this.open.get(name) ?? new Set<string>();
+    open.add(id);
+    this.open.set(name, open);
+    const step: CallStep = { type: 'call', id, name, args, position };
+    if (cwd !== undefined) step.cwd = cwd;
+    this.steps.push(step);
+  }
+
+  /** The id of the oldest call of `name` without a result, or null. */
+  openCallOf(name: string): string | null {
+    const open = this.open.get(name);
+    if (!open) return null;
+    for (const id of open) return id;
+    return null;
+  }
+
+  nameOf(id: string): string | undefined {
+    return this.names.get(id);
+  }
+
+  /** A result of call `id`; `result` is what the log recorded, `outcome` overrides the reading of it. */
+  result(id: string, name: string | undefined, result: unknown, position: string, outcome?: 'success' | 'error'): void {
+    const known = name ?? this.names.get(id) ?? '';
+    this.open.get(this.names.get(id) ?? known)?.delete(id);
+    this.steps.push({
+      type: 'result',
+      id,
+      name: known,
+      outcome: outcome ?? outcomeOf(result, this.options),
+      text: keptText(result),
+      position,
+    });
+  }
+
+  answer(text: string, position: string): void {
+    const step: AnswerStep = { type: 'answer', text, position };
+    this.pendingAnswers.push(step);
+    this.steps.push(step);
+  }
+
+  /** The user spoke: the turn's answers stand. */
+  userTurn(): void {
+    this.pendingAnswers = [];
+  }
+
+  finish(): TranscriptStep[] {
+    return this.dropped.size === 0 ? this.steps : this.steps.filter((step) => !this.dropped.has(step));
+  }
+}
+
+/** OpenAI Responses item types read as tool traffic or messages; other item types (reasoning, web search) are skipped. */
+const RESPONSES_TYPES = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'local_shell_call',
+  'local_shell_call_output',
+  'shell_call',
+  'shell_call_output',
+  'mcp_call',
+]);
+/** Gemini CLI session-file message types (`~/.gemini/tmp/<project>/chats/session-*.json`). */
+const GEMINI_SESSION_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning']);
+/** Codex rollout line types (`~/.codex/sessions/.../rollout-*.jsonl`). */
+const CODEX_LINE_TYPES = new Set(['session_meta', 'response_item', 'turn_context', 'event_msg', 'compacted']);
+/** Claude Code session line types that carry no conversation. */
+const CLAUDE_OTHER_TYPES = new Set(['summary', 'system', 'file-history-snapshot', 'queue-operation', 'result', 'progress', 'attachment']);
+
+/**
+ * Reads one entry of a conversation into `out`: a chat message, a Responses
+ * item, a Gemini content or session message, or a Claude Code / Codex log
+ * line wrapping one of those.
+ */
+function readEntry(entry: unknown, out: StepBuilder, source: string, position: string): void {
+  const fail = (problem: string): never => {
+    throw new TranscriptError(source, position, problem);
+  };
+  if (!isObject(entry)) fail('a message must be an object');
+  const msg = entry as Json;
+  const type = own(msg, 'type');
+  const role = own(msg, 'role');
+
+  // Log lines that wrap a message: Claude Code ({ type, message, cwd }) and Codex ({ type, payload }).
+  if ((type === 'user' || type === 'assistant') && isObject(own(msg, 'message'))) {
+    if (own(msg, 'isApiErrorMessage') === true) return; // the client's own error text, not the model's
+    const cwd = ownString(msg, 'cwd');
+    if (cwd !== undefined) out.cwd = cwd;
+    return readEntry(own(msg, 'message'), out, source, position);
+  }
+  if (typeof type === 'string' && CODEX_LINE_TYPES.has(type) && role === undefined) {
+    const payload = own(msg, 'payload');
+    if (isObject(payload)) {
+      const cwd = ownString(payload, 'cwd');
+      if (cwd !== undefined && (type === 'session_meta' || type === 'turn_context')) out.cwd = cwd;
+      if (type === 'response_item') readEntry(payload, out, source, position);
+    }
+    return;
+  }
+
+  if (typeof type === 'string' && RESPONSES_TYPES.has(type) && type !== 'message') return readResponsesItem(msg, type, out, fail, position);
+  if (Array.isArray(own(msg, 'parts'))) return readGeminiContent(msg, out, fail, position);
+  if (typeof type === 'string' && GEMINI_SESSION_TYPES.has(type) && role === undefined) return readGeminiSessionMessage(msg, type, out, fail, position);
+  if (typeof role !== 'string') {
+    if (typeof type === 'string') return; // an item of a type no reader needs (reasoning, summaries, snapshots)
+    fail('a message needs a string "role"');
+  }
+  readChatMessage(msg, role as string, out, fail, position);
+}
+
+/** OpenAI chat (tool_calls, tool, legacy function_call / function) and Anthropic (tool_use, tool_result) messages. */
+function readChatMessage(msg: Json, role: string, out: StepBuilder, fail: (problem: string) => never, position: string): void {
+  const content = own(msg, 'content');
+
+  if (role === 'assistant') {
+    let calls = 0;
+    const toolCalls = own(msg, 'tool_calls');
+    if (toolCalls !== undefined && toolCalls !== null) {
+      if (!Array.isArray(toolCalls)) fail('"tool_calls" must be an array');
+      (toolCalls as unknown[]).forEach((call, i) => {
+        const fn = isObject(call) ? own(call, 'function') : undefined;
+        const id = isObject(call) ? own(call, 'id') : undefined;
+        const name = isObject(fn) ? own(fn, 'name') : undefined;
+        if (typeof id !== 'string' || typeof name !== 'string') {
+          fail(`tool_calls[${i}] needs a string "id" and "function.name"`);
+        }
+        out.call(id as string, name as string, parseArguments(own(fn as Json, 'arguments')), position);
+        calls += 1;
+      });
+    }
+    const functionCall = own(msg, 'function_call');
+    if (functionCall !== undefined && functionCall !== null) {
+      const name = isObject(functionCall) ? own(functionCall, 'name') : undefined;
+      if (typeof name !== 'string') fail('"function_call" needs a string "name"');
+      out.call(out.newId('function_call'), name as string, parseArguments(own(functionCall as Json, 'arguments')), position);
+      calls += 1;
+    }
+    if (Array.isArray(content)) {
+      content.forEach((block, i) => {
+        if (!isObject(block) || own(block, 'type') !== 'tool_use') return;
+        const id = own(block, 'id');
+        const name = own(block, 'name');
+        if (typeof id !== 'string' || typeof name !== 'string') {
+          fail(`content[${i}] (tool_use) needs a string "id" and "name"`);
+        }
+        out.call(id as string, name as string, boundArguments(own(block, 'input') ?? {}), position);
+        calls += 1;
+      });
+    }
+    const text = textOf(content);
+    if (calls === 0 && text.trim() !== '') out.answer(text, position);
+    return;
+  }
+
+  if (role === 'tool') {
+    const id = own(msg, 'tool_call_id');
+    if (typeof id !== 'string') fail('a tool message needs a string "tool_call_id"');
+    out.result(id as string, ownString(msg, 'name'), msg, position);
+    return;
+  }
+
+  if (role === 'function') {
+    // OpenAI legacy functions: no ids; the result answers the oldest open call of its name.
+    const name = own(msg, 'name');
+    if (typeof name !== 'string') fail('a function message needs a string "name"');
+    const id = out.openCallOf(name as string) ?? out.newId('function');
+    out.result(id, name as string, msg, position);
+    return;
+  }
+
+  if (role === 'user') {
+    if (!Array.isArray(content)) {
+      out.userTurn();
+      return;
+    }
+    let spoke = false;
+    content.forEach((block, i) => {
+      if (!isObject(block) || own(block, 'type') !== 'tool_result') {
+        spoke = true;
+        return;
+      }
+      const id = own(block, 'tool_use_id');
+      if (typeof id !== 'string') fail(`content[${i}] (tool_result) needs a string "tool_use_id"`);
+      out.result(id as string, undefined, block, position);
+    });
+    if (spoke) out.userTurn();
+  }
+  // system and developer text, and other roles, neither call tools nor answer.
+}
+
+/** OpenAI Responses API items (and Codex's). Each call item needs a string `call_id` (or `id`). */
+function readResponsesItem(item: Json, type: string, out: StepBuilder, fail: (problem: string) => never, position: string): void {
+  const callId = ownString(item, 'call_id') ?? ownString(item, 'id');
+  const needId = (): string => callId ?? fail(`a "${type}" item needs a string "call_id"`);
+  switch (type) {
+    case 'function_call':
+    case 'custom_tool_call': {
+      const id = needId();
+      const name = own(item, 'name');
+      if (typeof name !== 'string') fail(`a "${type}" item needs a string "name"`);
+      const args = type === 'function_call' ? parseArguments(own(item, 'arguments')) : (own(item, 'input') ?? '');
+      out.call(id, name as string, boundArguments(args), position);
+      return;
+    }
+    case 'local_shell_call':
+    case 'shell_call':
+      out.call(needId(), type === 'local_shell_call' ? 'local_shell' : 'shell', boundArguments(own(item, 'action') ?? {}), position);
+      return;
+    case 'mcp_call': {
+      // A hosted MCP call carries its own output or error.
+      const id = needId();
+      const name = own(item, 'name');
+      if (typeof name !== 'string') fail('a "mcp_call" item needs a string "name"');
+      out.call(id, name as string, parseArguments(own(item, 'arguments')), position);
+      const error = own(item, 'error');
+      const failed = error !== undefined && error !== null && error !== '';
+      out.result(id, name as string, failed ? { error } : (own(item, 'output') ?? ''), position);
+      return;
+    }
+    default: {
+      // function_call_output, custom_tool_call_output, local_shell_call_output, shell_call_output
+      const id = needId();
+      out.result(id, undefined, type === 'shell_call_output' ? own(item, 'output') : item, position);
+    }
+  }
+}
+
+/** Gemini `Content`: `{ role: 'user' | 'model', parts: [{ text } | { functionCall } | { functionResponse }] }`. */
+function readGeminiContent(content: Json, out: StepBuilder, fail: (problem: string) => never, position: string): void {
+  const parts = own(content, 'parts') as unknown[];
+  const role = own(content, 'role');
+  let calls = 0;
+  let results = 0;
+  let text = '';
+  parts.forEach((part, i) => {
+    if (!isObject(part)) return;
+    const call = own(part, 'functionCall');
+    const response = own(part, 'functionResponse');
+    if (call !== undefined) {
+      const name = isObject(call) ? own(call, 'name') : undefined;
+      if (typeof name !== 'string') fail(`parts[${i}] (functionCall) needs a string "name"`);
+      const id = ownString(call as Json, 'id') ?? out.newId('functionCall');
+      out.call(id, name as string, parseArguments(own(call as Json, 'args')), position);
+      calls += 1;
+    } else if (response !== undefined) {
+      const name = isObject(response) ? own(response, 'name') : undefined;
+      const givenId = isObject(response) ? ownString(response, 'id') : undefined;
+      if (typeof name !== 'string' && givenId === undefined) fail(`parts[${i}] (functionResponse) needs a string "name" or "id"`);
+      const id =
+        givenId !== undefined && out.nameOf(givenId) !== undefined
+          ? givenId
+          : ((typeof name === 'string' ? out.openCallOf(name) : null) ?? givenId ?? out.newId('functionResponse'));
+      out.result(id, typeof name === 'string' ? name : undefined, part, position);
+      results += 1;
+    } else if (typeof own(part, 'text') === 'string' && own(part, 'thought') !== true) {
+      text += own(part, 'text') as string;
+    }
+  });
+  if (role === 'model') {
+    if (calls === 0 && text.trim() !== '') out.answer(text, position);
+  } else if (role === 'user' && results === 0 && text.trim() !== '') {
+    out.userTurn();
+  }
+}
+
+/**
+ * A Gemini CLI session-file message: `{ type: 'user' | 'gemini' | 'info' | ..., content, toolCalls? }`,
+ * each tool call `{ id, name, args, result: [parts], status: 'success' | 'error' | 'cancelled' }`.
+ * A message's calls all come before their results: the model asked for them together.
+ */
+function readGeminiSessionMessage(msg: Json, type: string, out: StepBuilder, fail: (problem: string) => never, position: string): void {
+  if (type === 'user') {
+    out.userTurn();
+    return;
+  }
+  if (type !== 'gemini') return; // info, warning and error messages are the client's, not the model's
+  const toolCalls = own(msg, 'toolCalls');
+  const records: { id: string; name: string; record: Json }[] = [];
+  if (Array.isArray(toolCalls)) {
+    toolCalls.forEach((record, i) => {
+      const name = isObject(record) ? own(record, 'name') : undefined;
+      if (typeof name !== 'string') fail(`toolCalls[${i}] needs a string "name"`);
+      const id = ownString(record as Json, 'id') ?? out.newId('toolCall');
+      out.call(id, name as string, parseArguments(own(record as Json, 'args')), position);
+      records.push({ id, name: name as string, record: record as Json });
+    });
+  }
+  for (const { id, name, record } of records) {
+    const status = own(record, 'status');
+    const result = own(record, 'result') ?? own(record, 'resultDisplay');
+    if (result === undefined && status !== 'success' && status !== 'error' && status !== 'cancelled') continue; // not finished when the file was written
+    // 'cancelled': the user declined it, so it never ran.
+    const failed = status === 'error' || status === 'cancelled';
+    out.result(id, name, result, position, failed ? 'error' : undefined);
+  }
+  const text = textOf(own(msg, 'content'));
+  if (records.length === 0 && text.trim() !== '') out.answer(text, position);
+}
+
+function readRun(value: unknown, source: string, index: number | null, options: ReadOptions): TranscriptRun {
+  const where = index === null ? '' : `run ${index}, `;
+  const place = index === null ? 'top level' : `run ${index}`;
+  if (Array.isArray(value)) return { id: source, reward: null, steps: readEntries(value, source, where, options) };
+  if (!isObject(value)) throw new TranscriptError(source, place, 'expected a run object or an array of messages');
+  const entries = entriesOf(value);
+  if (entries === null) {
+    throw new TranscriptError(
+      source,
+      place,
+      index === null
+        ? 'a run needs a "traj", "messages", "history", "contents", "input" or "output" array'
+        : 'a run needs a "traj" or "messages" array',
+    );
   }
   const reward = own(value, 'reward');
   const taskId = own(value, 'task_id');
   const trial = own(value, 'trial');
-  const givenId = own(value, 'id');
+  const givenId = ownString(value, 'id') ?? ownString(value, 'sessionId');
   const id =
-    typeof givenId === 'string'
+    givenId !== undefined
       ? givenId
       : taskId !== undefined
         ? `task ${String(taskId)}${trial !== undefined ? ` trial ${String(trial)}` : ''}`
@@ -231,29 +522,157 @@ function readRun(value: unknown, source: string, index: number | null): Transcri
   return {
     id,
     reward: typeof reward === 'number' && Number.isFinite(reward) ? reward : null,
-    steps: readMessages(messages, source, where),
+    steps: readEntries(entries, source, where, options),
   };
+}
+
+/**
+ * The conversation of a run object: tau-bench `traj`, `messages` (chat, or a
+ * Gemini CLI session file), Gemini `history` / `contents`, or OpenAI
+ * Responses `input` then `output`. Null when it has none.
+ */
+function entriesOf(value: Json): unknown[] | null {
+  for (const key of ['traj', 'messages', 'history', 'contents']) {
+    const found = own(value, key);
+    if (Array.isArray(found)) return found;
+  }
+  const input = own(value, 'input');
+  const output = own(value, 'output');
+  if (!Array.isArray(input) && !Array.isArray(output)) return null;
+  return [...(Array.isArray(input) ? input : []), ...(Array.isArray(output) ? output : [])];
+}
+
+function readEntries(entries: unknown[], source: string, where: string, options: ReadOptions): TranscriptStep[] {
+  const out = new StepBuilder(options);
+  entries.forEach((entry, index) => readEntry(entry, out, source, `${where}message ${index}`));
+  return out.finish();
 }
 
 const JSONL_TYPES = ['run', 'call', 'result', 'answer', 'reset', 'resetKeepProgress', 'clock'];
 
-function readJson(value: unknown, text: string, source: string): TranscriptRun[] {
-  if (isObject(value) && JSONL_TYPES.includes(own(value, 'type') as string)) return readJsonl(text, source);
+function readJson(value: unknown, text: string, source: string, options: ReadOptions): TranscriptRun[] {
+  if (isObject(value) && typeof own(value, 'type') === 'string' && entriesOf(value) === null) {
+    // One log line or event on its own (perhaps spread over several lines).
+    const format = lineFormat(value, own(value, 'type') as string);
+    return format === 'own' ? readJsonl(text, source) : readLogLines([JSON.stringify(value)], source, format, options);
+  }
   if (Array.isArray(value)) {
     const looksLikeRuns = value.some(
       (item) => isObject(item) && (Array.isArray(own(item, 'traj')) || Array.isArray(own(item, 'messages'))),
     );
-    return looksLikeRuns ? value.map((run, i) => readRun(run, source, i)) : [readRun(value, source, null)];
+    return looksLikeRuns ? value.map((run, i) => readRun(run, source, i, options)) : [readRun(value, source, null, options)];
   }
-  return [readRun(value, source, null)];
+  return [readRun(value, source, null, options)];
+}
+
+/**
+ * Reads a file of one JSON value a line, and picks its format from the first
+ * line with a string `type`: Codex rollout lines (`session_meta`,
+ * `response_item`, ...) or bare Responses items (older Codex rollouts); Claude
+ * Code session lines (`user`, `assistant`, `summary`, ..., or any line with a
+ * `message` or `sessionId`); otherwise this project's own events.
+ */
+function readLines(text: string, source: string, options: ReadOptions): TranscriptRun[] {
+  const lines = text.split('\n');
+  let format: 'own' | 'codex' | 'claude' = 'own';
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (!line.startsWith('{')) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!isObject(value)) continue;
+    const type = own(value, 'type');
+    if (typeof type !== 'string') continue;
+    format = lineFormat(value, type);
+    break;
+  }
+  if (format === 'own') return readJsonl(text, source);
+  return readLogLines(lines, source, format, options);
+}
+
+/** The format of a log whose first typed line is `value`. */
+function lineFormat(value: Json, type: string): 'own' | 'codex' | 'claude' {
+  const wraps = isObject(own(value, 'message'));
+  const session = typeof own(value, 'sessionId') === 'string' || typeof own(value, 'session_id') === 'string';
+  if (CODEX_LINE_TYPES.has(type) || (RESPONSES_TYPES.has(type) && !wraps)) return 'codex';
+  if (JSONL_TYPES.includes(type) && !wraps && !session) return 'own';
+  if (type === 'user' || type === 'assistant' || CLAUDE_OTHER_TYPES.has(type) || wraps || session) return 'claude';
+  return 'own';
+}
+
+/**
+ * Claude Code session JSONL (one run per `sessionId`, a subagent's sidechain
+ * lines a run of their own) and Codex rollout JSONL (one run, named by its
+ * `session_meta` id). Positions are `line N`.
+ */
+function readLogLines(lines: string[], source: string, format: 'codex' | 'claude', options: ReadOptions): TranscriptRun[] {
+  const runs = new Map<string, { run: TranscriptRun; out: StepBuilder }>();
+  /** The working directory last recorded per run key, also by lines that start no run (stream-json's init line). */
+  const cwds = new Map<string, string>();
+  const runOf = (key: string) => {
+    let found = runs.get(key);
+    if (!found) {
+      found = { run: { id: key, reward: null, steps: [] }, out: new StepBuilder(options) };
+      found.out.cwd = cwds.get(key);
+      runs.set(key, found);
+    }
+    return found;
+  };
+  let key = source;
+  let named = false;
+  lines.forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '') return;
+    const position = `line ${index + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      throw new TranscriptError(source, position, `not valid JSON (${(error as Error).message})`);
+    }
+    if (!isObject(value)) throw new TranscriptError(source, position, 'each line must be a JSON object');
+    if (format === 'claude') {
+      const session = ownString(value, 'sessionId') ?? ownString(value, 'session_id');
+      if (session !== undefined) {
+        const agent = ownString(value, 'agentId');
+        key = own(value, 'isSidechain') === true ? `${session} ${agent === undefined ? 'sidechain' : `agent ${agent}`}` : session;
+      }
+      const cwd = ownString(value, 'cwd');
+      if (cwd !== undefined) {
+        cwds.set(key, cwd);
+        const run = runs.get(key);
+        if (run) run.out.cwd = cwd;
+      }
+      const type = own(value, 'type');
+      // Other lines (summaries, snapshots, system notes, stream-json init and result) carry no conversation.
+      if (type === 'user' || type === 'assistant') readEntry(value, runOf(key).out, source, position);
+      return;
+    }
+    const entry = runOf(source);
+    if (!named && own(value, 'type') === 'session_meta') {
+      const payload = own(value, 'payload');
+      const id = isObject(payload) ? ownString(payload, 'id') : undefined;
+      if (id !== undefined) {
+        entry.run.id = id;
+        named = true;
+      }
+    }
+    if (typeof own(value, 'type') === 'string') readEntry(value, entry.out, source, position);
+  });
+  if (runs.size === 0) throw new TranscriptError(source, 'line 1', 'no events');
+  return [...runs.values()].map(({ run, out }) => ({ ...run, steps: out.finish() }));
 }
 
 /**
  * Reads this project's JSONL event format: one JSON object a line, blank
  * lines ignored.
  * `{"type":"run","id":"...","reward":1}` starts a run (optional for one run);
- * `{"type":"call","id":"c1","name":"pulse_query","args":{...}}`;
- * `{"type":"result","id":"c1","outcome":"success"|"error"}`;
+ * `{"type":"call","id":"c1","name":"pulse_query","args":{...},"cwd":"/srv"}` (`cwd` optional);
+ * `{"type":"result","id":"c1","outcome":"success"|"error","text":"..."}` (`text` optional);
  * `{"type":"answer","text":"..."}`; `{"type":"reset"}`; `{"type":"resetKeepProgress"}`;
  * `{"type":"clock","advanceMs":660000}`.
  */
@@ -306,20 +725,27 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
       case 'call': {
         const id = str('id');
         const name = str('name');
+        const cwd = own(e, 'cwd');
+        if (cwd !== undefined && typeof cwd !== 'string') fail('"cwd" must be a string');
         names.set(id, name);
-        steps.push({ type: 'call', id, name, args: boundArguments(own(e, 'args') ?? {}), position });
+        const step: CallStep = { type: 'call', id, name, args: boundArguments(own(e, 'args') ?? {}), position };
+        if (typeof cwd === 'string') step.cwd = cwd;
+        steps.push(step);
         break;
       }
       case 'result': {
         const id = str('id');
         const outcome = own(e, 'outcome');
         if (outcome !== 'success' && outcome !== 'error') fail('"outcome" must be "success" or "error"');
+        const resultText = own(e, 'text');
+        if (resultText !== undefined && typeof resultText !== 'string') fail('a "result" event\'s "text" must be a string');
         const name = own(e, 'name');
         steps.push({
           type: 'result',
           id,
           name: typeof name === 'string' ? name : (names.get(id) ?? ''),
           outcome: outcome as 'success' | 'error',
+          text: typeof resultText === 'string' ? resultText.slice(0, MAX_RESULT_TEXT) : '',
           position,
         });
         break;
@@ -353,33 +779,66 @@ function lineAndColumn(text: string, offset: number): string {
   return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
 }
 
+/** Refuses a reading in which nothing at all was recognised: a format we do not know, read as nothing, must not pass as a clean audit. */
+function requireSomething(runs: TranscriptRun[], source: string): TranscriptRun[] {
+  if (runs.some((run) => run.steps.some((step) => step.type === 'call' || step.type === 'answer'))) return runs;
+  throw new TranscriptError(
+    source,
+    'top level',
+    `no tool call and no final answer recognised: not a supported transcript format, or nothing to audit (supported: ${SUPPORTED_FORMATS})`,
+  );
+}
+
 /**
  * Reads a transcript in any supported format, detected from its content:
  * - a JSON array of runs `{ traj | messages, reward?, task_id?, trial?, id? }` (tau-bench);
- * - a JSON array of messages, or an object `{ messages }` (OpenAI chat with
- *   `tool_calls` / `tool` messages; Anthropic with `tool_use` / `tool_result` blocks);
- * - JSONL events of this project's own format (see `readJsonl` above; a
- *   `.jsonl` / `.ndjson` source name, or text that is not one JSON value).
+ * - a JSON array of messages, or an object `{ messages }`: OpenAI chat
+ *   (`tool_calls` / `tool` messages; legacy `function_call` / `function`
+ *   messages, paired by name in order), Anthropic (`tool_use` / `tool_result`
+ *   blocks);
+ * - OpenAI Responses items, an array or `{ input?, output? }`:
+ *   `function_call` / `function_call_output`, `custom_tool_call(_output)`,
+ *   `local_shell_call(_output)`, `shell_call(_output)`, `mcp_call`, and
+ *   `message` items (assistant `output_text` is an answer);
+ * - Gemini CLI chat history or checkpoint, an array or `{ history }` of
+ *   `{ role: 'user' | 'model', parts }` (`functionCall` / `functionResponse`
+ *   parts; calls without ids get ids in order, responses pair by name);
+ * - a Gemini CLI session file `{ sessionId, messages: [{ type: 'user' | 'gemini', content, toolCalls? }] }`;
+ * - Claude Code session JSONL (`~/.claude/projects/.../<session>.jsonl`, and
+ *   `claude -p --output-format stream-json` output): `user` / `assistant`
+ *   lines with Anthropic messages, the line's `cwd` on its calls, one run per
+ *   session, subagent sidechains apart; other line types skipped;
+ * - Codex rollout JSONL (`~/.codex/sessions/.../rollout-*.jsonl`):
+ *   `response_item` lines of Responses items, the session's and turn's `cwd`
+ *   on calls;
+ * - JSONL events of this project's own format (see `readJsonl` above).
  *
- * An assistant message with text and no tool calls is an answer; a tool output
- * that starts with `Error` (or an Anthropic `is_error`) is a failed call.
+ * An assistant text with no tool call after it in its turn is an answer.
+ * Whether a call failed is read from its result (`outcomeOf`, DESIGN §5.7).
  *
  * @param text the file's content.
  * @param source a name for messages (the file path).
+ * @param options `failureMarkers`: a catalog's failure markers, added to the defaults.
  * @throws TranscriptError naming `source` and the position (line and column,
- *   `run N, message M`, or `line N`) of the first problem.
+ *   `run N, message M`, or `line N`) of the first problem; also when no tool
+ *   call and no answer at all is recognised (an unknown format must not read
+ *   as an empty, clean transcript).
  */
-export function readTranscript(text: string, source: string): TranscriptRun[] {
+export function readTranscript(text: string, source: string, options: ReadOptions = {}): TranscriptRun[] {
   if (typeof text !== 'string') throw new TranscriptError(String(source), 'top level', 'expected text');
   if (text.startsWith('\uFEFF')) text = text.slice(1); // a UTF-8 byte-order mark is no content
-  if (/\.(jsonl|ndjson)$/i.test(source)) return readJsonl(text, source);
+  return requireSomething(readAny(text, source, options), source);
+}
+
+function readAny(text: string, source: string, options: ReadOptions): TranscriptRun[] {
+  if (/\.(jsonl|ndjson)$/i.test(source)) return readLines(text, source, options);
   if (text.trim() === '') throw new TranscriptError(source, 'line 1', 'the file is empty');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     const lines = text.split('\n').filter((line) => line.trim() !== '');
-    if (lines.length > 1 && lines.every((line) => line.trim().startsWith('{'))) return readJsonl(text, source);
+    if (lines.length > 1 && lines.every((line) => line.trim().startsWith('{'))) return readLines(text, source, options);
     // JSON.parse does not always say where; a parser that reports offsets does.
     const errors: ParseError[] = [];
     try {
@@ -392,5 +851,5 @@ export function readTranscript(text: string, source: string): TranscriptRun[] {
     const problem = first ? printParseErrorCode(first.error) : (error as Error).message;
     throw new TranscriptError(source, position, `not valid JSON (${problem})`);
   }
-  return readJson(value, text, source);
+  return readJson(value, text, source, options);
 }

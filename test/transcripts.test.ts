@@ -1,5 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { readTranscript, TranscriptError, type TranscriptStep } from '../src/transcripts.js';
+import { MAX_RESULT_TEXT, readTranscript, TranscriptError, type TranscriptRun, type TranscriptStep } from '../src/transcripts.js';
+
+/** A hand-written fixture in an agent's own log format (test/fixtures/native). */
+function fixture(name: string): TranscriptRun[] {
+  return readTranscript(readFileSync(new URL(`./fixtures/native/${name}`, import.meta.url), 'utf8'), name);
+}
 
 const openAiChat = [
   { role: 'system', content: 'You are an agent.' },
@@ -261,5 +267,277 @@ describe('robustness', () => {
       'r.jsonl',
     );
     expect(runs[1]!.steps[0]).toMatchObject({ type: 'result', id: 'c2', name: '' });
+  });
+});
+
+/** The call and result steps of a run, as [type, name, outcome?] for a compact comparison. */
+function traffic(steps: TranscriptStep[]): string[] {
+  return steps.flatMap((step) =>
+    step.type === 'call' ? [`call ${step.name}`] : step.type === 'result' ? [`${step.outcome} ${step.name}`] : [],
+  );
+}
+
+function argsOf(steps: TranscriptStep[]): unknown[] {
+  return steps.flatMap((step) => (step.type === 'call' ? [step.args] : []));
+}
+
+describe('Claude Code session JSONL', () => {
+  const runs = fixture('claude-code-session.jsonl');
+  const main = runs[0]!;
+
+  test('is read, one run per session named by its sessionId, a subagent sidechain a run of its own', () => {
+    expect(runs.map((run) => run.id)).toEqual(['5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34', '5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34 agent 9c1e2f30']);
+  });
+
+  test('tool_use blocks are calls with their input as arguments', () => {
+    expect(main.steps[0]).toMatchObject({ type: 'call', id: 'toolu_01StatusA1', name: 'Bash', args: { command: 'git status --short' }, position: 'line 5' });
+  });
+
+  test("each call carries the cwd of its line", () => {
+    const cwds = main.steps.flatMap((step) => (step.type === 'call' ? [step.cwd] : []));
+    expect(cwds).toEqual(['/home/dev/projects/inventory-api', '/home/dev/projects/inventory-api', '/home/dev/projects/inventory-api/deploy']);
+  });
+
+  test('tool_result with is_error is a failure, the others successes', () => {
+    expect(traffic(main.steps)).toEqual(['call Bash', 'success Bash', 'call Bash', 'error Bash', 'call Read']);
+  });
+
+  test("a result keeps the tool's text", () => {
+    expect(main.steps[3]).toMatchObject({ type: 'result', text: expect.stringContaining('fatal: Authentication failed') });
+  });
+
+  test('text streamed before a tool_use of the same message is no answer; the end-of-turn text is', () => {
+    expect(types(main.steps)).toEqual(['call', 'result', 'call', 'result', 'answer', 'call']);
+    expect(main.steps[4]).toMatchObject({ type: 'answer', text: expect.stringMatching(/^The commit is made locally/) });
+  });
+
+  test("the client's own API-error message is no answer", () => {
+    expect(main.steps.some((step) => step.type === 'answer' && step.text.startsWith('API Error'))).toBe(false);
+  });
+
+  test('is recognised from its content under any name', () => {
+    const text = readFileSync(new URL('./fixtures/native/claude-code-session.jsonl', import.meta.url), 'utf8');
+    expect(readTranscript(text, 'session.log').map((run) => run.steps.length)).toEqual(runs.map((run) => run.steps.length));
+  });
+
+  test('stream-json output: calls take the cwd of the init line', () => {
+    const lines = [
+      { type: 'system', subtype: 'init', cwd: '/srv/app', session_id: 's-1', tools: ['Bash'], model: 'claude-sonnet-4-5' },
+      { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'tu', name: 'Bash', input: { command: 'ls' } }] }, session_id: 's-1' },
+      { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu', content: 'a\nb' }] }, session_id: 's-1' },
+      { type: 'result', subtype: 'success', is_error: false, result: 'done', session_id: 's-1' },
+    ];
+    const [run] = readTranscript(lines.map((line) => JSON.stringify(line)).join('\n'), 'stream.jsonl');
+    expect(run).toMatchObject({ id: 's-1', steps: [{ type: 'call', cwd: '/srv/app' }, { type: 'result', outcome: 'success' }] });
+  });
+});
+
+describe('Gemini CLI chat history (checkpoint)', () => {
+  const [run] = fixture('gemini-cli-checkpoint.json');
+
+  test('functionCall parts are calls: the DROP TABLE query is found', () => {
+    expect(argsOf(run!.steps)).toContainEqual({ sql: 'DROP TABLE staging_orders;' });
+    expect(traffic(run!.steps).filter((entry) => entry.startsWith('call'))).toEqual(['call run_shell_command', 'call query', 'call run_shell_command']);
+  });
+
+  test('calls without ids get ids by order, and each functionResponse pairs with its call', () => {
+    const calls = run!.steps.filter((step) => step.type === 'call').map((step) => (step.type === 'call' ? step.id : ''));
+    const results = run!.steps.filter((step) => step.type === 'result').map((step) => (step.type === 'result' ? step.id : ''));
+    expect(new Set(calls).size).toBe(3);
+    expect(results).toEqual(calls);
+  });
+
+  test('a run_shell_command result with Exit Code: 1 is a failure; Exit Code: 0 a success', () => {
+    expect(traffic(run!.steps)).toEqual([
+      'call run_shell_command',
+      'success run_shell_command',
+      'call query',
+      'success query',
+      'call run_shell_command',
+      'error run_shell_command',
+    ]);
+  });
+
+  test('model text without a functionCall is an answer; thought parts are not', () => {
+    expect(run!.steps.filter((step) => step.type === 'answer').map((step) => (step.type === 'answer' ? step.text : ''))).toEqual([
+      'Got it. Thanks for the context!',
+      'staging_orders is dropped. Compacting staging_events failed: the disk is full.',
+    ]);
+  });
+
+  test('an object { history } is read the same', () => {
+    const history = JSON.parse(readFileSync(new URL('./fixtures/native/gemini-cli-checkpoint.json', import.meta.url), 'utf8')) as unknown[];
+    expect(types(readTranscript(JSON.stringify({ history }), 'h.json')[0]!.steps)).toEqual(types(run!.steps));
+  });
+
+  test('a response without an id answers the oldest open call of its name', () => {
+    const history = [
+      { role: 'model', parts: [{ functionCall: { name: 'read_file', args: { path: 'a' } } }, { functionCall: { name: 'read_file', args: { path: 'b' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'read_file', response: { output: 'A' } } }, { functionResponse: { name: 'read_file', response: { error: 'no b' } } }] },
+    ];
+    const [only] = readTranscript(JSON.stringify(history), 'g.json');
+    expect(only!.steps.map((step) => (step.type === 'result' ? `${step.id} ${step.outcome}` : step.type))).toEqual([
+      'call',
+      'call',
+      'functionCall#1 success',
+      'functionCall#2 error',
+    ]);
+  });
+});
+
+describe('Gemini CLI session file', () => {
+  const [run] = fixture('gemini-cli-session.json');
+
+  test('is one run named by its sessionId', () => {
+    expect(run!.id).toBe('3e8a5d21-7c44-4b9f-a1d0-6f2b9c8e4a17');
+  });
+
+  test("a message's calls all come before their results", () => {
+    expect(traffic(run!.steps).slice(0, 4)).toEqual(['call write_file', 'call run_shell_command', 'success write_file', 'error run_shell_command']);
+  });
+
+  test('status "success" with Exit Code: 2 in the output is a failure', () => {
+    expect(run!.steps[3]).toMatchObject({ type: 'result', name: 'run_shell_command', outcome: 'error', text: expect.stringContaining('Exit Code: 2') });
+  });
+
+  test('a call the user cancelled is a failure (it never ran)', () => {
+    expect(traffic(run!.steps).slice(4)).toEqual(['call run_shell_command', 'error run_shell_command']);
+  });
+
+  test('a preamble followed by tool calls in the same turn is no answer; the closing text is', () => {
+    expect(types(run!.steps)).toEqual(['call', 'call', 'result', 'result', 'call', 'result', 'answer']);
+  });
+});
+
+describe('OpenAI legacy function_call', () => {
+  const [run] = fixture('openai-legacy-functions.json');
+
+  test('function_call messages are calls: the DROP TABLE query is found', () => {
+    expect(argsOf(run!.steps)).toEqual([{ query: 'SELECT count(*) FROM audit_log' }, { query: 'DROP TABLE audit_log' }]);
+  });
+
+  test('function messages answer the calls in order, by name', () => {
+    const ids = run!.steps.flatMap((step) => (step.type === 'call' || step.type === 'result' ? [step.id] : []));
+    expect(ids).toEqual(['function_call#1', 'function_call#1', 'function_call#2', 'function_call#2']);
+  });
+
+  test('an ERROR output is a failure; the closing text an answer', () => {
+    expect(types(run!.steps)).toEqual(['call', 'result', 'call', 'result', 'answer']);
+    expect(traffic(run!.steps)).toEqual(['call run_sql', 'success run_sql', 'call run_sql', 'error run_sql']);
+  });
+});
+
+describe('OpenAI Responses items', () => {
+  const [run] = fixture('openai-responses.json');
+
+  test('function_call items are calls with parsed arguments; outputs pair by call_id', () => {
+    expect(run!.steps[0]).toMatchObject({ type: 'call', id: 'call_Rk2vStatus', name: 'run_command', args: { command: 'git status -sb' } });
+    expect(run!.steps[1]).toMatchObject({ type: 'result', id: 'call_Rk2vStatus', name: 'run_command', outcome: 'success' });
+  });
+
+  test('a git push output with fatal: Authentication failed and exit status 128 is a failure', () => {
+    expect(run!.steps[3]).toMatchObject({ type: 'result', id: 'call_Rk2vPush', outcome: 'error' });
+  });
+
+  test('input then output; a preamble before a call is no answer, reasoning is skipped, the output message is the answer', () => {
+    expect(types(run!.steps)).toEqual(['call', 'result', 'call', 'result', 'answer']);
+    expect(run!.steps[4]).toMatchObject({ text: 'The push was rejected: authentication failed.', position: 'message 7' });
+  });
+
+  test('a hosted mcp_call is a call and its result at once; its error makes a failure', () => {
+    const items = [{ type: 'mcp_call', id: 'mcp_1', name: 'delete_branch', server_label: 'git', arguments: '{"branch":"old"}', output: null, error: 'forbidden' }];
+    expect(traffic(readTranscript(JSON.stringify(items), 'm.json')[0]!.steps)).toEqual(['call delete_branch', 'error delete_branch']);
+  });
+});
+
+describe('Codex rollout JSONL', () => {
+  const [run] = fixture('codex-rollout.jsonl');
+
+  test('is one run named by its session_meta id', () => {
+    expect(run!.id).toBe('0199ecf2-5a3b-7c10-9d2e-4f6a8b0c1d2e');
+  });
+
+  test('calls carry the session cwd, then the cwd of a later turn', () => {
+    expect(run!.steps.flatMap((step) => (step.type === 'call' ? [step.cwd] : []))).toEqual([
+      '/home/dev/projects/ledger',
+      '/home/dev/projects/ledger',
+      '/home/dev/projects/ledger/crates/core',
+    ]);
+  });
+
+  test('shell output with metadata.exit_code 101 is a failure; exit_code 0 a success', () => {
+    expect(traffic(run!.steps)).toEqual(['call shell', 'error shell', 'call apply_patch', 'success apply_patch', 'call shell', 'success shell']);
+  });
+
+  test('a custom tool call keeps its free-form input as the arguments', () => {
+    expect(run!.steps[2]).toMatchObject({ type: 'call', name: 'apply_patch', args: expect.stringMatching(/^\*\*\* Begin Patch/) });
+  });
+
+  test('event_msg lines are skipped: the answer is read once, from its response_item', () => {
+    expect(types(run!.steps)).toEqual(['call', 'result', 'call', 'result', 'call', 'result', 'answer']);
+  });
+});
+
+describe('result text and working directories', () => {
+  test('a result keeps at most MAX_RESULT_TEXT characters of its text', () => {
+    const chat = [
+      { role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'pulse_read', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c', content: 'z'.repeat(MAX_RESULT_TEXT * 3) },
+    ];
+    const result = readTranscript(JSON.stringify(chat), 'big.json')[0]!.steps[1];
+    expect(result?.type === 'result' ? result.text.length : -1).toBe(MAX_RESULT_TEXT);
+  });
+
+  test('JSONL events: a result may carry its text, a call its cwd', () => {
+    const [run] = readTranscript(
+      ['{"type":"call","id":"c","name":"run_command","args":{},"cwd":"/srv"}', '{"type":"result","id":"c","outcome":"success","text":"ok"}'].join('\n'),
+      'e.jsonl',
+    );
+    expect(run!.steps).toMatchObject([{ type: 'call', cwd: '/srv' }, { type: 'result', text: 'ok' }]);
+  });
+
+  test('JSONL events without text or cwd: text is empty and cwd absent', () => {
+    const [run] = readTranscript('{"type":"call","id":"c","name":"x"}\n{"type":"result","id":"c","outcome":"success"}', 'e.jsonl');
+    expect(run!.steps[0]).not.toHaveProperty('cwd');
+    expect(run!.steps[1]).toMatchObject({ text: '' });
+  });
+
+  test("a catalog's failure markers are applied when given", () => {
+    const chat = [
+      { role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'run_tests', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c', content: 'FAILED tests/test_api.py::test_login' },
+    ];
+    const outcome = (options?: { failureMarkers: string[] }) => {
+      const step = readTranscript(JSON.stringify(chat), 'f.json', options)[0]!.steps[1];
+      return step?.type === 'result' ? step.outcome : null;
+    };
+    expect([outcome(), outcome({ failureMarkers: ['FAILED'] })]).toEqual(['success', 'error']);
+  });
+});
+
+describe('nothing recognised', () => {
+  function errorOf(text: string, source: string): TranscriptError {
+    try {
+      readTranscript(text, source);
+    } catch (error) {
+      if (error instanceof TranscriptError) return error;
+      throw error;
+    }
+    throw new Error('no error');
+  }
+
+  test('a file in which no call and no answer is recognised is refused with one line, never read as an empty run', () => {
+    const error = errorOf('[{"type":"turn","speaker":"bot","said":"hi"}]', 'other.json');
+    expect(error.message).toMatch(/^other\.json: top level: no tool call and no final answer recognised: not a supported transcript format/);
+    expect(error.message).not.toContain('\n');
+  });
+
+  test('a chat of user messages only is refused the same way', () => {
+    expect(errorOf('[{"role":"user","content":"hello?"}]', 'u.json').message).toContain('no tool call and no final answer recognised');
+  });
+
+  test('an empty run beside runs with steps is fine', () => {
+    const runs = readTranscript(JSON.stringify([{ task_id: 1, traj: [] }, { task_id: 2, traj: [{ role: 'assistant', content: 'Hi' }] }]), 't.json');
+    expect(runs.map((run) => run.steps.length)).toEqual([0, 1]);
   });
 });
