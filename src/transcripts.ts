@@ -265,9 +265,10 @@ const CLAUDE_OTHER_TYPES = new Set(['summary', 'system', 'file-history-snapshot'
 /**
  * Reads one entry of a conversation into `out`: a chat message, a Responses
  * item, a Gemini content or session message, or a Claude Code / Codex log
- * line wrapping one of those.
+ * line wrapping one of those (`wrapped`: the entry came out of such a line,
+ * and is not unwrapped again).
  */
-function readEntry(entry: unknown, out: StepBuilder, source: string, position: string): void {
+function readEntry(entry: unknown, out: StepBuilder, source: string, position: string, wrapped = false): void {
   const fail = (problem: string): never => {
     throw new TranscriptError(source, position, problem);
   };
@@ -277,18 +278,18 @@ function readEntry(entry: unknown, out: StepBuilder, source: string, position: s
   const role = own(msg, 'role');
 
   // Log lines that wrap a message: Claude Code ({ type, message, cwd }) and Codex ({ type, payload }).
-  if ((type === 'user' || type === 'assistant') && isObject(own(msg, 'message'))) {
+  if (!wrapped && (type === 'user' || type === 'assistant') && isObject(own(msg, 'message'))) {
     if (own(msg, 'isApiErrorMessage') === true) return; // the client's own error text, not the model's
     const cwd = ownString(msg, 'cwd');
     if (cwd !== undefined) out.cwd = cwd;
-    return readEntry(own(msg, 'message'), out, source, position);
+    return readEntry(own(msg, 'message'), out, source, position, true);
   }
-  if (typeof type === 'string' && CODEX_LINE_TYPES.has(type) && role === undefined) {
+  if (!wrapped && typeof type === 'string' && CODEX_LINE_TYPES.has(type) && role === undefined) {
     const payload = own(msg, 'payload');
     if (isObject(payload)) {
       const cwd = ownString(payload, 'cwd');
       if (cwd !== undefined && (type === 'session_meta' || type === 'turn_context')) out.cwd = cwd;
-      if (type === 'response_item') readEntry(payload, out, source, position);
+      if (type === 'response_item') readEntry(payload, out, source, position, true);
     }
     return;
   }
@@ -554,7 +555,7 @@ function readJson(value: unknown, text: string, source: string, options: ReadOpt
   if (isObject(value) && typeof own(value, 'type') === 'string' && entriesOf(value) === null) {
     // One log line or event on its own (perhaps spread over several lines).
     const format = lineFormat(value, own(value, 'type') as string);
-    return format === 'own' ? readJsonl(text, source) : readLogLines([JSON.stringify(value)], source, format, options);
+    return format === 'own' ? readJsonl(text, source) : readLogLines([value], source, format, options);
   }
   if (Array.isArray(value)) {
     const looksLikeRuns = value.some(
@@ -607,9 +608,10 @@ function lineFormat(value: Json, type: string): 'own' | 'codex' | 'claude' {
 /**
  * Claude Code session JSONL (one run per `sessionId`, a subagent's sidechain
  * lines a run of their own) and Codex rollout JSONL (one run, named by its
- * `session_meta` id). Positions are `line N`.
+ * `session_meta` id). `lines` are the file's lines, or one value already
+ * parsed (a single-line log). Positions are `line N`.
  */
-function readLogLines(lines: string[], source: string, format: 'codex' | 'claude', options: ReadOptions): TranscriptRun[] {
+function readLogLines(lines: readonly (string | Json)[], source: string, format: 'codex' | 'claude', options: ReadOptions): TranscriptRun[] {
   const runs = new Map<string, { run: TranscriptRun; out: StepBuilder }>();
   /** The working directory last recorded per run key, also by lines that start no run (stream-json's init line). */
   const cwds = new Map<string, string>();
@@ -625,14 +627,16 @@ function readLogLines(lines: string[], source: string, format: 'codex' | 'claude
   let key = source;
   let named = false;
   lines.forEach((raw, index) => {
-    const line = raw.trim();
+    const line = typeof raw === 'string' ? raw.trim() : raw;
     if (line === '') return;
     const position = `line ${index + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new TranscriptError(source, position, `not valid JSON (${(error as Error).message})`);
+    let value: unknown = line;
+    if (typeof line === 'string') {
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        throw new TranscriptError(source, position, `not valid JSON (${(error as Error).message})`);
+      }
     }
     if (!isObject(value)) throw new TranscriptError(source, position, 'each line must be a JSON object');
     if (format === 'claude') {

@@ -261,6 +261,14 @@ describe('robustness', () => {
     expect(run!.steps[0]).toMatchObject({ type: 'call', args: '[arguments nested deeper than 64 levels]' });
   });
 
+  test('log lines wrapping log lines thousands deep are refused with a TranscriptError, not a stack overflow', () => {
+    const depth = 20_000;
+    const claude = `${'{"type":"user","message":'.repeat(depth)}{"role":"user","content":"x"}${'}'.repeat(depth)}`;
+    const codex = `${'{"type":"response_item","payload":'.repeat(depth)}{"type":"function_call","call_id":"c","name":"x"}${'}'.repeat(depth)}`;
+    expect(() => readTranscript(claude, 'deep.json')).toThrow(TranscriptError);
+    expect(() => readTranscript(`${codex}\n${codex}`, 'deep.jsonl')).toThrow(TranscriptError);
+  });
+
   test('call ids are per run: a result in a later run does not take a name from an earlier one', () => {
     const runs = readTranscript(
       ['{"type":"run","id":"one"}', '{"type":"call","id":"c2","name":"pulse_control"}', '{"type":"run","id":"two"}', '{"type":"result","id":"c2","outcome":"success"}'].join('\n'),
