@@ -8,6 +8,12 @@
  *
  * Guards are total: they read events through the helpers below, which never
  * throw on a malformed event (a throwing guard would stop the actor for good).
+ *
+ * An outcome is booked against the calls in flight by `booking`: by id, or
+ * by tool for calls without one; an outcome that could belong to several is
+ * booked in the worst case, so one outcome is never booked against the wrong
+ * call in the permissive direction (a failure never settles a write unless it
+ * is unambiguously that write's). The outcome guards all read that booking.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import {
@@ -71,22 +77,108 @@ function callIdOf(event: unknown): string | null {
   return typeof id === 'string' && id !== '' ? id : null;
 }
 
-/**
- * Index in `inFlight` of the call an outcome event settles: by id when the
- * event has one, else the oldest call of the same tool checked without an id.
- * -1 when none matches (a record without a check).
- */
-function inFlightIndex(context: SafetyContext, event: unknown): number {
+/** The event's call key: `id:<callId>`, or null for a call without an id. */
+function idKeyOf(event: unknown): string | null {
   const id = callIdOf(event);
-  if (id !== null) return context.inFlight.findIndex((call) => call.key === `id:${id}`);
-  const tool = toolOf(event);
-  return context.inFlight.findIndex((call) => call.key.startsWith('anon:') && call.tool === tool);
+  return id === null ? null : `id:${id}`;
 }
 
-/** The admitted call an outcome settles, if any. */
+/**
+ * Whether a call id is in flight in `context`: a call checked under it has
+ * no recorded outcome yet. An empty id is no id (as in events). The adapter
+ * refuses a second check under such an id (`SessionGuard.check`).
+ */
+export function isCallIdInFlight(context: SafetyContext, callId: string): boolean {
+  return callId !== '' && context.inFlight.some((call) => call.key === `id:${callId}`);
+}
+
+/**
+ * The kind a record states about its own call: its `kind`, unless that is
+ * missing or outside the vocabulary, or the event says `kindUnstated` (the
+ * classifier's reading of a bare tool name, which cannot tell two calls of
+ * one tool apart). Null when it states none.
+ */
+function statedKindOf(event: unknown): ToolKind | null {
+  if (field(event, 'kindUnstated') === true) return null;
+  const kind = field(event, 'kind');
+  return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : null;
+}
+
+/**
+ * How much a call's success would let the session do, least first: 0 a
+ * write (its success demands verification); 1 user input or neutral
+ * computation (nothing); 2 a resolve or read (a target, the last read); 3 a
+ * resolve or read that would verify the current write. Ranks the candidates
+ * of an ambiguous outcome, and two calls checked under one id.
+ */
+function leeway(call: InFlightCall, writeSeq: number): number {
+  if (call.kind === 'write') return 0;
+  if (!isDiscovery(call.kind)) return 1;
+  return call.verifiesWrite === writeSeq ? 3 : 2;
+}
+
+/**
+ * How an outcome event is booked against the calls in flight: `applied`, the
+ * index of the call whose kind (and verification standing) the outcome is
+ * applied with, and `removed`, the index of the call it takes out of flight.
+ * Null when no call matches (a record without a check: its own kind applies).
+ */
+interface Booking {
+  applied: number;
+  removed: number;
+}
+
+/**
+ * Books an outcome event (DESIGN.md §3.3-3.4): one outcome is never booked
+ * against the wrong call in the permissive direction.
+ *
+ * The candidates share the outcome's key: its id, or, without one, the tool
+ * of the calls checked without an id. A single candidate is settled whatever
+ * kind the record names (the admitted kind wins), except that a failure
+ * whose record states another kind never settles a write: that failure is of
+ * some other call, and the write stays in flight.
+ *
+ * Several candidates (calls of one tool checked without ids, or an id a raw
+ * actor checked twice) make the outcome ambiguous. The kind the record
+ * states (`statedKindOf`) narrows them to the candidates of that kind, if any
+ * has it; among the rest the worst case is assumed, ranked by `leeway`:
+ * - a success is applied as the success of the candidate whose success
+ *   permits least (a write first: a write among them succeeded). That call
+ *   leaves flight, except a write: it stays in flight until the last of its
+ *   candidates is recorded, since it may in truth still be running (so no
+ *   final answer and no completed verification until then), and the
+ *   candidate whose success would permit most leaves instead;
+ * - a failure is applied as the failure of the candidate whose success would
+ *   permit most (a write last: a failure settles a write only when it is
+ *   unambiguously that write's), which leaves flight.
+ * So the calls left in flight are always the least permissive reading of
+ * what is still to come. The oldest wins among equals.
+ */
+function booking(context: SafetyContext, event: unknown): Booking | null {
+  const key = idKeyOf(event);
+  const tool = toolOf(event);
+  const candidates: number[] = [];
+  context.inFlight.forEach((call, i) => {
+    if (key !== null ? call.key === key : call.key.startsWith('anon:') && call.tool === tool) candidates.push(i);
+  });
+  const stated = statedKindOf(event);
+  const ofStatedKind = candidates.filter((i) => context.inFlight[i]!.kind === stated);
+  const pool = ofStatedKind.length > 0 ? ofStatedKind : candidates;
+  if (pool.length === 0) return null;
+  const leewayOf = (i: number) => leeway(context.inFlight[i]!, context.writeSeq);
+  const least = pool.reduce((best, i) => (leewayOf(i) < leewayOf(best) ? i : best));
+  const most = pool.reduce((best, i) => (leewayOf(i) > leewayOf(best) ? i : best));
+  if (field(event, 'type') === 'tool.succeeded') {
+    return { applied: least, removed: context.inFlight[least]!.kind === 'write' ? most : least };
+  }
+  if (context.inFlight[most]!.kind === 'write' && stated !== null && stated !== 'write') return null;
+  return { applied: most, removed: most };
+}
+
+/** The admitted call an outcome is applied with, if any. */
 function settledCall(context: SafetyContext, event: unknown): InFlightCall | undefined {
-  const index = inFlightIndex(context, event);
-  return index >= 0 ? context.inFlight[index] : undefined;
+  const booked = booking(context, event);
+  return booked === null ? undefined : context.inFlight[booked.applied];
 }
 
 /** The kind an outcome applies with: the admitted kind, else the event's own. */
@@ -98,9 +190,10 @@ function isDiscovery(kind: ToolKind): boolean {
   return kind === 'resolve' || kind === 'read';
 }
 
+/** The calls in flight once an outcome is booked: without the call it takes out of flight. */
 function withoutSettled(context: SafetyContext, event: unknown): InFlightCall[] {
-  const index = inFlightIndex(context, event);
-  return index < 0 ? context.inFlight : context.inFlight.filter((_, i) => i !== index);
+  const booked = booking(context, event);
+  return booked === null ? context.inFlight : context.inFlight.filter((_, i) => i !== booked.removed);
 }
 
 function hasWriteInFlight(calls: readonly InFlightCall[]): boolean {
@@ -157,14 +250,16 @@ export const safetyMachine = setup({
   guards: {
     /** The requested call is a write (unknown kinds count as writes). */
     isWrite: ({ event }) => kindOf(event) === 'write',
-    /** The recorded outcome is of a write (the admitted kind wins over the event's). */
+    /** The recorded outcome applies as a write's: the kind of the call it is booked to (`booking`), else its own. */
     isWriteOutcome: ({ context, event }) => outcomeKind(context, event) === 'write',
-    /** The recorded outcome is of a resolve or read. */
+    /** The recorded outcome applies as a resolve's or read's (`booking`). */
     isDiscoveryOutcome: ({ context, event }) => isDiscovery(outcomeKind(context, event)),
     /**
-     * The successful resolve or read is evidence for the last write: it was
-     * admitted in VERIFYING after that write succeeded, or ran unchecked in a
-     * session that never checks its calls (record-only style).
+     * The successful resolve or read is evidence for the last write: the call
+     * it is booked to (`booking`, which books an ambiguous success to the call
+     * that permits least) was admitted in VERIFYING after that write
+     * succeeded, or it ran unchecked in a session that never checks its calls
+     * (record-only style).
      */
     isVerifyingRead: ({ context, event }) => {
       const call = settledCall(context, event);
@@ -173,7 +268,7 @@ export const safetyMachine = setup({
     },
     /** A failed write counts as possibly applied (strict failed writes, DESIGN.md §3.8). */
     isStrictFailedWrite: ({ context, event }) => context.strictFailedWrites && outcomeKind(context, event) === 'write',
-    /** The failed write was the last write in flight. */
+    /** The failure is booked to a write (unambiguously its, `booking`), the last write in flight. */
     isLastWriteInFlight: ({ context, event }) =>
       outcomeKind(context, event) === 'write' && !hasWriteInFlight(withoutSettled(context, event)),
     /** No read or resolve has run since the last write succeeded. */
@@ -196,9 +291,18 @@ export const safetyMachine = setup({
         admittedAt: timeOf(event),
         verifiesWrite: params.verifying && isDiscovery(kind) ? context.writeSeq : null,
       };
-      // A call checked again under its id replaces its entry, except a write's:
-      // that one stays first in line, so the id's next record settles the write.
-      let inFlight = [...context.inFlight.filter((c) => c.key !== key || c.kind === 'write'), call];
+      // An id still in flight checked again (the adapter refuses this; a raw
+      // actor may send it): both calls share the key, so a record of the id is
+      // ambiguous and is booked worst case (`booking`). A write is kept
+      // beside the earlier call, first under the id; of two other calls, the
+      // one whose success would permit less is kept (the earlier among equals).
+      const twin = id === null ? -1 : context.inFlight.findIndex((c) => c.key === key && c.kind !== 'write');
+      let inFlight: InFlightCall[];
+      if (twin < 0) inFlight = [...context.inFlight, call];
+      else if (kind === 'write') inFlight = [...context.inFlight.slice(0, twin), call, ...context.inFlight.slice(twin)];
+      else if (leeway(call, context.writeSeq) < leeway(context.inFlight[twin]!, context.writeSeq)) {
+        inFlight = context.inFlight.map((c, i) => (i === twin ? call : c));
+      } else inFlight = context.inFlight;
       if (inFlight.length > MAX_IN_FLIGHT) {
         const oldest = inFlight.findIndex((c) => c.kind !== 'write');
         inFlight = inFlight.filter((_, i) => i !== oldest);
@@ -260,7 +364,12 @@ export const safetyMachine = setup({
     }),
     /** A write blocked in VERIFYING: count it. Telemetry only; it never waives anything. */
     countVerifyBlock: assign(({ context }) => ({ consecutiveVerifyBlocks: context.consecutiveVerifyBlocks + 1 })),
-    /** Forget the admitted call this outcome settles. */
+    /**
+     * Take the call the outcome books out of flight (`booking`). After
+     * `recordWrite` in the same transition it sees the new write count; that
+     * changes no choice that matters: once a write succeeded, no call still in
+     * flight can verify anything, so those left are alike.
+     */
     settleCall: assign(({ context, event }) => ({ inFlight: withoutSettled(context, event) })),
     /** A write succeeded (or, strictly, failed): it now needs verification. */
     recordWrite: assign(({ context, event }) => ({

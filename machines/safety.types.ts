@@ -57,7 +57,12 @@ export interface PendingRecovery {
  * (DESIGN.md §3.3-3.4).
  */
 export interface InFlightCall {
-  /** Correlation key: `id:<tool call id>`, or `anon:<n>` for a call checked without an id. */
+  /**
+   * Correlation key: `id:<tool call id>`, or `anon:<n>` for a call checked
+   * without an id. An outcome without an id matches the `anon:` calls of its
+   * tool. Two calls share an `id:` key only when a raw actor checks an id
+   * still in flight (the adapter refuses it): a write first, then one other call.
+   */
   key: string;
   /** Tool name. */
   tool: string;
@@ -126,7 +131,10 @@ interface ToolEventBase {
   callId?: string;
   /** Tool name. */
   tool: string;
-  /** Classified kind (for a record of an admitted call, the admitted kind wins). */
+  /**
+   * Classified kind. For a record of an admitted call the admitted kind wins;
+   * among several calls sharing the record's key it picks the call (see `kindUnstated`).
+   */
   kind: ToolKind;
   at: number;
 }
@@ -135,12 +143,27 @@ interface ToolEventBase {
 export interface ToolRequestedEvent extends ToolEventBase {
   type: 'tool.requested';
 }
+/**
+ * Fields of a recorded outcome. Which admitted call it settles is decided by
+ * its id, or without one by its tool; when several calls in flight share
+ * that key, by the kind it states and the worst case (DESIGN.md §3.4).
+ */
+interface ToolOutcomeBase extends ToolEventBase {
+  /**
+   * True when `kind` states nothing about which call this was: the loop gave
+   * neither a kind nor the call's arguments, so it is the classifier's
+   * reading of the bare tool name (or a fail-closed `write`), which cannot
+   * tell two calls of one tool apart. It then still applies to an outcome no
+   * check admitted. Default false: a `kind` from the vocabulary is stated.
+   */
+  kindUnstated?: boolean;
+}
 /** A tool call ran and succeeded. */
-export interface ToolSucceededEvent extends ToolEventBase {
+export interface ToolSucceededEvent extends ToolOutcomeBase {
   type: 'tool.succeeded';
 }
 /** A tool call ran and failed. */
-export interface ToolFailedEvent extends ToolEventBase {
+export interface ToolFailedEvent extends ToolOutcomeBase {
   type: 'tool.failed';
 }
 /** The assistant wants to give its final answer: the gate decides. */

@@ -7,7 +7,7 @@
  * auto-completed verification, strict failed writes, time as an input).
  */
 import { createActor, type Actor } from 'xstate';
-import { safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
+import { isCallIdInFlight, safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
 import type {
   GateDecidedEvent,
   PendingRecovery,
@@ -25,7 +25,11 @@ import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } f
 
 /**
  * One tool call as the model asked for it. `id` correlates `check` and
- * `record` (parallel calls need it); `kind` given skips classification.
+ * `record` (parallel calls need it; an empty id counts as none); `kind`
+ * given skips classification. A record without an id matches the calls of
+ * its tool checked without one: when several of them are in flight, its
+ * `kind`, or its `args` classified, says which one it is, and without
+ * either the worst case is assumed (see `SessionGuard.record`).
  */
 export interface ToolCall {
   id?: string;
@@ -93,11 +97,21 @@ export interface SessionGuard {
    * invariants"). Only writes are ever refused. An admitted call is tracked
    * until `record`.
    * @throws TypeError when `call` is not an object with a string `name`, or the clock is not a number within ±`MAX_TIME_MS`.
+   * @throws TypeError `check: call id '<id>' is already in flight ...` when a call checked under the same
+   *   (non-empty) id has no recorded outcome yet: its record could not tell the two apart, so the second
+   *   call is not checked at all and the session is left untouched (no decision, nothing tracked). Record
+   *   the first call's outcome, or give the new call its own id.
    */
   check(call: ToolCall): Decision;
   /**
    * Records a call's real outcome; default `'success'`. Works without a prior
-   * `check` (the original's OnToolSuccess style).
+   * `check` (the original's OnToolSuccess style). It settles the admitted
+   * call of its id, or without an id a call of its tool checked without one,
+   * the admitted kind applying. When several calls in flight share that key,
+   * the record's own `kind`, or else its `args` classified, picks among them;
+   * otherwise the worst case is assumed: a success is a write's among them,
+   * a failure is never a write's (DESIGN.md §3.4). Give the record the
+   * call's `args` (or `kind`) when a tool's calls run in parallel without ids.
    * @throws TypeError on a malformed call or an outcome other than `'success'` / `'error'`.
    */
   record(call: ToolCall, outcome?: 'success' | 'error'): RecordResult;
@@ -210,16 +224,24 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     return at;
   }
 
-  function kindOf(call: ToolCall): ToolKind {
+  /**
+   * The call's kind, and whether it is stated: given in the vocabulary, or
+   * classified from the call's arguments. The classifier's reading of a bare
+   * name, and any fail-closed `write` (unknown kind, classifier that throws
+   * or answers outside the vocabulary), state nothing about which call it is.
+   */
+  function kindOf(call: ToolCall): { kind: ToolKind; stated: boolean } {
     let kind: unknown = call.kind;
+    let stated = true;
     if (kind === undefined) {
+      stated = call.args !== undefined;
       try {
         kind = classify(call.name, call.args);
       } catch {
-        kind = 'write'; // a classifier that throws fails closed
+        kind = undefined; // a classifier that throws fails closed
       }
     }
-    return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : 'write';
+    return TOOL_KINDS.includes(kind as ToolKind) ? { kind: kind as ToolKind, stated } : { kind: 'write', stated: false };
   }
 
   function decide(event: SafetyEvent): GateDecidedEvent {
@@ -231,12 +253,14 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
   }
 
   function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall): SafetyEvent {
+    const { kind, stated } = kindOf(call);
     return {
       type,
       tool: call.name,
-      kind: kindOf(call),
+      kind,
       at: clock(),
       ...(call.id === undefined ? {} : { callId: call.id }),
+      ...(type === 'tool.requested' || stated ? {} : { kindUnstated: true }),
     };
   }
 
@@ -255,6 +279,13 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     actor,
     check(call) {
       const valid = validCall(call, 'check');
+      if (valid.id !== undefined && isCallIdInFlight(actor.getSnapshot().context, valid.id)) {
+        const id = valid.id.length > 80 ? `${valid.id.slice(0, 80)}…` : valid.id;
+        throw new TypeError(
+          `check: call id '${id}' is already in flight; record its outcome before checking another call under it, ` +
+            'or give the new call its own id (one record could not tell the two apart)',
+        );
+      }
       const decision = decide(toolEvent('tool.requested', valid));
       const kind = decision.kind ?? 'write';
       return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };

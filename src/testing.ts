@@ -66,10 +66,11 @@ export interface SafetyPathOptions {
    */
   autoCompleteVerification?: boolean;
   /**
-   * Also record outcomes of calls the gate never admitted (and check a call
-   * id again while it is in flight), as a loop in the original's record-only
-   * style does; default false, so every path is one a loop that records
-   * only the calls it ran can replay. Shortest paths only.
+   * Also record outcomes of calls the gate never admitted, as a loop in the
+   * original's record-only style does; default false, so every path is one
+   * a loop that records only the calls it ran can replay. Shortest paths
+   * only. No path checks an id while a call of it is in flight: the guard
+   * refuses that with a TypeError (`SessionGuard.check`).
    */
   includeUncheckedOutcomes?: boolean;
   /**
@@ -191,11 +192,11 @@ export const SIMPLE_PATH_CASES: EventCaseSet = { kinds: ['resolve', 'read', 'wri
  * auto-completed); both resets; and a clock jump of ten minutes and one
  * millisecond. A call is checked only while no other non-write call is in
  * flight (a write and one other call may run in parallel: enough for every
- * interleaving the rules tell apart, and it keeps the graph small).
- * Without `includeUncheckedOutcomes`, outcomes are tried only for calls in
- * flight and checks only for ids not in flight; with it, any id's outcome
- * may be recorded at any time, and so may a write's without an id (with
- * `cases.anonymousWrites`).
+ * interleaving the rules tell apart, and it keeps the graph small), and
+ * only under an id not in flight (the guard refuses a second check of an
+ * id in flight). Without `includeUncheckedOutcomes`, outcomes are tried
+ * only for calls in flight; with it, any id's outcome may be recorded at
+ * any time, and so may a write's without an id (with `cases.anonymousWrites`).
  *
  * All events but the clock jump share one model time: with a single time,
  * only a jump can age a pending recovery, so "expired" means "a jump happened
@@ -220,7 +221,7 @@ export function safetyEventCases(
     const firstInFlight = hasInFlight(snapshot, first);
     // While a write is in flight, a loop that never reuses an id asks for
     // another one under a second id (the write WRITING refuses).
-    const checkId = unchecked || !firstInFlight ? first : kind === 'write' && !hasInFlight(snapshot, second) ? second : null;
+    const checkId = !firstInFlight ? first : kind === 'write' && !hasInFlight(snapshot, second) ? second : null;
     if (checkId !== null && (kind === 'write' || !otherCallInFlight(checkId))) {
       events.push({ type: 'tool.requested', callId: checkId, ...call });
     }
@@ -284,8 +285,8 @@ function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]):
  *   and write records: no guard reads them.
  *
  * Calls in flight are listed by key (a stable sort): with ids and fewer than
- * `MAX_IN_FLIGHT` calls their order decides nothing, except between entries
- * under one id, whose order the stable sort keeps.
+ * `MAX_IN_FLIGHT` calls their order decides nothing (the event cases never
+ * check an id in flight, so no two calls share a key).
  */
 export function abstractSafetyState(snapshot: SafetySnapshot): string {
   const context = snapshot.context;

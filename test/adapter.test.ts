@@ -320,6 +320,34 @@ describe('record', () => {
     expect(guard.state).toBe('VERIFYING');
   });
 
+  it('a failure stating a read kind does not settle the write admitted under its id', () => {
+    const { guard } = writing();
+    guard.record({ id: 'w', name: 'pulse_control', kind: 'read' }, 'error');
+    expect(guard.state).toBe('WRITING');
+  });
+
+  it('a record the classifier throws on states no kind: among a write and a read of one tool, its failure is the read’s', () => {
+    const classify = (_name: string, args?: unknown): ToolKind => {
+      const action = (args as { action?: string } | undefined)?.action;
+      if (action === 'restart') return 'write';
+      if (action === 'services' || action === undefined) return 'read';
+      throw new Error('unreadable');
+    };
+    const { guard } = reading({ classify });
+    guard.check({ name: 'pulse_docker', args: { action: 'restart' } });
+    guard.check({ name: 'pulse_docker', args: { action: 'services' } });
+    guard.record({ name: 'pulse_docker', args: { action: '???' } }, 'error');
+    expect(guard.context.inFlight.map((call) => call.kind)).toEqual(['write']);
+  });
+
+  it('a record with arguments states the kind they classify as: among a write and a read of one tool, it picks the write', () => {
+    const { guard } = reading();
+    guard.check({ name: 'pulse_docker', args: { action: 'restart' } });
+    guard.check({ name: 'pulse_docker', args: { action: 'services' } });
+    guard.record({ name: 'pulse_docker', args: { action: 'restart' } }, 'error');
+    expect(guard.context.inFlight.map((call) => call.kind)).toEqual(['read']);
+  });
+
   it('returns {} when no pending recovery was cleared', () => {
     const guard = createSessionGuard();
     expect(guard.record({ name: 'pulse_query' })).toStrictEqual({});

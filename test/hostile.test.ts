@@ -251,14 +251,19 @@ const hostileOp: fc.Arbitrary<HostileOp> = fc.oneof(
   },
 );
 
-/** Whether the adapter documents a TypeError for this call (or outcome). */
-function malformed(op: { call: unknown; outcome: unknown; op: 'check' | 'record' }): boolean {
+/**
+ * Whether the adapter documents a TypeError for this call (or outcome) in
+ * this session: a malformed call, a bad outcome, or a check under a
+ * (non-empty) id that is in flight.
+ */
+function malformed(op: { call: unknown; outcome: unknown; op: 'check' | 'record' }, guard: SessionGuard): boolean {
   const call = op.call;
   if (typeof call !== 'object' || call === null) return true;
   const { name, id } = call as { name?: unknown; id?: unknown };
   if (typeof name !== 'string') return true;
   if (id !== undefined && typeof id !== 'string') return true;
-  return op.op === 'record' && op.outcome !== undefined && op.outcome !== 'success' && op.outcome !== 'error';
+  if (op.op === 'check') return id !== undefined && id !== '' && guard.context.inFlight.some((c) => c.key === `id:${id}`);
+  return op.outcome !== undefined && op.outcome !== 'success' && op.outcome !== 'error';
 }
 
 describe('the session guard under hostile input', () => {
@@ -270,6 +275,7 @@ describe('the session guard under hostile input', () => {
         for (const op of ops) {
           const before = guard.state;
           if (op.op === 'check' || op.op === 'record') {
+            const documented = malformed(op, guard);
             let result: unknown;
             let thrown: unknown;
             try {
@@ -277,7 +283,7 @@ describe('the session guard under hostile input', () => {
             } catch (error) {
               thrown = error;
             }
-            if (malformed(op)) {
+            if (documented) {
               expect(thrown).toBeInstanceOf(TypeError);
             } else {
               expect(thrown).toBeUndefined();
@@ -341,6 +347,29 @@ describe('the session guard under hostile input', () => {
     const decision = guard.check(call);
     expect(decision.kind).toBe('read');
     expect(guard.context.inFlight[0]?.tool).toBe('pulse_metrics');
+  });
+
+  it('a raw actor that checks ids again while they are in flight keeps a session that persists and restores', () => {
+    const rawEvent = fc.record({
+      type: fc.constantFrom('tool.requested', 'tool.requested', 'tool.succeeded', 'tool.failed'),
+      tool: fc.constantFrom('pulse_metrics', 'pulse_control', 'pulse_docker'),
+      kind: fc.constantFrom<ToolKind>(...TOOL_KINDS),
+      callId: fc.constantFrom('a', 'b', undefined),
+      kindUnstated: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(rawEvent, { maxLength: 40 }), (events) => {
+        let t = 1_700_000_000_000;
+        const guard = createSessionGuard({ now: () => t });
+        guard.record({ name: 'pulse_query' }); // a target, so writes are admitted
+        for (const { callId, ...event } of events) {
+          t += 1000;
+          guard.actor.send({ ...event, ...(callId === undefined ? {} : { callId }), at: t } as SafetyEvent);
+          expect(() => parsePersistedSnapshot(JSON.parse(JSON.stringify(guard.getPersistedSnapshot())))).not.toThrow();
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses any value as a snapshot with a SnapshotError, or restores a restorable session', () => {

@@ -6,7 +6,10 @@
  *
  * Two sources of operations: every generated path (src/testing.ts), and
  * fast-check sequences of up to 40 operations with clock jumps and
- * interleaved parallel calls (check A, check B, record B, record A). The
+ * interleaved parallel calls (check A, check B, record B, record A), among
+ * them calls of one tool without ids and records that name only the tool,
+ * so one outcome could belong to several calls, and ids checked again
+ * while in flight (both sides refuse them with a TypeError). The
  * default run checks 2,000 sequences; `npm run test:deep` (DEEP=1) checks
  * 100,000 and every path set. A failure prints the shrunk operation list.
  *
@@ -31,7 +34,8 @@ const T0 = 1_700_000_000_000;
 
 type Operation =
   | { op: 'check'; id?: string; tool: string; kind: OracleKind }
-  | { op: 'record'; id?: string; tool: string; kind: OracleKind; outcome: 'success' | 'error' }
+  /** `nameOnly`: the record gives the tool's name alone; `kind` is then what the name classifies as (`NAME_KINDS`). */
+  | { op: 'record'; id?: string; tool: string; kind: OracleKind; outcome: 'success' | 'error'; nameOnly?: boolean }
   | { op: 'answer' }
   | { op: 'complete' }
   | { op: 'reset' }
@@ -49,7 +53,7 @@ function describeOperation(operation: Operation): string {
     case 'check':
       return `check ${operation.id ?? '(no id)'} ${operation.tool} (${operation.kind})`;
     case 'record':
-      return `record ${operation.id ?? '(no id)'} ${operation.tool} (${operation.kind}) ${operation.outcome}`;
+      return `record ${operation.id ?? '(no id)'} ${operation.tool} (${operation.kind}${operation.nameOnly ? ', name only' : ''}) ${operation.outcome}`;
     case 'wait':
       return `wait ${operation.ms} ms`;
     default:
@@ -59,6 +63,18 @@ function describeOperation(operation: Operation): string {
 
 // ---------------------------------------------------------------------------
 // Both sides, reduced to one shape.
+
+/** The kind of each tool of the random sequences by its name alone: the guard's classifier, and the oracle's reading of a name-only record. */
+const NAME_KINDS: Readonly<Record<string, OracleKind>> = {
+  pulse_control: 'write',
+  pulse_query: 'resolve',
+  pulse_metrics: 'read',
+  pulse_question: 'user_input',
+};
+const classifyByName = (name: string): OracleKind => NAME_KINDS[name] ?? 'write';
+
+/** A check refused because its id is in flight: a TypeError on both sides, the session untouched. */
+const ID_IN_FLIGHT = { refused: 'call id in flight' } as const;
 
 /** The rule names of the machine, in the oracle's words. */
 const CAUSE_OF_RULE: Readonly<Record<string, RefusalCause>> = {
@@ -93,7 +109,13 @@ function viewOf(guard: SessionGuard): OracleView {
 function adapterResult(guard: SessionGuard, operation: Operation): unknown {
   switch (operation.op) {
     case 'check': {
-      const decision = guard.check({ id: operation.id, name: operation.tool, kind: operation.kind });
+      let decision: ReturnType<SessionGuard['check']>;
+      try {
+        decision = guard.check({ id: operation.id, name: operation.tool, kind: operation.kind });
+      } catch (error) {
+        if (error instanceof TypeError && /^check: call id '.*' is already in flight/.test(error.message)) return ID_IN_FLIGHT;
+        throw error;
+      }
       if (decision.allowed) return { allowed: true };
       const { error } = decision;
       const reasonAt = error.message.indexOf('POLICY_BLOCKED:');
@@ -107,7 +129,10 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
       };
     }
     case 'record': {
-      const { recovered } = guard.record({ id: operation.id, name: operation.tool, kind: operation.kind }, operation.outcome);
+      const call = operation.nameOnly
+        ? { id: operation.id, name: operation.tool }
+        : { id: operation.id, name: operation.tool, kind: operation.kind };
+      const { recovered } = guard.record(call, operation.outcome);
       return recovered === undefined
         ? null
         : {
@@ -147,7 +172,13 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
 function oracleResult(oracle: SafetyOracle, operation: Operation, at: number): unknown {
   switch (operation.op) {
     case 'check': {
-      const decision = oracle.check(operation, at);
+      let decision: ReturnType<SafetyOracle['check']>;
+      try {
+        decision = oracle.check(operation, at);
+      } catch (error) {
+        if (error instanceof TypeError) return ID_IN_FLIGHT;
+        throw error;
+      }
       if (decision.allowed) return { allowed: true };
       return {
         allowed: false,
@@ -201,7 +232,7 @@ function runBoth(
   makeOracle: (settings: Settings) => SafetyOracle = (s) => new SafetyOracle(s),
 ): number {
   let now = T0;
-  const guard = createSessionGuard({ now: () => now, ...settings });
+  const guard = createSessionGuard({ now: () => now, classify: classifyByName, ...settings });
   const oracle = makeOracle(settings);
   timed.forEach(({ operation, at }, index) => {
     now = at;
@@ -267,6 +298,12 @@ const tools = fc.constantFrom('pulse_control', 'pulse_query', 'pulse_metrics', '
 const ids = fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined, freq: 4 });
 const outcomes = fc.constantFrom<'success' | 'error'>('success', 'success', 'error');
 const call = fc.record({ id: ids, tool: tools, kind: kinds });
+/** Two calls of one tool without ids, of any kinds: an outcome of either could be the other's. */
+const sameToolPair = fc
+  .tuple(tools, kinds, kinds)
+  .map(([tool, kindA, kindB]) => [{ tool, kind: kindA }, { tool, kind: kindB }] as const);
+/** A record gives the tool's name alone one time in three. */
+const nameOnly = fc.constantFrom(false, false, true);
 /** Around the ten-minute TTL, exactly on it, and anywhere up to twice it. */
 const waits = fc.oneof(
   fc.constantFrom(1, 1_000, TEN_MINUTES_MS - 1, TEN_MINUTES_MS, TEN_MINUTES_MS + 1),
@@ -278,26 +315,45 @@ const withId = <T extends { id?: string | undefined }>(value: T) => {
   return id === undefined ? rest : { ...rest, id };
 };
 
+/** The record of a call: with its kind, or (`byName`) with the tool's name alone. */
+function recordOf(c: { id?: string | undefined; tool: string; kind: OracleKind }, outcome: 'success' | 'error', byName: boolean): Operation {
+  return byName
+    ? { op: 'record', ...withId({ ...c, kind: classifyByName(c.tool) }), outcome, nameOnly: true }
+    : { op: 'record', ...withId(c), outcome };
+}
+
 /** Groups of operations; a group is one step of a loop. */
 const group: fc.Arbitrary<Operation[]> = fc.oneof(
   { weight: 4, arbitrary: call.map((c) => [{ op: 'check' as const, ...withId(c) }]) },
-  { weight: 3, arbitrary: fc.tuple(call, outcomes).map(([c, outcome]) => [{ op: 'record' as const, ...withId(c), outcome }]) },
+  { weight: 3, arbitrary: fc.tuple(call, outcomes, nameOnly).map(([c, outcome, byName]) => [recordOf(c, outcome, byName)]) },
   {
     weight: 4,
-    arbitrary: fc.tuple(call, outcomes).map(([c, outcome]): Operation[] => [
+    arbitrary: fc.tuple(call, outcomes, nameOnly).map(([c, outcome, byName]): Operation[] => [
       { op: 'check', ...withId(c) },
-      { op: 'record', ...withId(c), outcome },
+      recordOf(c, outcome, byName),
     ]),
   },
   {
     // Parallel calls: check A, check B, record B, record A.
     weight: 2,
-    arbitrary: fc.tuple(call, call, outcomes, outcomes).map(([a, b, outcomeA, outcomeB]): Operation[] => [
-      { op: 'check', ...withId(a) },
-      { op: 'check', ...withId(b) },
-      { op: 'record', ...withId(b), outcome: outcomeB },
-      { op: 'record', ...withId(a), outcome: outcomeA },
-    ]),
+    arbitrary: fc
+      .tuple(call, call, outcomes, outcomes, nameOnly, nameOnly)
+      .map(([a, b, outcomeA, outcomeB, byNameA, byNameB]): Operation[] => [
+        { op: 'check', ...withId(a) },
+        { op: 'check', ...withId(b) },
+        recordOf(b, outcomeB, byNameB),
+        recordOf(a, outcomeA, byNameA),
+      ]),
+  },
+  {
+    // Parallel calls of one tool without ids, recorded in either order: whose outcome is whose?
+    weight: 2,
+    arbitrary: fc
+      .tuple(sameToolPair, outcomes, outcomes, nameOnly, nameOnly, fc.boolean())
+      .map(([[a, b], outcomeA, outcomeB, byNameA, byNameB, bFirst]): Operation[] => {
+        const records = [recordOf(a, outcomeA, byNameA), recordOf(b, outcomeB, byNameB)];
+        return [{ op: 'check', ...a }, { op: 'check', ...b }, ...(bFirst ? records.reverse() : records)];
+      }),
   },
   { weight: 1, arbitrary: fc.constant<Operation[]>([{ op: 'answer' }]) },
   { weight: 1, arbitrary: fc.constant<Operation[]>([{ op: 'complete' }]) },
@@ -388,7 +444,7 @@ describe('adapter against the independent oracle', () => {
     // An oracle told the opposite strictness disagrees as soon as a write fails.
     const misinformed = (settings: Settings) => new SafetyOracle({ ...settings, strictFailedWrites: !settings.strictFailedWrites });
     expect(() => agreeOnRandomSequences(1_000, misinformed)).toThrow(
-      /shrunk to \d+ operations:\nadapter and oracle differ at step \d+ \(record .*\(write\) error\)[\s\S]*operations:\n/,
+      /shrunk to \d+ operations:\nadapter and oracle differ at step \d+ \(record .*\(write(, name only)?\) error\)[\s\S]*operations:\n/,
     );
   });
 });

@@ -26,11 +26,17 @@ export type RefusalCause = 'no-target' | 'unverified' | 'in-flight';
 /** Pending recoveries expire ten minutes after their latest block (ASSISTANT_SAFETY.md; DESIGN.md §3.5). */
 export const TEN_MINUTES_MS = 10 * 60 * 1000;
 
-/** A call as the loop sees it: an optional id, the tool's name, its kind. */
+/**
+ * A call as the loop sees it: an optional id (an empty one is none), the
+ * tool's name, its kind. For an outcome, `nameOnly` says the loop named the
+ * tool and nothing more (no kind, no arguments): `kind` is then only what
+ * the name suggests, and says nothing about which of a tool's calls it was.
+ */
 export interface OracleCall {
   id?: string;
   tool: string;
   kind: OracleKind;
+  nameOnly?: boolean;
 }
 
 /** The answer to a tool check. `state` is where the session stood when it was asked. */
@@ -94,6 +100,9 @@ interface AdmittedCall {
 
 const isDiscovery = (kind: OracleKind) => kind === 'resolve' || kind === 'read';
 
+/** A call's id; an empty id is no id. */
+const idOf = (call: OracleCall): string | null => (call.id === undefined || call.id === '' ? null : call.id);
+
 /**
  * The safety rules of one session. Every method takes the time of the event
  * (epoch ms); times given to one session never go backwards.
@@ -128,8 +137,14 @@ export class SafetyOracle {
     this.autoComplete = options.autoCompleteVerification !== false;
   }
 
-  /** A tool call asks to run. Only writes are ever refused (ASSISTANT_SAFETY.md "Reads are never blocked"). */
+  /**
+   * A tool call asks to run. Only writes are ever refused (ASSISTANT_SAFETY.md "Reads are never blocked").
+   * @throws TypeError when a call of the same id is still in flight: one outcome could not say which
+   *   of the two it belongs to, so the second is not looked at, and nothing changes.
+   */
   check(call: OracleCall, at: number): OracleCheck {
+    const id = idOf(call);
+    if (id !== null && this.admitted.some((c) => c.id === id)) throw new TypeError(`call id ${id} is in flight already`);
     const state = this.state;
     if (call.kind === 'write') {
       const cause: RefusalCause | null =
@@ -147,7 +162,7 @@ export class SafetyOracle {
 
   /** A call ran: record its outcome. Returns the pending recovery a success cleared, if any. */
   record(call: OracleCall, outcome: 'success' | 'error', at: number): OraclePending | null {
-    const settled = this.settle(call);
+    const settled = this.settle(call, outcome);
     const kind = settled?.kind ?? call.kind; // the admitted kind wins
     let recovered: OraclePending | null = null;
     if (outcome === 'success') {
@@ -257,19 +272,11 @@ export class SafetyOracle {
     return this.alive(entry, at) ? { ...entry } : null;
   }
 
-  /**
-   * Track an admitted call. A call id names one call: checking an id again
-   * replaces the earlier call of that id, except an admitted write, which
-   * stays in flight until its own outcome is recorded (the spec never lets
-   * anything but that outcome end a write in flight); the new call then
-   * waits behind it under the same id.
-   */
+  /** Track an admitted call (its id is not in flight: `check` saw to that). */
   private admit(call: OracleCall): void {
     this.checksCalls = true;
-    const id = call.id ?? null;
-    if (id !== null) this.admitted = this.admitted.filter((c) => c.id !== id || c.kind === 'write');
     this.admitted.push({
-      id,
+      id: idOf(call),
       tool: call.tool,
       kind: call.kind,
       evidenceFor: this.state === 'VERIFYING' && isDiscovery(call.kind) ? this.writes : null,
@@ -277,17 +284,53 @@ export class SafetyOracle {
   }
 
   /**
-   * The admitted call an outcome belongs to, removed from the calls in
-   * flight: by id when the outcome has one; without an id, the oldest call
-   * of the same tool that was checked without one. Null when none matches
-   * (an outcome recorded without a check).
+   * What a success of an admitted call would give the session: nothing but
+   * a duty for a write (it must then be verified), nothing for user input
+   * or computation, a target for a resolve or read, and, for one admitted
+   * after the current write succeeded, the evidence that verifies it.
    */
-  private settle(call: OracleCall): AdmittedCall | null {
-    const id = call.id ?? null;
-    const index = this.admitted.findIndex((c) => (id !== null ? c.id === id : c.id === null && c.tool === call.tool));
-    if (index < 0) return null;
-    const [settled] = this.admitted.splice(index, 1);
-    return settled ?? null;
+  private gain(c: AdmittedCall): number {
+    if (c.kind === 'write') return 0;
+    if (!isDiscovery(c.kind)) return 1;
+    return c.evidenceFor === this.writes ? 3 : 2;
+  }
+
+  /**
+   * The admitted call an outcome is taken as, and the call in flight it
+   * ends. It may belong to any admitted call that shares its id or, without
+   * an id, to any call of its tool that was checked without one. Null when
+   * there is none (an outcome recorded without a check).
+   *
+   * Where it could belong to more than one (DESIGN.md §3.4 matches by id;
+   * the spec is silent on calls that share one), the loop's own word is
+   * taken first: a kind it gave (not merely read from the name) keeps only
+   * the calls of that kind, if any. Whatever is left unsure is resolved
+   * against the session: a success is taken as the one whose success gains
+   * least (a write before anything else), a failure as the one whose success
+   * would gain most (a write last). The calls still in flight must be the
+   * least generous guess at what is to come, so the one that leaves is the
+   * one taken, except a write taken as succeeded: it may still be running,
+   * so it stays in flight until every call it could be mistaken for has its
+   * outcome, and the most generous of the others leaves instead. A failure
+   * that says it is not a write's never ends a write. Among equals the
+   * oldest call is taken.
+   */
+  private settle(call: OracleCall, outcome: 'success' | 'error'): AdmittedCall | null {
+    const id = idOf(call);
+    const sharing = this.admitted.filter((c) => (id !== null ? c.id === id : c.id === null && c.tool === call.tool));
+    if (sharing.length === 0) return null;
+    const sameKind = call.nameOnly === true ? [] : sharing.filter((c) => c.kind === call.kind);
+    const open = sameKind.length > 0 ? sameKind : sharing;
+    const ordered = [...open].sort((a, b) => this.gain(a) - this.gain(b)); // stable: oldest first among equals
+    const meekest = ordered[0]!;
+    const boldest = ordered.find((c) => this.gain(c) === this.gain(ordered[ordered.length - 1]!))!;
+    if (outcome === 'success') {
+      this.admitted.splice(this.admitted.indexOf(meekest.kind === 'write' ? boldest : meekest), 1);
+      return meekest;
+    }
+    if (boldest.kind === 'write' && call.nameOnly !== true && call.kind !== 'write') return null;
+    this.admitted.splice(this.admitted.indexOf(boldest), 1);
+    return boldest;
   }
 
   private writeInFlight(): boolean {

@@ -1086,6 +1086,232 @@ describe('Parallel calls cannot sneak past (DESIGN §3.4)', () => {
   });
 });
 
+describe('an outcome that could belong to several calls in flight (DESIGN §3.4)', () => {
+  /** WRITING with a write and a read of one tool (`pulse_docker`) admitted side by side without ids. */
+  function writeBesideRead(): Session {
+    const s = inState('READING');
+    s.send(requested('pulse_docker', 'write', T + 10));
+    s.send(requested('pulse_docker', 'read', T + 11));
+    return s;
+  }
+  /** A record of `pulse_docker` that names the tool alone (`kindUnstated`), its kind the name's fail-closed write. */
+  const byName = (type: 'tool.succeeded' | 'tool.failed', at: number): SafetyEvent => ({
+    type,
+    tool: 'pulse_docker',
+    kind: 'write',
+    kindUnstated: true,
+    at,
+  });
+  const kindsInFlight = (s: Session) => s.context.inFlight.map((c) => c.kind);
+
+  it('a failure that states no kind settles the read, not the write', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.failed', T + 12));
+    expect(kindsInFlight(s)).toEqual(['write']);
+  });
+
+  it('a failure that states no kind leaves the session WRITING', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.failed', T + 12));
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('a failure without any kind field states none either: the write stays in flight', () => {
+    const s = writeBesideRead();
+    s.sendRaw({ type: 'tool.failed', tool: 'pulse_docker', at: T + 12 });
+    expect(kindsInFlight(s)).toEqual(['write']);
+  });
+
+  it('a failure of a kind outside the vocabulary states none either', () => {
+    const s = writeBesideRead();
+    s.sendRaw({ type: 'tool.failed', tool: 'pulse_docker', kind: 'mystery', at: T + 12 });
+    expect(kindsInFlight(s)).toEqual(['write']);
+  });
+
+  it('a failure that states the write kind settles the write: back to READING', () => {
+    const s = writeBesideRead();
+    s.send(failed('pulse_docker', 'write', T + 12));
+    expect(s.state).toBe('READING');
+  });
+
+  it('a failure that states the write kind leaves the read in flight', () => {
+    const s = writeBesideRead();
+    s.send(failed('pulse_docker', 'write', T + 12));
+    expect(kindsInFlight(s)).toEqual(['read']);
+  });
+
+  it('a kindUnstated flag makes even a write kind state nothing', () => {
+    const s = writeBesideRead();
+    s.send({ ...failed('pulse_docker', 'write', T + 12), kindUnstated: true } as SafetyEvent);
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('a success that states no kind is the write’s: VERIFYING', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.succeeded', T + 12));
+    expect(s.state).toBe('VERIFYING');
+  });
+
+  it('a success taken as the write’s keeps the write in flight and ends the read', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.succeeded', T + 12));
+    expect(kindsInFlight(s)).toEqual(['write']);
+  });
+
+  it('while that write stays in flight, the final answer is refused even after a verifying read', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.succeeded', T + 12));
+    run(s, 'pulse_metrics', 'read', T + 13, 'later');
+    s.send({ type: 'answer.requested', at: T + 14 });
+    expect(s.lastDecision).toMatchObject({ allowed: false, rule: 'write-in-flight' });
+  });
+
+  it('while that write stays in flight, verification cannot be completed', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.succeeded', T + 12));
+    run(s, 'pulse_metrics', 'read', T + 13, 'later');
+    s.send({ type: 'verification.completed', at: T + 14 });
+    expect(s.state).toBe('VERIFYING');
+  });
+
+  it('the last record of the pair ends the write kept in flight; a second success needs verification again', () => {
+    const s = writeBesideRead();
+    s.send(byName('tool.succeeded', T + 12));
+    run(s, 'pulse_metrics', 'read', T + 13, 'later');
+    s.send(byName('tool.succeeded', T + 14));
+    expect(s.context).toMatchObject({ inFlight: [], readAfterWrite: false, writeSeq: 2 });
+  });
+
+  it('a success that states the read kind settles the read: still WRITING', () => {
+    const s = writeBesideRead();
+    s.send(succeeded('pulse_docker', 'read', T + 12));
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('a failure that states a kind no candidate has falls back to the worst case: the read', () => {
+    const s = writeBesideRead();
+    s.send(failed('pulse_docker', 'user_input', T + 12));
+    expect(kindsInFlight(s)).toEqual(['write']);
+  });
+
+  it('a failure that states a read kind never settles a write alone in flight', () => {
+    const s = inState('WRITING');
+    s.send(failed('pulse_control', 'read', T + 12, 'write-1'));
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('a failure that states no kind still settles a write alone in flight', () => {
+    const s = inState('WRITING');
+    s.send({ ...failed('pulse_control', 'write', T + 12, 'write-1'), kindUnstated: true } as SafetyEvent);
+    expect(s.state).toBe('READING');
+  });
+
+  it('in RESOLVING, a success that states no kind among a read and a user input establishes no target', () => {
+    const s = start();
+    s.send(requested('t', 'read', T));
+    s.send(requested('t', 'user_input', T + 1));
+    s.send({ ...succeeded('t', 'read', T + 2), kindUnstated: true } as SafetyEvent);
+    expect(s.state).toBe('RESOLVING');
+  });
+
+  it('a success among a read admitted before the write succeeded and one after is booked to the earlier: no verification', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10));
+    s.send(succeeded('pulse_control', 'write', T + 11, 'write-1'));
+    s.send(requested('pulse_metrics', 'read', T + 12));
+    s.send(succeeded('pulse_metrics', 'read', T + 13));
+    expect(s.context.readAfterWrite).toBe(false);
+  });
+
+  it('the second success of that pair verifies the write: both reads succeeded', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10));
+    s.send(succeeded('pulse_control', 'write', T + 11, 'write-1'));
+    s.send(requested('pulse_metrics', 'read', T + 12));
+    s.send(succeeded('pulse_metrics', 'read', T + 13));
+    s.send(succeeded('pulse_metrics', 'read', T + 14));
+    expect(s.context.readAfterWrite).toBe(true);
+  });
+
+  it('a failure among a verifying read and a user input of one tool is booked to the read', () => {
+    const s = inState('VERIFYING');
+    s.send(requested('t', 'read', T + 10));
+    s.send(requested('t', 'user_input', T + 11));
+    s.send({ ...failed('t', 'read', T + 12), kindUnstated: true } as SafetyEvent);
+    s.send({ ...succeeded('t', 'read', T + 13), kindUnstated: true } as SafetyEvent);
+    expect(s.context.readAfterWrite).toBe(false);
+  });
+});
+
+describe('a call id checked again while in flight (raw actor; the adapter refuses it)', () => {
+  it('a read checked under a write’s id is admitted, never blocked', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    expect(s.lastDecision.allowed).toBe(true);
+  });
+
+  it('keeps the write first under the id and the new call beside it', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    expect(s.context.inFlight.map((c) => [c.key, c.kind])).toEqual([
+      ['id:write-1', 'write'],
+      ['id:write-1', 'read'],
+    ]);
+  });
+
+  it('a failure under that id stating the read kind settles the read: still WRITING', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    s.send(failed('pulse_metrics', 'read', T + 11, 'write-1'));
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('after that, a second failure stating the read kind cannot settle the write', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    s.send(failed('pulse_metrics', 'read', T + 11, 'write-1'));
+    s.send(failed('pulse_metrics', 'read', T + 12, 'write-1'));
+    expect(s.state).toBe('WRITING');
+  });
+
+  it('a failure under that id stating no kind settles the read, not the write', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    s.send({ type: 'tool.failed', tool: 'pulse_metrics', kind: 'read', kindUnstated: true, at: T + 11, callId: 'write-1' });
+    expect(s.context.inFlight.map((c) => c.kind)).toEqual(['write']);
+  });
+
+  it('a failure under that id stating the write kind settles the write: READING', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'write-1'));
+    s.send(failed('pulse_control', 'write', T + 11, 'write-1'));
+    expect(s.state).toBe('READING');
+  });
+
+  it('a write checked under an id a read holds goes first under the id', () => {
+    const s = inState('READING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'x'));
+    s.send(requested('pulse_control', 'write', T + 11, 'x'));
+    expect(s.context.inFlight.map((c) => c.kind)).toEqual(['write', 'read']);
+  });
+
+  it('of two reads under one id, the one admitted before the write succeeded is kept', () => {
+    const s = inState('WRITING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'r'));
+    s.send(succeeded('pulse_control', 'write', T + 11, 'write-1'));
+    s.send(requested('pulse_metrics', 'read', T + 12, 'r'));
+    expect(s.context.inFlight).toEqual([expect.objectContaining({ key: 'id:r', admittedAt: T + 10, verifiesWrite: null })]);
+  });
+
+  it('a user input checked under a verifying read’s id replaces it: a success under the id verifies nothing', () => {
+    const s = inState('VERIFYING');
+    s.send(requested('pulse_metrics', 'read', T + 10, 'r'));
+    s.send(requested('pulse_question', 'user_input', T + 11, 'r'));
+    s.send(succeeded('pulse_metrics', 'read', T + 12, 'r'));
+    expect(s.context.readAfterWrite).toBe(false);
+  });
+});
+
 describe('neutral behaves like user_input (DESIGN §3.6)', () => {
   it('a neutral call in RESOLVING does not advance the state', () => {
     const s = start();
