@@ -472,6 +472,8 @@ interface CompiledRule {
   dryRun: Set<string>;
   /** The option names of `dryRun` (without values). */
   dryRunNames: Set<string>;
+  /** Options that write, run programs, are destructive or have values that decide. */
+  risky: Set<string>;
   optionValues: Map<string, Map<string, Effect>>;
   path: Set<string>;
   cwd: Set<string>;
@@ -568,6 +570,12 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     destructiveOptions: set(rule.destructiveOptions),
     dryRun: set(rule.dryRunOptions),
     dryRunNames: new Set(dryRunNames),
+    risky: new Set([
+      ...(rule.writeOptions ?? []),
+      ...(rule.execOptions ?? []),
+      ...(rule.destructiveOptions ?? []),
+      ...Object.keys(rule.optionValues ?? {}),
+    ]),
     optionValues,
     path: set(rule.pathOptions),
     cwd: set(rule.cwdOptions),
@@ -1358,6 +1366,17 @@ function parseArgs(rule: CompiledRule, words: Word[], stop: boolean): ParsedArgs
     out.options.push({ given, name, names, value });
     if (names.length === 0) out.unknown.push(name);
   };
+  /**
+   * A value taken from the next word that is itself an option that writes:
+   * the program may not take it as the value (an optional value, an option
+   * the table mistakes for one taking a value), so it counts as that option too.
+   */
+  const shadow = (value: Word | undefined) => {
+    const text = value?.text;
+    if (text == null || !text.startsWith('-')) return;
+    const name = rule.singleDash || text.startsWith('--') ? text.split('=')[0]! : text.slice(0, 2);
+    if (rule.risky.has(name)) out.options.push({ given: name, name, names: [name], value: undefined });
+  };
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (out.afterDoubleDash !== Infinity) {
@@ -1410,8 +1429,12 @@ function parseArgs(rule: CompiledRule, words: Word[], stop: boolean): ParsedArgs
       const resolved = names.length === 1 ? names[0]! : name;
       if (value === undefined && names.length === 1 && (rule.value.has(resolved) || rule.twoValue.has(resolved))) {
         value = words[i + 1];
+        shadow(value);
         i++;
-        if (rule.twoValue.has(resolved)) i++;
+        if (rule.twoValue.has(resolved)) {
+          shadow(words[i + 1]);
+          i++;
+        }
       }
       addOption(name, resolved, names, value);
       continue;
@@ -1425,9 +1448,13 @@ function parseArgs(rule: CompiledRule, words: Word[], stop: boolean): ParsedArgs
         if (j + 1 < text.length) value = staticWord(text.slice(j + 1));
         else {
           value = words[i + 1];
+          shadow(value);
           i++;
         }
-        if (rule.twoValue.has(name)) i++;
+        if (rule.twoValue.has(name)) {
+          shadow(words[i + 1]);
+          i++;
+        }
         addOption(name, name, [name], value);
         break;
       }

@@ -469,6 +469,9 @@ export const everydayCases: ShellCase[] = [
   read('journalctl -u nginx -n 50 --no-pager'),
   read('journalctl --since "1 hour ago"'),
   write('journalctl --vacuum-time=2d'),
+  // -n takes an optional value: what follows may be an option of its own.
+  write('journalctl -n --vacuum-time=2d'),
+  write('sort -k --output=x data.txt', ['/repo/data.txt']),
   read('ps aux | grep node'),
   read('pgrep -f gunicorn'),
   read('lsof -i :3000'),
