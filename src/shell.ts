@@ -658,6 +658,7 @@ const bashLanguage = await Language.load(createRequire(import.meta.url).resolve(
 const parser = new Parser();
 parser.setLanguage(bashLanguage);
 const functionNamesQuery = new Query(bashLanguage, '(function_definition name: (word) @name)');
+compileTable(defaultShellTable);
 
 /** Progress callbacks allowed per parse before it is cancelled (a bound on work; a 64 KiB command needs a few thousand). */
 const MAX_PARSE_PROGRESS_CALLS = 50_000;
@@ -2051,7 +2052,8 @@ let memoMisses = 0;
  * @param command a shell script (`"ls -la && cat a"`), or an argv array
  *   (`["bash", "-lc", "ls"]`, `["rm", "-rf", "x"]`) run without a shell.
  * @param options.table the command table (default `defaultShellTable`); a
- *   table that does not validate makes every command a write.
+ *   table that does not validate makes every command a write. A table is
+ *   validated and compiled once per object: do not change it afterwards.
  * @param options.cwd the working directory the command runs in, for targets
  *   (an absolute path); without it relative paths stay relative.
  */
