@@ -32,8 +32,17 @@ export interface Classification {
   reason?: string;
 }
 
-/** Classifies one tool call (name, arguments) fully. Never throws; fails closed to a `write`. */
-export type CallClassifier = (name: string, args?: unknown) => Classification;
+/**
+ * Where a call runs, when the log or the host knows it: `cwd`, the working
+ * directory (an absolute path) that relative paths are resolved against when
+ * the call's own arguments name none.
+ */
+export interface CallContext {
+  cwd?: string;
+}
+
+/** Classifies one tool call (name, arguments, where it runs) fully. Never throws; fails closed to a `write`. */
+export type CallClassifier = (name: string, args?: unknown, context?: CallContext) => Classification;
 
 /** The classification of anything that cannot be judged: a write, no targets, not known to be destructive. */
 export function failClosed(reason: string): Classification {

@@ -3,7 +3,9 @@
  *
  * - `createSessionGuard`: the adapter an agent loop calls (check / record / final answer).
  * - `safetyMachine`: the XState v5 statechart, to embed as an actor.
- * - `classifyToolCall`, `createClassifier`, `kindFromMcpAnnotations`: classification.
+ * - `classifyCall`, `compileCatalog`, `createCallClassifier`, `classifyShellCommand`,
+ *   `classifySql`, `outcomeOf`: classification (kind, targets, destructive) and
+ *   reading results; `classifyToolCall`, `createClassifier`: the kind alone.
  * - `FSMBlockedError`, `ErrCodeFSMBlocked`: the structured, recoverable block.
  *
  * Spec: ASSISTANT_SAFETY.md; DESIGN.md.
@@ -35,15 +37,36 @@ export {
 } from './errors.js';
 export {
   classifyToolCall,
+  classifyCall,
   createClassifier,
+  createCallClassifier,
+  compileCatalog,
   parseCatalog,
+  pickCatalog,
   kindFromMcpAnnotations,
   builtinCatalogs,
   catalogSchema,
+  catalogJsonSchema,
   type Catalog,
+  type ToolRule,
   type Classifier,
+  type CompiledCatalog,
+  type CompileOptions,
+  type CatalogChoice,
   type BuiltinCatalogName,
 } from './classifier.js';
+export {
+  failClosed,
+  pathTarget,
+  idTarget,
+  tableTarget,
+  type Classification,
+  type CallClassifier,
+  type CallContext,
+} from './classification.js';
+export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTable } from './shell.js';
+export { classifySql, type SqlDialect } from './sql.js';
+export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './outcome.js';
 export {
   createSessionGuard,
   type SessionGuard,

@@ -222,9 +222,9 @@ export class PlaygroundSession {
 export function catalogView(name: BuiltinCatalogName): CatalogView {
   const catalog = builtinCatalogs[name];
   const tools: CatalogToolView[] = Object.entries(catalog.tools).map(([tool, rule]) =>
-    typeof rule === 'string'
-      ? { name: tool, kind: rule, argument: null, cases: {} }
-      : { name: tool, kind: null, argument: rule.argument, cases: { ...rule.cases } },
+    typeof rule === 'string' || rule.kind !== undefined
+      ? { name: tool, kind: typeof rule === 'string' ? rule : rule.kind!, argument: null, cases: {} }
+      : { name: tool, kind: null, argument: rule.argument ?? rule.shell ?? rule.sql ?? null, cases: { ...rule.cases } },
   );
   const examples: CatalogView['examples'] = {};
   for (const kind of TOOL_KINDS) {
