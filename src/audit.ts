@@ -11,13 +11,20 @@
  */
 import type { BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard } from './adapter.js';
-import { classifyToolCall, type Classifier } from './classifier.js';
+import type { CallClassifier } from './classification.js';
+import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
 import type { BlockedToolResult } from './errors.js';
 import type { TranscriptRun, TranscriptStep } from './transcripts.js';
 
 /** Options of `auditRun` / `auditRuns`. */
 export interface AuditOptions {
-  /** Classifier of tool calls; default the Pulse catalog. */
+  /**
+   * A compiled catalog (`compileCatalog`): classifies the calls (kind,
+   * targets, destructive) and adds its failure markers to the reading of
+   * results (DESIGN.md §5.7). Default the Pulse catalog.
+   */
+  catalog?: CompiledCatalog;
+  /** A kind-only classifier, used instead of `catalog`'s when given (as before catalog format 2). */
   classify?: Classifier;
   /** DESIGN.md §3.8; default false. */
   strictFailedWrites?: boolean;
@@ -36,6 +43,10 @@ export interface StepDecision {
   allowed: boolean;
   /** The call's kind (calls only). */
   kind: ToolKind | null;
+  /** The call's targets (calls only; empty for answers and when none are known, DESIGN.md §5.1). */
+  targets: string[];
+  /** The call is a destructive write (DESIGN.md §5.6). */
+  destructive: boolean;
   /** Refusals only. */
   rule: BlockRule | null;
   reason: string | null;
@@ -68,6 +79,10 @@ export interface Refusal {
   subject: 'tool' | 'answer';
   tool: string | null;
   kind: ToolKind | null;
+  /** The refused call's targets (empty for answers). */
+  targets: string[];
+  /** The refused call is a destructive write (DESIGN.md §5.6). */
+  destructive: boolean;
   state: SafetyState;
   rule: BlockRule;
   reason: string;
@@ -83,6 +98,13 @@ export interface RunAudit {
   refusals: Refusal[];
   recoveries: number;
   finalState: SafetyState;
+  /**
+   * The run ends with a write unverified or still in flight (final state
+   * VERIFYING or WRITING) and no final answer asked for since the last write
+   * (a refused one is a refusal already): a change nobody looked at and
+   * nobody reported. Counts like a refusal for the exit code.
+   */
+  endsUnverified: boolean;
   findings: StepFinding[];
 }
 
@@ -95,6 +117,8 @@ export interface AuditCounts {
   refusedAnswers: number;
   recoveries: number;
   runsWithRefusal: number;
+  /** Runs that end with a write unverified or in flight (`RunAudit.endsUnverified`). */
+  runsEndingUnverified: number;
 }
 
 /** The figures of an audit. `byReward` is null when no run has a reward; a run with reward > 0 counts as successful. */
@@ -119,9 +143,12 @@ export interface AuditReport {
 export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
   let at = options.startAt ?? 0;
   const stepMs = options.stepMs ?? 1000;
+  const kindOnly = options.classify;
+  const classify: CallClassifier = kindOnly
+    ? (name, args) => ({ kind: kindOnly(name, args), targets: [], destructive: false })
+    : (options.catalog?.classify ?? classifyCall);
   const guard = createSessionGuard({
     now: () => at,
-    classify: options.classify ?? classifyToolCall,
     autoCompleteVerification: options.autoCompleteVerification ?? true,
     strictFailedWrites: options.strictFailedWrites ?? false,
   });
@@ -133,10 +160,21 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
     refusals: [],
     recoveries: 0,
     finalState: guard.state,
+    endsUnverified: false,
     findings: [],
   };
-  /** Kinds of the calls seen, by id, so a result is recorded as what was called. */
+  /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
+  let answeredSinceWrite = false;
+  /** Kinds of the calls seen, by guard id, so a result is recorded as what was called. */
   const calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
+  /**
+   * The guard ids of a transcript id's calls without a result yet, oldest
+   * first. A log that reuses an id before its result (the guard refuses a
+   * second check under an id in flight) gets `<id>#<n>` for the later call,
+   * and results are matched oldest first.
+   */
+  const open = new Map<string, string[]>();
+  let reused = 0;
 
   run.steps.forEach((step, index) => {
     at += stepMs;
@@ -147,34 +185,55 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
 
     switch (step.type) {
       case 'call': {
-        const result = guard.check({ id: step.id, name: step.name, args: step.args });
+        const classification = classify(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
+        const { targets, destructive } = classification;
+        const pending = open.get(step.id) ?? [];
+        const id = pending.length === 0 ? step.id : `${step.id}#${++reused}`;
+        open.set(step.id, [...pending, id]);
+        const result = guard.check({ id, name: step.name, args: step.args, kind: classification.kind });
         const kind = result.kind;
-        calls.set(step.id, { name: step.name, kind, allowed: result.allowed });
+        if (kind === 'write') answeredSinceWrite = false;
+        calls.set(id, { name: step.name, kind, allowed: result.allowed });
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
         decision = result.allowed
-          ? { allowed: true, kind, rule: null, reason: null, message: null, toolResult: null }
+          ? { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null }
           : {
               allowed: false,
               kind,
+              targets,
+              destructive,
               rule: result.error.rule,
               reason: result.error.reason,
               message: result.error.message,
               toolResult: result.error.toToolResult(),
             };
         if (!result.allowed) {
-          refusal = { subject: 'tool', tool: step.name, kind, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
+          refusal = {
+            subject: 'tool',
+            tool: step.name,
+            kind,
+            targets,
+            destructive,
+            rule: result.error.rule,
+            reason: result.error.reason,
+            message: result.error.message,
+          };
         }
         break;
       }
       case 'result': {
-        const call = calls.get(step.id);
+        const [id = step.id, ...rest] = open.get(step.id) ?? [];
+        if (rest.length === 0) open.delete(step.id);
+        else open.set(step.id, rest);
+        const call = calls.get(id);
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
-        const result = guard.record(
-          { id: step.id, name, ...(call ? { kind: call.kind } : {}) },
-          step.outcome === 'success' ? 'success' : 'error',
-        );
+        // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
+        const markers = options.catalog?.failureMarkers(name) ?? [];
+        const text = step.text.trimStart();
+        const failed = step.outcome === 'error' || markers.some((marker) => text.startsWith(marker));
+        const result = guard.record({ id, name, ...(call ? { kind: call.kind } : {}) }, failed ? 'error' : 'success');
         // A refused call that ran anyway clears its own pending recovery: that is no recovery.
         if (result.recovered && call?.allowed !== false) {
           recovered = result.recovered;
@@ -183,19 +242,22 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
         break;
       }
       case 'answer': {
+        answeredSinceWrite = true;
         const result = guard.finalAnswer();
         decision = result.allowed
-          ? { allowed: true, kind: null, rule: null, reason: null, message: null, toolResult: null }
+          ? { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null }
           : {
               allowed: false,
               kind: null,
+              targets: [],
+              destructive: false,
               rule: result.error.rule,
               reason: result.error.reason,
               message: result.error.message,
               toolResult: null,
             };
         if (!result.allowed) {
-          refusal = { subject: 'answer', tool: null, kind: null, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
+          refusal = { subject: 'answer', tool: null, kind: null, targets: [], destructive: false, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
         }
         break;
       }
@@ -219,11 +281,21 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
     audit.findings.push(finding);
   });
   audit.finalState = guard.state;
+  audit.endsUnverified = (guard.state === 'VERIFYING' || guard.state === 'WRITING') && !answeredSinceWrite;
   return audit;
 }
 
 function countsOf(runs: readonly RunAudit[]): AuditCounts {
-  const counts: AuditCounts = { runs: runs.length, calls: 0, writes: 0, blockedCalls: 0, refusedAnswers: 0, recoveries: 0, runsWithRefusal: 0 };
+  const counts: AuditCounts = {
+    runs: runs.length,
+    calls: 0,
+    writes: 0,
+    blockedCalls: 0,
+    refusedAnswers: 0,
+    recoveries: 0,
+    runsWithRefusal: 0,
+    runsEndingUnverified: 0,
+  };
   for (const run of runs) {
     counts.calls += run.calls;
     counts.writes += run.writes;
@@ -231,6 +303,7 @@ function countsOf(runs: readonly RunAudit[]): AuditCounts {
     counts.blockedCalls += run.refusals.filter((r) => r.subject === 'tool').length;
     counts.refusedAnswers += run.refusals.filter((r) => r.subject === 'answer').length;
     if (run.refusals.length > 0) counts.runsWithRefusal += 1;
+    if (run.endsUnverified) counts.runsEndingUnverified += 1;
   }
   return counts;
 }
@@ -270,7 +343,10 @@ export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions 
 }
 
 function describeRefusal(refusal: Refusal): string {
-  const what = refusal.subject === 'tool' ? `blocked ${refusal.kind} '${refusal.tool}'` : 'refused final answer';
+  const what =
+    refusal.subject === 'tool'
+      ? `blocked ${refusal.destructive ? 'destructive ' : ''}${refusal.kind} '${refusal.tool}'${refusal.targets.length > 0 ? ` on ${refusal.targets.join(', ')}` : ''}`
+      : 'refused final answer';
   return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
 }
 
@@ -285,7 +361,7 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
     for (const run of report.runs) {
       const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
       lines.push(
-        `run ${run.id}${reward}: ${run.calls} calls, ${run.refusals.length === 0 ? 'nothing refused' : `${run.refusals.length} refused`}, ends in ${run.finalState}`,
+        `run ${run.id}${reward}: ${run.calls} calls, ${run.refusals.length === 0 ? 'nothing refused' : `${run.refusals.length} refused`}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
       );
       const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
       for (const finding of run.findings) {
@@ -301,7 +377,7 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
     lines.push('');
   }
   const s = report.summary;
-  const pad = (label: string) => `  ${label.padEnd(22)}`;
+  const pad = (label: string) => `  ${label.padEnd(24)}`;
   lines.push('summary');
   lines.push(`${pad('runs')}${s.runs}`);
   lines.push(`${pad('tool calls')}${s.calls}`);
@@ -312,9 +388,10 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
   for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
   lines.push(`${pad('recoveries')}${s.recoveries}`);
   lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
+  lines.push(`${pad('runs ending unverified')}${s.runsEndingUnverified} of ${s.runs}`);
   if (s.byReward) {
     const { successful: ok, failed: ko } = s.byReward;
-    lines.push('', `  by reward              successful (reward > 0)   failed`);
+    lines.push('', `  by reward                successful (reward > 0)   failed`);
     const row = (label: string, a: number, b: number) => `${pad(label)}${String(a).padEnd(26)}${b}`;
     lines.push(row('runs', ok.runs, ko.runs));
     lines.push(row('tool calls', ok.calls, ko.calls));
@@ -322,6 +399,7 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
     lines.push(row('blocked calls', ok.blockedCalls, ko.blockedCalls));
     lines.push(row('refused answers', ok.refusedAnswers, ko.refusedAnswers));
     lines.push(row('runs with a refusal', ok.runsWithRefusal, ko.runsWithRefusal));
+    lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
   }
   return lines.join('\n') + '\n';
 }

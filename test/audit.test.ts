@@ -222,6 +222,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
       refusedAnswers: 184,
       recoveries: 0,
       runsWithRefusal: 119,
+      runsEndingUnverified: 50,
     });
     expect(blocksByReason.map((g) => [g.rule, g.count])).toEqual([
       ['unverified-write', 68],
@@ -229,8 +230,26 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     ]);
     expect(refusedAnswersByReason.map((g) => [g.rule, g.count])).toEqual([['unverified-write', 184]]);
     expect(byReward).toEqual({
-      successful: { runs: 84, calls: 347, writes: 91, blockedCalls: 21, refusedAnswers: 47, recoveries: 0, runsWithRefusal: 32 },
-      failed: { runs: 116, calls: 817, writes: 207, blockedCalls: 54, refusedAnswers: 137, recoveries: 0, runsWithRefusal: 87 },
+      successful: {
+        runs: 84,
+        calls: 347,
+        writes: 91,
+        blockedCalls: 21,
+        refusedAnswers: 47,
+        recoveries: 0,
+        runsWithRefusal: 32,
+        runsEndingUnverified: 35,
+      },
+      failed: {
+        runs: 116,
+        calls: 817,
+        writes: 207,
+        blockedCalls: 54,
+        refusedAnswers: 137,
+        recoveries: 0,
+        runsWithRefusal: 87,
+        runsEndingUnverified: 15,
+      },
     });
   });
 });

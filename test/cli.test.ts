@@ -28,6 +28,29 @@ const refusing = () =>
 const clean = () =>
   file('clean.jsonl', jsonl({ type: 'call', id: 'r', name: 'pulse_query' }, { type: 'result', id: 'r', outcome: 'success' }, { type: 'answer', text: 'hi' }));
 
+describe('pulse-safety catalog', () => {
+  test('check validates a catalog file and says how many tools it lists', async () => {
+    const path = file('ok.catalog.json', JSON.stringify({ name: 'ok', tools: { a: 'read', b: { shell: 'command' } } }));
+    const { code, out } = await run('catalog', 'check', path);
+    expect(code).toBe(EXIT.clean);
+    expect(out).toContain("catalog 'ok' is valid: 2 tools");
+  });
+
+  test('check names the bad entry and exits 2', async () => {
+    const path = file('bad.catalog.json', JSON.stringify({ name: 'bad', tools: { a: { kind: 'read', shell: 'command' } } }));
+    const { code, err } = await run('catalog', 'check', path);
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toContain('tools.a: has kind and shell');
+  });
+
+  test('schema prints the JSON Schema of the catalog format', async () => {
+    const { out } = await run('catalog', 'schema');
+    const schema = JSON.parse(out);
+    expect(schema.$schema).toMatch(/json-schema/);
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['name', 'tools', 'failure', 'commands']));
+  });
+});
+
 describe('pulse-safety audit', () => {
   test('exits 0 when nothing was refused', async () => {
     expect((await run('audit', clean())).code).toBe(EXIT.clean);
@@ -47,9 +70,44 @@ describe('pulse-safety audit', () => {
   test('text output names the file and the catalog, each refusal and the summary', async () => {
     const path = refusing();
     const { out } = await run('audit', path);
-    expect(out).toContain(`pulse-safety audit of ${path} (catalog pulse)`);
+    expect(out).toContain(`pulse-safety audit of ${path} (catalog auto: pulse, knows 1 of 1 tool names)`);
     expect(out).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]");
     expect(out).toMatch(/blocked calls\s+1/);
+  });
+
+  test('--catalog auto (the default) picks the shipped catalog that knows the most tool names', async () => {
+    const path = file('claude.jsonl', jsonl({ type: 'call', id: 'r', name: 'Read', args: { file_path: '/a' } }, { type: 'result', id: 'r', outcome: 'success' }));
+    const { out, err } = await run('audit', path);
+    expect(out).toContain('(catalog auto: claude-code, knows 1 of 1 tool names)');
+    expect(err).toBe('');
+  });
+
+  test('--catalog auto warns when the chosen catalog knows fewer than half the tool names', async () => {
+    const path = file('unknown.jsonl', jsonl({ type: 'call', id: 'r', name: 'frobnicate' }, { type: 'call', id: 's', name: 'Read' }, { type: 'call', id: 't', name: 'zap' }));
+    const { err } = await run('audit', path);
+    expect(err).toContain("warning: catalog 'claude-code' knows only 1 of the 3 tool names");
+  });
+
+  test('a named catalog is used as named, without a warning', async () => {
+    const { out, err } = await run('audit', clean(), '--catalog', 'pulse');
+    expect(out).toContain('(catalog pulse)');
+    expect(err).toBe('');
+  });
+
+  test('exits 1 when a run ends with an unverified write and no final answer', async () => {
+    const path = file(
+      'unverified.jsonl',
+      jsonl(
+        { type: 'call', id: 'r', name: 'pulse_query' },
+        { type: 'result', id: 'r', outcome: 'success' },
+        { type: 'call', id: 'w', name: 'pulse_control' },
+        { type: 'result', id: 'w', outcome: 'success' },
+      ),
+    );
+    const { code, out } = await run('audit', path);
+    expect(code).toBe(EXIT.refused);
+    expect(out).toContain('ends in VERIFYING (unverified: a change nobody looked at)');
+    expect(out).toMatch(/runs ending unverified\s+1 of 1/);
   });
 
   test('--summary-only prints only the summary', async () => {
@@ -127,7 +185,7 @@ describe('bad input exits 2 with a message naming the file and position', () => 
   test('an unknown catalog', async () => {
     const { code, err } = await run('audit', clean(), '--catalog', 'nonesuch');
     expect(code).toBe(EXIT.badInput);
-    expect(err).toContain('nonesuch: not a shipped catalog (pulse, tau-airline)');
+    expect(err).toContain('nonesuch: not a shipped catalog (pulse, tau-airline, claude-code, gemini-cli, codex, mcp)');
   });
 
   test('a catalog that does not validate names the bad entry', async () => {
