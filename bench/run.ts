@@ -16,15 +16,20 @@
  *   replay, or of a synthetic workload), against XState's own persisted snapshot;
  * - path enumeration with @xstate/graph's getShortestPaths over the machine,
  *   against a plain breadth-first search over the reference with the same
- *   events and state abstraction.
+ *   events and state abstraction;
+ * - shell and SQL classification: median µs per command (memo cleared) over
+ *   the test tables (test/shell.cases.ts, test/sql.cases.ts), beside the
+ *   decision cost (check + record) measured in the same run, and the memo's
+ *   hit rate when the incident transcripts (test/incidents/) are audited.
  *
  * Before timing, the reference is checked to agree with the statechart,
  * persisted snapshot for persisted snapshot, on every workload used.
  * Times are medians of interleaved batches. Targets: <= 2 µs per call,
- * <= 2 KiB heap per live session, <= 300 B per persisted snapshot.
+ * <= 2 KiB heap per live session, <= 300 B per persisted snapshot, <= 250 µs
+ * per shell command and <= 300 µs per SQL statement.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { getShortestPaths } from '@xstate/graph';
@@ -33,7 +38,11 @@ import { safetyMachine } from '../machines/safety.machine.js';
 import type { SafetyEvent, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard, type ToolCall } from '../src/adapter.js';
 import { auditRuns } from '../src/audit.js';
-import { builtinCatalogs, classifyToolCall, createClassifier, type Classifier } from '../src/classifier.js';
+import { builtinCatalogs, classifyToolCall, compileCatalog, createClassifier, pickCatalog, type Classifier } from '../src/classifier.js';
+import { classifyShellCommand, clearShellMemo, shellMemoStats } from '../src/shell.js';
+import { classifySql, clearSqlMemo } from '../src/sql.js';
+import { shellCases } from '../test/shell.cases.js';
+import { postgresCases, sqliteCases } from '../test/sql.cases.js';
 import { toPersistedSnapshot } from '../src/snapshot.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
 import { ReferenceGuard, ReferenceMachine } from './reference.js';
@@ -94,6 +103,8 @@ interface Row {
 }
 const rows: Row[] = [];
 const notes: string[] = [];
+/** check + record per tool call through the adapter (ns), from `perCall`: the decision cost classification is set beside. */
+let decisionNs = 0;
 
 // ---------------------------------------------------------------------------
 // Workloads
@@ -199,6 +210,7 @@ function perCall(): void {
     200,
     41,
   ) as [number, number, number];
+  decisionNs = adapterNs;
   const floorPerSend = floorNs * callsPerCycle; // the floor ran one send per "cycle"
   const events = eventsPerCall();
   notes.push(
@@ -427,6 +439,70 @@ function pathEnumeration(): void {
 
 // ---------------------------------------------------------------------------
 
+/** Median over items of each item's median time (ns) over `repeats` runs, `reset` called before every run (a cold memo). */
+function medianColdNs<T>(items: readonly T[], run: (item: T) => void, reset: () => void, repeats: number): number {
+  for (const item of items) run(item); // warm the code, not the memo
+  const perItem = items.map((item) => {
+    const samples: number[] = [];
+    for (let r = 0; r < repeats; r++) {
+      reset();
+      const start = process.hrtime.bigint();
+      run(item);
+      samples.push(Number(process.hrtime.bigint() - start));
+    }
+    return median(samples);
+  });
+  return median(perItem);
+}
+
+function classificationRows(): void {
+  const shellNs = medianColdNs(shellCases, (c) => classifyShellCommand(c.command, { cwd: '/repo' }), clearShellMemo, 21);
+  const sqlAll = [...postgresCases, ...sqliteCases];
+  const pgNs = medianColdNs(postgresCases, (c) => classifySql(c.sql, { dialect: c.dialect }), clearSqlMemo, 21);
+  const liteNs = medianColdNs(sqliteCases, (c) => classifySql(c.sql, { dialect: c.dialect }), clearSqlMemo, 21);
+  const decision = `${fmt(decisionNs / 1000)} (check + record)`;
+  rows.push({
+    measure: `shell command classified, median over ${shellCases.length} commands, cold memo (µs)`,
+    value: fmt(shellNs / 1000),
+    baseline: decision,
+    ratio: ratio(shellNs, decisionNs),
+    target: `≤ 250 µs: ${shellNs <= 250_000 ? 'met' : 'missed'}`,
+  });
+  rows.push({
+    measure: `SQL statement classified, median over ${postgresCases.length} Postgres statements (µs)`,
+    value: fmt(pgNs / 1000),
+    baseline: decision,
+    ratio: ratio(pgNs, decisionNs),
+    target: `≤ 300 µs: ${pgNs <= 300_000 ? 'met' : 'missed'}`,
+  });
+  rows.push({
+    measure: `SQL statement classified, median over ${sqliteCases.length} SQLite statements (µs)`,
+    value: fmt(liteNs / 1000),
+    baseline: decision,
+    ratio: ratio(liteNs, decisionNs),
+    target: `≤ 300 µs: ${liteNs <= 300_000 ? 'met' : 'missed'}`,
+  });
+  notes.push(`Classification tables: ${shellCases.length} shell commands and ${sqlAll.length} SQL statements (test/shell.cases.ts, test/sql.cases.ts).`);
+
+  // The memo on real sequences: the incident transcripts, each audited with the catalog auto would pick.
+  const dir = new URL('test/incidents/', ROOT);
+  const files = readdirSync(dir).filter((name) => /\.(jsonl?|json)$/.test(name) && !name.endsWith('.catalog.json'));
+  const runs = files.flatMap((name) => readTranscript(readFileSync(new URL(name, dir), 'utf8'), name));
+  clearShellMemo();
+  const before = shellMemoStats();
+  for (const run of runs) {
+    const names = run.steps.flatMap((step) => (step.type === 'call' ? [step.name] : []));
+    auditRuns([run], { catalog: compileCatalog(builtinCatalogs[pickCatalog(names).name]) });
+  }
+  const after = shellMemoStats();
+  const hits = after.hits - before.hits;
+  const lookups = hits + after.misses - before.misses;
+  notes.push(
+    `Shell memo on the ${files.length} incident transcripts (test/incidents/): ${hits} hits of ${lookups} look-ups ` +
+      `(${lookups === 0 ? 0 : Math.round((hits / lookups) * 100)} %); the audit classifies each call once, so hits are repeated commands.`,
+  );
+}
+
 function machineLine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return `${os.availableParallelism()} × ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -447,6 +523,7 @@ function main(): void {
   if (tau !== null) snapshotBytes(tau.workloads, tauClassifier, 'tau-bench replay');
   snapshotBytes(synthetic, classifyToolCall, 'synthetic Pulse workload');
   pathEnumeration();
+  classificationRows();
 
   const lines = [
     `Machine: ${machineLine()}`,
