@@ -16,7 +16,7 @@ import geminiCliCatalog from './catalogs/gemini-cli.json' with { type: 'json' };
 import codexCatalog from './catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from './catalogs/mcp.json' with { type: 'json' };
 import isSafeRegex from 'safe-regex2';
-import { classifyShellCommand, shellTableSchema } from './shell.js';
+import { classifyShellCommand, parseShellTable, shellTableSchema } from './shell.js';
 import { classifySql } from './sql.js';
 import {
   failClosed,
@@ -217,6 +217,8 @@ export function parseCatalog(input: unknown, source?: string): Catalog {
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     throw new CatalogError(`catalog ${where}: ${path.join('.') || '(root)'}: ${issue.message}`, path);
   }
+  // The table's own checks beyond its schema (aliases resolve, options used as values are value options).
+  if (result.data.commands !== undefined) parseShellTable(result.data.commands, `of catalog ${where} (commands)`);
   const names = new Set<string>();
   for (const [tool, rule] of Object.entries(result.data.tools)) {
     if (names.has(tool.trim())) {

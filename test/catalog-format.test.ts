@@ -218,3 +218,18 @@ describe('pickCatalog (--catalog auto)', () => {
     expect(pickCatalog([])).toEqual({ name: 'pulse', known: 0, total: 0 });
   });
 });
+
+describe('a catalog\'s own shell command table', () => {
+  it('replaces the shipped table for its shell tools', () => {
+    const classify = createCallClassifier(
+      catalog({ sh: { shell: 'cmd' } }, { commands: { commands: { deploy: { read: true } }, trustedDirectories: [], nullDevices: [], variables: {} } }),
+    );
+    expect(classify('sh', { cmd: 'deploy' }).kind).toBe('read');
+    expect(classify('sh', { cmd: 'ls' }).kind).toBe('write');
+  });
+
+  it('is checked beyond its schema: an alias to no command names the entry', () => {
+    const error = catalogError(catalog({}, { commands: { commands: { ll: 'nonesuch' }, trustedDirectories: [], nullDevices: [], variables: {} } }));
+    expect(error.message).toContain('commands.ll');
+  });
+});
