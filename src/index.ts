@@ -67,6 +67,8 @@ export {
 export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTable } from './shell.js';
 export { classifySql, type SqlDialect } from './sql.js';
 export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './outcome.js';
+export { mayAnswer } from './answer.js';
+export { refusalText } from './refusal.js';
 export {
   createSessionGuard,
   type SessionGuard,
