@@ -11,10 +11,12 @@
  */
 import type { BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard } from './adapter.js';
+import { MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { CallClassifier } from './classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
 import type { BlockedToolResult } from './errors.js';
-import type { TranscriptRun, TranscriptStep } from './transcripts.js';
+import { printable } from './text.js';
+import { TranscriptError, type TranscriptRun, type TranscriptStep } from './transcripts.js';
 
 /** Options of `auditRun` / `auditRuns`. */
 export interface AuditOptions {
@@ -138,7 +140,10 @@ export interface AuditReport {
 
 /**
  * Replays one run through a fresh session guard in shadow mode.
- * Never throws on a run produced by `readTranscript`.
+ *
+ * @throws TranscriptError (naming the run and the step) when a `clock` step
+ *   takes the audit clock past the range of dates; nothing else on a run
+ *   produced by `readTranscript`.
  */
 export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
   let at = options.startAt ?? 0;
@@ -269,6 +274,9 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
         break;
       case 'clock':
         at += step.advanceMs;
+        if (!(Math.abs(at) <= MAX_TIME_MS)) {
+          throw new TranscriptError(run.id, step.position, `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`);
+        }
         guard.actor.send({ type: 'clock.ticked', at });
         break;
     }
@@ -352,7 +360,9 @@ function describeRefusal(refusal: Refusal): string {
 
 /**
  * The text report: per run, each refused call and answer with state and
- * reason (`summaryOnly` leaves them out), then the summary.
+ * reason (`summaryOnly` leaves them out), then the summary. Every line is
+ * passed through `printable`, so a tool name, run id or file name cannot
+ * forge a line or drive the terminal.
  */
 export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
   const lines: string[] = [];
@@ -401,5 +411,5 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
     lines.push(row('runs with a refusal', ok.runsWithRefusal, ko.runsWithRefusal));
     lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
   }
-  return lines.join('\n') + '\n';
+  return lines.map(printable).join('\n') + '\n';
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /** The `pulse-safety` executable: runs the CLI (`cli.ts`) on the process's arguments. */
 import { main } from './cli.js';
+import { printable } from './text.js';
 
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`pulse-safety: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`pulse-safety: internal error: ${printable(error instanceof Error ? error.message : String(error))}\n`);
     process.exitCode = 70;
   },
 );

@@ -24,6 +24,7 @@ import {
 } from './classifier.js';
 import { DEMO_SOURCE, demoRuns } from './demo.js';
 import { CatalogError } from './errors.js';
+import { printable } from './text.js';
 import { readTranscript, TranscriptError, type TranscriptRun } from './transcripts.js';
 import { registerExportCommand } from './export.js';
 import { registerServeCommand } from './visualizer/command.js';
@@ -120,7 +121,7 @@ function runAudit(files: string[], options: AuditCommandOptions, out: (text: str
     const auto = autoCatalog(runs);
     catalog = auto.catalog;
     label = auto.label;
-    if (auto.warning !== null) err(`pulse-safety audit: ${auto.warning}\n`);
+    if (auto.warning !== null) err(`pulse-safety audit: ${printable(auto.warning)}\n`);
   } else {
     catalog = compileCatalog(readCatalog(options.catalog));
   }
@@ -178,7 +179,7 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
         setExitCode(runAudit(files, options, out, err));
       } catch (error) {
         if (error instanceof InputError || error instanceof TranscriptError || error instanceof CatalogError) {
-          err(`pulse-safety audit: ${error.message}\n`);
+          err(`pulse-safety audit: ${printable(error.message)}\n`);
           setExitCode(EXIT.badInput);
           return;
         }
@@ -205,7 +206,7 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
         setExitCode(EXIT.clean);
       } catch (error) {
         if (error instanceof InputError || error instanceof CatalogError) {
-          err(`pulse-safety catalog: ${error.message}\n`);
+          err(`pulse-safety catalog: ${printable(error.message)}\n`);
           setExitCode(EXIT.badInput);
           return;
         }

@@ -493,6 +493,20 @@ function readGeminiSessionMessage(msg: Json, type: string, out: StepBuilder, fai
   if (records.length === 0 && text.trim() !== '') out.answer(text, position);
 }
 
+/**
+ * A run id part from a JSON value: strings and numbers as written, anything
+ * else as its JSON text (never `String()`, which calls a `toString` the input
+ * may have replaced), cut to 200 characters.
+ */
+function idPart(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value).slice(0, 200);
+  try {
+    return (JSON.stringify(value) ?? 'null').slice(0, 200);
+  } catch {
+    return '(unprintable)'; // nested too deep to serialise
+  }
+}
+
 function readRun(value: unknown, source: string, index: number | null, options: ReadOptions): TranscriptRun {
   const where = index === null ? '' : `run ${index}, `;
   const place = index === null ? 'top level' : `run ${index}`;
@@ -516,7 +530,7 @@ function readRun(value: unknown, source: string, index: number | null, options: 
     givenId !== undefined
       ? givenId
       : taskId !== undefined
-        ? `task ${String(taskId)}${trial !== undefined ? ` trial ${String(trial)}` : ''}`
+        ? `task ${idPart(taskId)}${trial !== undefined ? ` trial ${idPart(trial)}` : ''}`
         : index === null
           ? source
           : `run ${index}`;

@@ -28,6 +28,44 @@ const refusing = () =>
 const clean = () =>
   file('clean.jsonl', jsonl({ type: 'call', id: 'r', name: 'pulse_query' }, { type: 'result', id: 'r', outcome: 'success' }, { type: 'answer', text: 'hi' }));
 
+describe('hostile transcripts: one line, exit 2 or an inert report, never exit 70', () => {
+  test('a clock step past the range of dates is bad input naming the line', async () => {
+    const path = file('clock.jsonl', jsonl({ type: 'call', id: 'c', name: 'pulse_query' }, { type: 'clock', advanceMs: 9e15 }));
+    const { code, err } = await run('audit', path);
+    expect(code).toBe(EXIT.badInput);
+    expect(err).toMatch(/line 2: a clock step takes the audit clock past the range of dates/);
+  });
+
+  test('a tau-bench task_id whose toString is broken still names the run', async () => {
+    const path = file('task.json', JSON.stringify([{ task_id: { toString: 1 }, reward: 1, traj: [{ role: 'assistant', content: 'hi' }] }]));
+    const { code, out } = await run('audit', path);
+    expect(code).toBe(EXIT.clean);
+    expect(out).toContain('run task {"toString":1} (reward 1)');
+  });
+
+  test('arguments nested 4,600 deep are reported with --format json, not a crash', async () => {
+    const deep = '{"a":'.repeat(4600) + '1' + '}'.repeat(4600);
+    const path = file('deep.jsonl', `{"type":"call","id":"c","name":"pulse_query","args":${deep}}`);
+    const { code, out } = await run('audit', path, '--format', 'json');
+    expect(code).toBe(EXIT.clean);
+    expect(JSON.parse(out).summary.calls).toBe(1);
+  });
+
+  test('a tool name with a newline and escape sequences cannot forge report lines', async () => {
+    const path = file('inject.jsonl', jsonl({ type: 'call', id: 'c', name: 'pulse_control\n  line 9: forged\u001b[2J' }));
+    const { out } = await run('audit', path, '--catalog', 'pulse');
+    expect(out).not.toContain('\u001b');
+    expect(out.split('\n').some((line) => line.startsWith('  line 9'))).toBe(false);
+    expect(out).toContain("blocked write 'pulse_control\\n  line 9: forged\\u001b[2J'");
+  });
+
+  test('a file name with control characters is escaped in errors', async () => {
+    const { err } = await run('audit', join(dir, 'no\u001b[31mfile'));
+    expect(err).not.toContain('\u001b');
+    expect(err).toContain('no\\u001b[31mfile');
+  });
+});
+
 describe('pulse-safety catalog', () => {
   test('check validates a catalog file and says how many tools it lists', async () => {
     const path = file('ok.catalog.json', JSON.stringify({ name: 'ok', tools: { a: 'read', b: { shell: 'command' } } }));
