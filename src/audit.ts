@@ -10,7 +10,7 @@
  * DESIGN.md §3.
  */
 import type { BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
-import { createSessionGuard } from './adapter.js';
+import { createSessionGuard, type SessionGuard } from './adapter.js';
 import { MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { CallClassifier } from './classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
@@ -97,7 +97,13 @@ export interface RunAudit {
   reward: number | null;
   calls: number;
   writes: number;
+  /** Refused calls and answers in this run (kept even when `refusals` is not). */
+  blockedCalls: number;
+  refusedAnswers: number;
+  /** The refusals, step by step (empty with `detail` `counts`). */
   refusals: Refusal[];
+  /** The refusals grouped by subject, rule and reason. */
+  refusalsByReason: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[];
   recoveries: number;
   finalState: SafetyState;
   /**
@@ -107,6 +113,7 @@ export interface RunAudit {
    * nobody reported. Counts like a refusal for the exit code.
    */
   endsUnverified: boolean;
+  /** Every step with `detail` `all`; with `refusals`, the steps that cleared a pending recovery; none with `counts`. */
   findings: StepFinding[];
 }
 
@@ -138,66 +145,95 @@ export interface AuditReport {
   summary: AuditSummary;
 }
 
+/** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
+export type AuditDetail = 'all' | 'refusals' | 'counts';
+
 /**
- * Replays one run through a fresh session guard in shadow mode.
- *
- * @throws TranscriptError (naming the run and the step) when a `clock` step
- *   takes the audit clock past the range of dates; nothing else on a run
- *   produced by `readTranscript`.
+ * Replays one run through a fresh session guard in shadow mode, one step at
+ * a time, so a run of any length can be audited as it is read
+ * (`auditRun` does it for a run in memory). With `detail` `counts`, memory
+ * stays bounded by the calls in flight, whatever the run's length.
  */
-export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
-  let at = options.startAt ?? 0;
-  const stepMs = options.stepMs ?? 1000;
-  const kindOnly = options.classify;
-  const classify: CallClassifier = kindOnly
-    ? (name, args) => ({ kind: kindOnly(name, args), targets: [], destructive: false })
-    : (options.catalog?.classify ?? classifyCall);
-  const guard = createSessionGuard({
-    now: () => at,
-    autoCompleteVerification: options.autoCompleteVerification ?? true,
-    strictFailedWrites: options.strictFailedWrites ?? false,
-  });
-  const audit: RunAudit = {
-    id: run.id,
-    reward: run.reward,
-    calls: 0,
-    writes: 0,
-    refusals: [],
-    recoveries: 0,
-    finalState: guard.state,
-    endsUnverified: false,
-    findings: [],
-  };
+export class RunAuditor {
+  private at: number;
+  private readonly stepMs: number;
+  private readonly classify: CallClassifier;
+  private readonly guard: SessionGuard;
+  private readonly audit: RunAudit;
+  private index = 0;
   /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
-  let answeredSinceWrite = false;
-  /** Kinds of the calls seen, by guard id, so a result is recorded as what was called. */
-  const calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
+  private answeredSinceWrite = false;
+  /** The calls without a result yet, by guard id, so a result is recorded as what was called. */
+  private readonly calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
   /**
    * The guard ids of a transcript id's calls without a result yet, oldest
    * first. A log that reuses an id before its result (the guard refuses a
    * second check under an id in flight) gets `<id>#<n>` for the later call,
    * and results are matched oldest first.
    */
-  const open = new Map<string, string[]>();
-  let reused = 0;
+  private readonly open = new Map<string, string[]>();
+  private reused = 0;
+  private readonly reasons = new Map<string, { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }>();
 
-  run.steps.forEach((step, index) => {
-    at += stepMs;
+  /**
+   * @param run the run's id and reward (its steps come through `step`).
+   * @param options as `auditRun`'s, plus `detail` (default `all`).
+   */
+  constructor(
+    run: { id: string; reward: number | null },
+    private readonly options: AuditOptions & { detail?: AuditDetail } = {},
+  ) {
+    this.at = options.startAt ?? 0;
+    this.stepMs = options.stepMs ?? 1000;
+    const kindOnly = options.classify;
+    this.classify = kindOnly
+      ? (name, args) => ({ kind: kindOnly(name, args), targets: [], destructive: false })
+      : (options.catalog?.classify ?? classifyCall);
+    this.guard = createSessionGuard({
+      now: () => this.at,
+      autoCompleteVerification: options.autoCompleteVerification ?? true,
+      strictFailedWrites: options.strictFailedWrites ?? false,
+    });
+    this.audit = {
+      id: run.id,
+      reward: run.reward,
+      calls: 0,
+      writes: 0,
+      blockedCalls: 0,
+      refusedAnswers: 0,
+      refusals: [],
+      refusalsByReason: [],
+      recoveries: 0,
+      finalState: this.guard.state,
+      endsUnverified: false,
+      findings: [],
+    };
+  }
+
+  /**
+   * Replays the run's next step.
+   * @returns what happened at that step (also kept in the run's findings with `detail` `all`).
+   * @throws TranscriptError (naming the run and the step) when a `clock` step
+   *   takes the audit clock past the range of dates.
+   */
+  step(step: TranscriptStep): StepFinding {
+    const { guard, audit, calls, open, options } = this;
+    const index = this.index++;
+    this.at += this.stepMs;
     const stateBefore = guard.state;
     let decision: StepDecision | null = null;
     let recovered: PendingRecovery | null = null;
     let refusal: Omit<Refusal, 'runId' | 'index' | 'position' | 'state'> | null = null;
-
     switch (step.type) {
       case 'call': {
-        const classification = classify(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
+        const classification = this.classify(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
         const { targets, destructive } = classification;
         const pending = open.get(step.id) ?? [];
-        const id = pending.length === 0 ? step.id : `${step.id}#${++reused}`;
+        const id = pending.length === 0 ? step.id : `${step.id}#${++this.reused}`;
         open.set(step.id, [...pending, id]);
         const result = guard.check({ id, name: step.name, args: step.args, kind: classification.kind });
         const kind = result.kind;
-        if (kind === 'write') answeredSinceWrite = false;
+        if (kind === 'write') this.answeredSinceWrite = false;
         calls.set(id, { name: step.name, kind, allowed: result.allowed });
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
@@ -232,6 +268,7 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
         if (rest.length === 0) open.delete(step.id);
         else open.set(step.id, rest);
         const call = calls.get(id);
+        calls.delete(id);
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
         // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
@@ -247,7 +284,7 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
         break;
       }
       case 'answer': {
-        answeredSinceWrite = true;
+        this.answeredSinceWrite = true;
         const result = guard.finalAnswer();
         decision = result.allowed
           ? { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null }
@@ -273,75 +310,117 @@ export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAud
         guard.resetKeepProgress();
         break;
       case 'clock':
-        at += step.advanceMs;
-        if (!(Math.abs(at) <= MAX_TIME_MS)) {
-          throw new TranscriptError(run.id, step.position, `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`);
+        this.at += step.advanceMs;
+        if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
+          throw new TranscriptError(audit.id, step.position, `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`);
         }
-        guard.actor.send({ type: 'clock.ticked', at });
+        guard.actor.send({ type: 'clock.ticked', at: this.at });
         break;
     }
 
     if (refusal !== null) {
-      audit.refusals.push({ runId: run.id, index, position: step.position, state: stateBefore, ...refusal });
+      if (refusal.subject === 'tool') audit.blockedCalls += 1;
+      else audit.refusedAnswers += 1;
+      const key = `${refusal.subject}\u0000${refusal.reason}`;
+      const group = this.reasons.get(key) ?? { subject: refusal.subject, rule: refusal.rule, reason: refusal.reason, count: 0 };
+      group.count += 1;
+      this.reasons.set(key, group);
+      if (options.detail !== 'counts') {
+        audit.refusals.push({ runId: audit.id, index, position: step.position, state: stateBefore, ...refusal });
+      }
     }
-    const finding: StepFinding = { index, step, at, stateBefore, stateAfter: guard.state, decision, recovered };
+    const finding: StepFinding = { index, step, at: this.at, stateBefore, stateAfter: guard.state, decision, recovered };
     if (options.trace) finding.context = guard.context as SafetyContext;
-    audit.findings.push(finding);
-  });
-  audit.finalState = guard.state;
-  audit.endsUnverified = (guard.state === 'VERIFYING' || guard.state === 'WRITING') && !answeredSinceWrite;
-  return audit;
+    const detail = options.detail ?? 'all';
+    if (detail === 'all' || (detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
+    return finding;
+  }
+
+  /** The run's audit, once its last step is in. */
+  finish(): RunAudit {
+    const { guard, audit } = this;
+    audit.finalState = guard.state;
+    audit.endsUnverified = (guard.state === 'VERIFYING' || guard.state === 'WRITING') && !this.answeredSinceWrite;
+    audit.refusalsByReason = [...this.reasons.values()];
+    return audit;
+  }
 }
 
-function countsOf(runs: readonly RunAudit[]): AuditCounts {
-  const counts: AuditCounts = {
-    runs: runs.length,
-    calls: 0,
-    writes: 0,
-    blockedCalls: 0,
-    refusedAnswers: 0,
-    recoveries: 0,
-    runsWithRefusal: 0,
-    runsEndingUnverified: 0,
-  };
-  for (const run of runs) {
-    counts.calls += run.calls;
-    counts.writes += run.writes;
-    counts.recoveries += run.recoveries;
-    counts.blockedCalls += run.refusals.filter((r) => r.subject === 'tool').length;
-    counts.refusedAnswers += run.refusals.filter((r) => r.subject === 'answer').length;
-    if (run.refusals.length > 0) counts.runsWithRefusal += 1;
-    if (run.endsUnverified) counts.runsEndingUnverified += 1;
-  }
-  return counts;
+/**
+ * Replays one run through a fresh session guard in shadow mode.
+ *
+ * @throws TranscriptError (naming the run and the step) when a `clock` step
+ *   takes the audit clock past the range of dates; nothing else on a run
+ *   produced by `readTranscript`.
+ */
+export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
+  const auditor = new RunAuditor(run, options);
+  for (const step of run.steps) auditor.step(step);
+  return auditor.finish();
 }
 
-function groupByReason(refusals: readonly Refusal[]): AuditSummary['blocksByReason'] {
-  const groups = new Map<string, { rule: BlockRule; reason: string; count: number }>();
-  for (const refusal of refusals) {
-    const group = groups.get(refusal.reason) ?? { rule: refusal.rule, reason: refusal.reason, count: 0 };
-    group.count += 1;
-    groups.set(refusal.reason, group);
+function zeroCounts(): AuditCounts {
+  return { runs: 0, calls: 0, writes: 0, blockedCalls: 0, refusedAnswers: 0, recoveries: 0, runsWithRefusal: 0, runsEndingUnverified: 0 };
+}
+
+function addRun(counts: AuditCounts, run: RunAudit): void {
+  counts.runs += 1;
+  counts.calls += run.calls;
+  counts.writes += run.writes;
+  counts.recoveries += run.recoveries;
+  counts.blockedCalls += run.blockedCalls;
+  counts.refusedAnswers += run.refusedAnswers;
+  if (run.blockedCalls + run.refusedAnswers > 0) counts.runsWithRefusal += 1;
+  if (run.endsUnverified) counts.runsEndingUnverified += 1;
+}
+
+/**
+ * The figures of an audit, built run by run (memory: the reasons seen, not
+ * the runs), so a stream of runs of any length can be summarized.
+ */
+export class AuditSummarizer {
+  private readonly all = zeroCounts();
+  private readonly successful = zeroCounts();
+  private readonly failed = zeroCounts();
+  private rewarded = false;
+  private readonly reasons = new Map<string, { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }>();
+
+  /** Adds a run's figures. */
+  add(run: RunAudit): void {
+    addRun(this.all, run);
+    if (run.reward !== null) {
+      this.rewarded = true;
+      addRun(run.reward > 0 ? this.successful : this.failed, run);
+    }
+    for (const group of run.refusalsByReason) {
+      const key = `${group.subject}\u0000${group.reason}`;
+      const known = this.reasons.get(key);
+      if (known) known.count += group.count;
+      else this.reasons.set(key, { ...group });
+    }
   }
-  return [...groups.values()].sort((a, b) => b.count - a.count || a.rule.localeCompare(b.rule));
+
+  /** The summary of the runs added so far. */
+  summary(): AuditSummary {
+    const grouped = (subject: 'tool' | 'answer') =>
+      [...this.reasons.values()]
+        .filter((group) => group.subject === subject)
+        .map(({ rule, reason, count }) => ({ rule, reason, count }))
+        .sort((a, b) => b.count - a.count || a.rule.localeCompare(b.rule));
+    return {
+      ...this.all,
+      blocksByReason: grouped('tool'),
+      refusedAnswersByReason: grouped('answer'),
+      byReward: this.rewarded ? { successful: { ...this.successful }, failed: { ...this.failed } } : null,
+    };
+  }
 }
 
 /** The figures of a set of run audits (see `AuditSummary`). */
 export function summarize(runs: readonly RunAudit[]): AuditSummary {
-  const refusals = runs.flatMap((run) => run.refusals);
-  const rewarded = runs.filter((run) => run.reward !== null);
-  return {
-    ...countsOf(runs),
-    blocksByReason: groupByReason(refusals.filter((r) => r.subject === 'tool')),
-    refusedAnswersByReason: groupByReason(refusals.filter((r) => r.subject === 'answer')),
-    byReward:
-      rewarded.length === 0
-        ? null
-        : {
-            successful: countsOf(rewarded.filter((run) => (run.reward ?? 0) > 0)),
-            failed: countsOf(rewarded.filter((run) => (run.reward ?? 0) <= 0)),
-          },
-  };
+  const summarizer = new AuditSummarizer();
+  for (const run of runs) summarizer.add(run);
+  return summarizer.summary();
 }
 
 /** Audits every run (each in a fresh session) and summarizes. */
@@ -358,35 +437,30 @@ function describeRefusal(refusal: Refusal): string {
   return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
 }
 
-/**
- * The text report: per run, each refused call and answer with state and
- * reason (`summaryOnly` leaves them out), then the summary. Every line is
- * passed through `printable`, so a tool name, run id or file name cannot
- * forge a line or drive the terminal.
- */
-export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
-  const lines: string[] = [];
-  if (options.title) lines.push(options.title, '');
-  if (!options.summaryOnly) {
-    for (const run of report.runs) {
-      const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
-      lines.push(
-        `run ${run.id}${reward}: ${run.calls} calls, ${run.refusals.length === 0 ? 'nothing refused' : `${run.refusals.length} refused`}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
-      );
-      const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
-      for (const finding of run.findings) {
-        const refusal = refusals.get(finding.index);
-        if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
-        if (finding.recovered) {
-          lines.push(
-            `  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`,
-          );
-        }
-      }
+/** The text report's lines for one run: its headline, each refusal and recovery. Lines pass through `printable`. */
+export function formatRunText(run: RunAudit): string {
+  const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
+  const refused = run.blockedCalls + run.refusedAnswers;
+  const lines = [
+    `run ${run.id}${reward}: ${run.calls} calls, ${refused === 0 ? 'nothing refused' : `${refused} refused`}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
+  ];
+  const recoveries = new Map(run.findings.filter((f) => f.recovered).map((f) => [f.index, f]));
+  const indices = [...new Set([...run.refusals.map((r) => r.index), ...recoveries.keys()])].sort((a, b) => a - b);
+  const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
+  for (const index of indices) {
+    const refusal = refusals.get(index);
+    if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
+    const finding = recoveries.get(index);
+    if (finding?.recovered) {
+      lines.push(`  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`);
     }
-    lines.push('');
   }
-  const s = report.summary;
+  return lines.map(printable).join('\n') + '\n';
+}
+
+/** The text report's summary block (figures, reasons, split by reward). */
+export function formatSummaryText(s: AuditSummary): string {
+  const lines: string[] = [];
   const pad = (label: string) => `  ${label.padEnd(24)}`;
   lines.push('summary');
   lines.push(`${pad('runs')}${s.runs}`);
@@ -412,4 +486,16 @@ export function formatAuditText(report: AuditReport, options: { title?: string; 
     lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
   }
   return lines.map(printable).join('\n') + '\n';
+}
+
+/**
+ * The text report: per run, each refused call and answer with state and
+ * reason (`summaryOnly` leaves them out), then the summary. Every line is
+ * passed through `printable`, so a tool name, run id or file name cannot
+ * forge a line or drive the terminal.
+ */
+export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
+  let text = options.title ? `${printable(options.title)}\n\n` : '';
+  if (!options.summaryOnly) text += report.runs.map(formatRunText).join('') + '\n';
+  return text + formatSummaryText(report.summary);
 }

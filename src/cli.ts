@@ -10,9 +10,10 @@
  * never a stack trace); 70 an internal error (a bug: please report it with
  * the input).
  */
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { Command, CommanderError, Option } from 'commander';
-import { auditRuns, formatAuditText, type AuditReport } from './audit.js';
+import { AuditSummarizer, formatRunText, formatSummaryText, RunAuditor, type RunAudit } from './audit.js';
 import {
   builtinCatalogs,
   catalogJsonSchema,
@@ -25,9 +26,10 @@ import {
 import { DEMO_SOURCE, demoRuns } from './demo.js';
 import { CatalogError } from './errors.js';
 import { printable } from './text.js';
-import { readTranscript, TranscriptError, type TranscriptRun } from './transcripts.js';
+import { readTranscriptEvents, TranscriptError, type JsonlEvent } from './transcripts.js';
 import { registerExportCommand } from './export.js';
 import { registerServeCommand } from './visualizer/command.js';
+import { registerMcpProxyCommand } from './adapters/mcp-command.js';
 
 /** The package's version: from the nearest package.json above this module (in `src/` or `dist/src/`). */
 function packageVersion(): string {
@@ -73,12 +75,10 @@ function readCatalog(catalog: string): Catalog {
 }
 
 /**
- * `--catalog auto`: the shipped catalog that knows the most tool names of the
- * runs, with a note for the report, and a warning when it still knows fewer
+ * `--catalog auto`: the shipped catalog that knows the most of the tool names, with a note for the report, and a warning when it still knows fewer
  * than half of them (the rest are judged as writes).
  */
-function autoCatalog(runs: readonly TranscriptRun[]): { catalog: CompiledCatalog; label: string; warning: string | null } {
-  const names = runs.flatMap((run) => run.steps.flatMap((step) => (step.type === 'call' ? [step.name] : [])));
+function autoCatalog(names: Iterable<string>): { catalog: CompiledCatalog; label: string; warning: string | null } {
   const choice = pickCatalog(names);
   const label = `auto: ${choice.name}, knows ${choice.known} of ${choice.total} tool names`;
   const warning =
@@ -86,16 +86,6 @@ function autoCatalog(runs: readonly TranscriptRun[]): { catalog: CompiledCatalog
       ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes (name a catalog with --catalog)`
       : null;
   return { catalog: compileCatalog(builtinCatalogs[choice.name]), label, warning };
-}
-
-function readFile(path: string): TranscriptRun[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new InputError(`${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
-  return readTranscript(text, path);
 }
 
 interface AuditCommandOptions {
@@ -106,39 +96,136 @@ interface AuditCommandOptions {
   strictFailedWrites?: boolean;
 }
 
-/** Runs the audit and returns the exit code; prints the report to `out`, warnings to `err`. */
-function runAudit(files: string[], options: AuditCommandOptions, out: (text: string) => void, err: (text: string) => void): number {
+/**
+ * Text written out in chunks of about 64 KiB, waiting for the sink to drain
+ * when it says it is full (a pipe to a slow reader), so a long report never
+ * piles up in memory.
+ */
+class ChunkedOutput {
+  private chunks: string[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly out: (text: string) => unknown,
+    private readonly drain: (() => Promise<void>) | undefined,
+  ) {}
+
+  async write(text: string): Promise<void> {
+    this.chunks.push(text);
+    this.size += text.length;
+    if (this.size >= 65_536) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.size === 0) return;
+    const text = this.chunks.join('');
+    this.chunks = [];
+    this.size = 0;
+    if (this.out(text) === false && this.drain) await this.drain();
+  }
+}
+
+/** The runs of the inputs as events, one file after another (the demo's from memory). */
+async function* eventsOf(files: readonly string[], demo: boolean): AsyncGenerator<JsonlEvent> {
+  if (demo) {
+    for (const run of demoRuns()) {
+      yield { type: 'run', id: run.id, reward: run.reward };
+      for (const step of run.steps) yield { type: 'step', step };
+    }
+    return;
+  }
+  for (const file of files) {
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (error) {
+      throw new InputError(`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    yield* readTranscriptEvents(file);
+  }
+}
+
+/** One run's audit as JSON, written element by element (a run of a million steps is never one string). */
+async function writeRunJson(run: RunAudit, output: ChunkedOutput): Promise<void> {
+  const { refusals, findings, ...head } = run;
+  await output.write(`${JSON.stringify(head).slice(0, -1)},"refusals":[`);
+  for (let i = 0; i < refusals.length; i++) await output.write(`${i === 0 ? '' : ','}\n${JSON.stringify(refusals[i])}`);
+  await output.write('],"findings":[');
+  for (let i = 0; i < findings.length; i++) await output.write(`${i === 0 ? '' : ','}\n${JSON.stringify(findings[i])}`);
+  await output.write(']}');
+}
+
+/**
+ * Runs the audit and returns the exit code; prints the report to `output`
+ * as it goes (run by run; JSON element by element), warnings to `err`.
+ * Inputs are read as streams where their format allows
+ * (`readTranscriptEvents`); with `--summary-only` no run is kept in memory.
+ */
+async function runAudit(files: string[], options: AuditCommandOptions, output: ChunkedOutput, err: (text: string) => void): Promise<number> {
   if (options.demo && files.length > 0) throw new InputError('give either transcript files or --demo, not both');
   if (!options.demo && files.length === 0) throw new InputError('no transcript given: name one or more files, or use --demo');
   if (options.demo && options.catalog !== 'pulse' && options.catalog !== 'auto') {
     throw new InputError(`the demo transcript uses Pulse tool names: --catalog ${options.catalog} does not apply to it`);
   }
-  const sources = options.demo ? [DEMO_SOURCE] : files;
-  const runs = options.demo ? demoRuns() : files.flatMap((file) => readFile(file));
+  const demo = options.demo === true;
+  const sources = demo ? [DEMO_SOURCE] : files;
   let catalog: CompiledCatalog;
   let label = options.catalog;
   if (options.catalog === 'auto') {
-    const auto = autoCatalog(runs);
+    const names = new Set<string>(); // a first pass: the tool names only
+    for await (const event of eventsOf(files, demo)) if (event.type === 'step' && event.step.type === 'call') names.add(event.step.name);
+    const auto = autoCatalog(names);
     catalog = auto.catalog;
     label = auto.label;
     if (auto.warning !== null) err(`pulse-safety audit: ${printable(auto.warning)}\n`);
   } else {
     catalog = compileCatalog(readCatalog(options.catalog));
   }
-  const report: AuditReport = auditRuns(runs, { catalog, strictFailedWrites: options.strictFailedWrites === true });
-  if (options.format === 'json') {
-    const body = options.summaryOnly ? { summary: report.summary } : report;
-    out(JSON.stringify({ catalog: catalog.name, catalogChoice: label, sources, ...body }, null, 2) + '\n');
+  const summaryOnly = options.summaryOnly === true;
+  const json = options.format === 'json';
+  const auditOptions = { catalog, strictFailedWrites: options.strictFailedWrites === true, detail: summaryOnly ? 'counts' : json ? 'all' : 'refusals' } as const;
+  const summarizer = new AuditSummarizer();
+  let runs = 0;
+  let auditor: RunAuditor | null = null;
+  const finishRun = async () => {
+    if (auditor === null) return;
+    const run = auditor.finish();
+    auditor = null;
+    summarizer.add(run);
+    if (summaryOnly) return;
+    if (json) {
+      await output.write(runs === 0 ? '\n' : ',\n');
+      await writeRunJson(run, output);
+    } else {
+      await output.write(formatRunText(run));
+    }
+    runs += 1;
+  };
+
+  if (json) {
+    const head = JSON.stringify({ catalog: catalog.name, catalogChoice: label, sources });
+    await output.write(`${head.slice(0, -1)}${summaryOnly ? '' : ',"runs":['}`);
   } else {
-    out(
-      formatAuditText(report, {
-        title: `pulse-safety audit of ${sources.join(', ')} (catalog ${label})`,
-        summaryOnly: options.summaryOnly === true,
-      }),
-    );
+    await output.write(`${printable(`pulse-safety audit of ${sources.join(', ')} (catalog ${label})`)}\n\n`);
   }
-  if (options.demo) return EXIT.clean;
-  const { blockedCalls, refusedAnswers, runsEndingUnverified } = report.summary;
+  for await (const event of eventsOf(files, demo)) {
+    if (event.type === 'run') {
+      await finishRun();
+      auditor = new RunAuditor(event, auditOptions);
+    } else {
+      auditor ??= new RunAuditor({ id: 'run', reward: null }, auditOptions);
+      auditor.step(event.step);
+    }
+  }
+  await finishRun();
+  const summary = summarizer.summary();
+  if (json) {
+    await output.write(`${summaryOnly ? '' : '\n]'},"summary":${JSON.stringify(summary, null, 2)}}\n`);
+  } else {
+    await output.write(`${summaryOnly ? '' : '\n'}${formatSummaryText(summary)}`);
+  }
+  await output.flush();
+  if (demo) return EXIT.clean;
+  const { blockedCalls, refusedAnswers, runsEndingUnverified } = summary;
   return blockedCalls + refusedAnswers + runsEndingUnverified > 0 ? EXIT.refused : EXIT.clean;
 }
 
@@ -146,8 +233,18 @@ function runAudit(files: string[], options: AuditCommandOptions, out: (text: str
  * Builds the `pulse-safety` program. `out` and `err` receive the output
  * (default: stdout and stderr); `setExitCode` receives the exit code.
  */
-export function buildProgram(io: { out?: (text: string) => void; err?: (text: string) => void; setExitCode?: (code: number) => void } = {}): Command {
+export function buildProgram(
+  io: {
+    /** Receives the output; a sink that returns `false` is full until `drain` resolves (as a Node stream's `write`). */
+    out?: (text: string) => unknown;
+    err?: (text: string) => void;
+    setExitCode?: (code: number) => void;
+    /** Resolves when `out`'s sink can take more after it answered false; default: stdout's `drain`. */
+    drain?: () => Promise<void>;
+  } = {},
+): Command {
   const out = io.out ?? ((text: string) => process.stdout.write(text));
+  const drain = io.drain ?? (io.out === undefined ? () => once(process.stdout, 'drain').then(() => undefined) : undefined);
   const err = io.err ?? ((text: string) => process.stderr.write(text));
   const setExitCode = io.setExitCode ?? ((code: number) => (process.exitCode = code));
 
@@ -174,9 +271,9 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
     .option('--summary-only', 'print only the summary (JSON: leave out the runs)')
     .option('--strict-failed-writes', 'treat a failed write as needing verification (it may have applied)')
     .exitOverride()
-    .action((files: string[], options: AuditCommandOptions) => {
+    .action(async (files: string[], options: AuditCommandOptions) => {
       try {
-        setExitCode(runAudit(files, options, out, err));
+        setExitCode(await runAudit(files, options, new ChunkedOutput(out, drain), err));
       } catch (error) {
         if (error instanceof InputError || error instanceof TranscriptError || error instanceof CatalogError) {
           err(`pulse-safety audit: ${printable(error.message)}\n`);
@@ -192,7 +289,9 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
     .command('schema')
     .description('print the catalog format as a JSON Schema, for editors')
     .exitOverride()
-    .action(() => out(JSON.stringify(catalogJsonSchema(), null, 2) + '\n'));
+    .action(() => {
+      out(JSON.stringify(catalogJsonSchema(), null, 2) + '\n');
+    });
   catalog
     .command('check')
     .description('validate a catalog file (or a shipped catalog\'s name) and say what it lists')
@@ -216,6 +315,7 @@ export function buildProgram(io: { out?: (text: string) => void; err?: (text: st
 
   registerExportCommand(program, { out, err, setExitCode });
   registerServeCommand(program, { out, err, setExitCode });
+  registerMcpProxyCommand(program, { out, err, setExitCode });
   return program;
 }
 

@@ -10,6 +10,8 @@
  * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
  * call's working directory, when the log records one).
  */
+import { createReadStream, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { outcomeOf, resultText } from './outcome.js';
 
@@ -685,25 +687,38 @@ function readLogLines(lines: readonly (string | Json)[], source: string, format:
   return [...runs.values()].map(({ run, out }) => ({ ...run, steps: out.finish() }));
 }
 
+/** What one line of this project's JSONL format says: a run starts, or a step. */
+export type JsonlEvent = { type: 'run'; id: string; reward: number | null } | { type: 'step'; step: TranscriptStep };
+
 /**
- * Reads this project's JSONL event format: one JSON object a line, blank
- * lines ignored.
+ * This project's JSONL event format, one line at a time (so a file of any
+ * length can be read as a stream): one JSON object a line, blank lines
+ * ignored.
  * `{"type":"run","id":"...","reward":1}` starts a run (optional for one run);
  * `{"type":"call","id":"c1","name":"pulse_query","args":{...},"cwd":"/srv"}` (`cwd` optional);
  * `{"type":"result","id":"c1","outcome":"success"|"error","text":"..."}` (`text` optional);
  * `{"type":"answer","text":"..."}`; `{"type":"reset"}`; `{"type":"resetKeepProgress"}`;
  * `{"type":"clock","advanceMs":660000}`.
  */
-function readJsonl(text: string, source: string): TranscriptRun[] {
-  const runs: TranscriptRun[] = [];
-  let current: TranscriptRun | null = null;
-  const names = new Map<string, string>();
-  text.split('\n').forEach((raw, index) => {
+export class JsonlReader {
+  /** Tool names by call id, in the current run (ids are per run). */
+  private readonly names = new Map<string, string>();
+  /** Runs started so far, for the ids of unnamed runs. */
+  private runs = 0;
+
+  constructor(private readonly source: string) {}
+
+  /**
+   * Reads line `lineNumber` (1-based) of the file.
+   * @returns the event it holds, or null for a blank line.
+   * @throws TranscriptError naming the source and the line.
+   */
+  line(raw: string, lineNumber: number): JsonlEvent | null {
     const line = raw.trim();
-    if (line === '') return;
-    const position = `line ${index + 1}`;
+    if (line === '') return null;
+    const position = `line ${lineNumber}`;
     const fail = (problem: string): never => {
-      throw new TranscriptError(source, position, problem);
+      throw new TranscriptError(this.source, position, problem);
     };
     let event: unknown;
     try {
@@ -718,22 +733,15 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
       fail(`"type" must be one of ${JSONL_TYPES.join(', ')}`);
     }
     if (type === 'run') {
-      names.clear(); // call ids are per run
+      this.names.clear(); // call ids are per run
       const id = own(e, 'id');
       const reward = own(e, 'reward');
-      current = {
-        id: typeof id === 'string' ? id : `run ${runs.length}`,
+      return {
+        type: 'run',
+        id: typeof id === 'string' ? id : `run ${this.runs++}`,
         reward: typeof reward === 'number' && Number.isFinite(reward) ? reward : null,
-        steps: [],
       };
-      runs.push(current);
-      return;
     }
-    if (current === null) {
-      current = { id: source, reward: null, steps: [] };
-      runs.push(current);
-    }
-    const steps: TranscriptStep[] = current.steps;
     const str = (key: string): string => {
       const value = own(e, key);
       if (typeof value !== 'string' || value === '') fail(`a "${String(type)}" event needs a non-empty string "${key}"`);
@@ -745,11 +753,10 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
         const name = str('name');
         const cwd = own(e, 'cwd');
         if (cwd !== undefined && typeof cwd !== 'string') fail('"cwd" must be a string');
-        names.set(id, name);
+        this.names.set(id, name);
         const step: CallStep = { type: 'call', id, name, args: boundArguments(own(e, 'args') ?? {}), position };
         if (typeof cwd === 'string') step.cwd = cwd;
-        steps.push(step);
-        break;
+        return { type: 'step', step };
       }
       case 'result': {
         const id = str('id');
@@ -758,33 +765,56 @@ function readJsonl(text: string, source: string): TranscriptRun[] {
         const resultText = own(e, 'text');
         if (resultText !== undefined && typeof resultText !== 'string') fail('a "result" event\'s "text" must be a string');
         const name = own(e, 'name');
-        steps.push({
-          type: 'result',
-          id,
-          name: typeof name === 'string' ? name : (names.get(id) ?? ''),
-          outcome: outcome as 'success' | 'error',
-          text: typeof resultText === 'string' ? resultText.slice(0, MAX_RESULT_TEXT) : '',
-          position,
-        });
-        break;
+        const known = this.names.get(id);
+        this.names.delete(id); // a finished call's name is not needed again: the map stays as small as the calls in flight
+        return {
+          type: 'step',
+          step: {
+            type: 'result',
+            id,
+            name: typeof name === 'string' ? name : (known ?? ''),
+            outcome: outcome as 'success' | 'error',
+            text: typeof resultText === 'string' ? resultText.slice(0, MAX_RESULT_TEXT) : '',
+            position,
+          },
+        };
       }
       case 'answer': {
         const answer = own(e, 'text');
         if (typeof answer !== 'string') fail('an "answer" event needs a string "text"');
-        steps.push({ type: 'answer', text: answer as string, position });
-        break;
+        return { type: 'step', step: { type: 'answer', text: answer as string, position } };
       }
       case 'clock': {
         const advanceMs = own(e, 'advanceMs');
         if (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0) {
           fail('a "clock" event needs a finite, non-negative number "advanceMs"');
         }
-        steps.push({ type: 'clock', advanceMs: advanceMs as number, position });
-        break;
+        return { type: 'step', step: { type: 'clock', advanceMs: advanceMs as number, position } };
       }
       default:
-        steps.push({ type: type as 'reset' | 'resetKeepProgress', position });
+        return { type: 'step', step: { type: type as 'reset' | 'resetKeepProgress', position } };
     }
+  }
+}
+
+/** Reads this project's JSONL event format whole (see `JsonlReader`). */
+function readJsonl(text: string, source: string): TranscriptRun[] {
+  const runs: TranscriptRun[] = [];
+  const reader = new JsonlReader(source);
+  let current: TranscriptRun | null = null;
+  text.split('\n').forEach((raw, index) => {
+    const event = reader.line(raw, index + 1);
+    if (event === null) return;
+    if (event.type === 'run') {
+      current = { id: event.id, reward: event.reward, steps: [] };
+      runs.push(current);
+      return;
+    }
+    if (current === null) {
+      current = { id: source, reward: null, steps: [] };
+      runs.push(current);
+    }
+    current.steps.push(event.step);
   });
   if (runs.length === 0) throw new TranscriptError(source, 'line 1', 'no events');
   return runs;
@@ -870,4 +900,60 @@ function readAny(text: string, source: string, options: ReadOptions): Transcript
     throw new TranscriptError(source, position, `not valid JSON (${problem})`);
   }
   return readJson(value, text, source, options);
+}
+
+/**
+ * Reads a transcript file as a stream of events: a run starts, or a step. A
+ * file of this project's JSONL format is read line by line, so memory stays
+ * bounded whatever its length; every other format is read whole
+ * (`readTranscript`) and its runs given out one by one.
+ *
+ * @throws TranscriptError naming the file and the position of the first
+ *   problem (while iterating); the file system's error when it cannot be read.
+ */
+export async function* readTranscriptEvents(path: string, options: ReadOptions = {}): AsyncGenerator<JsonlEvent> {
+  if (await isOwnJsonl(path)) {
+    const reader = new JsonlReader(path);
+    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+    let lineNumber = 0;
+    let any = false;
+    for await (const raw of lines) {
+      lineNumber += 1;
+      const event = reader.line(lineNumber === 1 && raw.startsWith('\uFEFF') ? raw.slice(1) : raw, lineNumber);
+      if (event === null) continue;
+      if (!any && event.type === 'step') yield { type: 'run', id: path, reward: null };
+      any = true;
+      yield event;
+    }
+    if (!any) throw new TranscriptError(path, 'line 1', 'no events');
+    return;
+  }
+  for (const run of readTranscript(readFileSync(path, 'utf8'), path, options)) {
+    yield { type: 'run', id: run.id, reward: run.reward };
+    for (const step of run.steps) yield { type: 'step', step };
+  }
+}
+
+/** The file is this project's JSONL format: its first non-blank line is one of its events (read from the first 64 KiB). */
+async function isOwnJsonl(path: string): Promise<boolean> {
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8', end: 65_535 }), crlfDelay: Infinity });
+  try {
+    for await (const raw of lines) {
+      const line = raw.replace(/^\uFEFF/, '').trim();
+      if (line === '') continue;
+      if (!line.startsWith('{')) return false;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        return false;
+      }
+      if (!isObject(value)) return false;
+      const type = own(value, 'type');
+      return typeof type === 'string' && JSONL_TYPES.includes(type) && lineFormat(value, type) === 'own';
+    }
+    return false;
+  } finally {
+    lines.close();
+  }
 }

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT, main } from '../src/cli.js';
 
@@ -268,6 +269,28 @@ describe('the pulse-safety executable', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('runs with a refusal');
   });
+
+  test('audits a million refused calls with --summary-only in under 512 MB peak RSS (the input is streamed)', async () => {
+    const big = join(dir, 'million.jsonl');
+    const stream = createWriteStream(big);
+    for (let i = 0; i < 1_000_000; i++) {
+      const ok = stream.write(`{"type":"call","id":"c${i}","name":"pulse_control"}\n{"type":"result","id":"c${i}","outcome":"success"}\n`);
+      if (!ok) await once(stream, 'drain');
+    }
+    stream.end();
+    await once(stream, 'finish');
+    // The peak resident set of the process, as /usr/bin/time -v reports it (kilobytes).
+    const probe = `process.on('exit', () => process.stderr.write('maxrss ' + process.resourceUsage().maxRSS + '\\n')); await import(${JSON.stringify(pathToFileURL(join(out, 'src/bin.js')).href)});`;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe, '_', 'audit', big, '--summary-only', '--catalog', 'pulse'], {
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(result.stdout).toMatch(/tool calls\s+1000000/);
+    expect(result.stdout).toMatch(/blocked calls\s+1000000/);
+    const peakKb = Number(/maxrss (\d+)/.exec(result.stderr)?.[1]);
+    expect(peakKb).toBeGreaterThan(0);
+    expect(peakKb).toBeLessThan(512 * 1024);
+  }, 600_000);
 
   test('exits 2 on bad input with one line on stderr', () => {
     const result = spawnSync(process.execPath, [join(out, 'src/bin.js'), 'audit', join(dir, 'absent.json')], { encoding: 'utf8' });
