@@ -6,54 +6,72 @@
  * `stately.config.json`) it also works out each event's transitions and the
  * gate's decision with XState's pure `transition()`.
  *
- * Inspection events are untrusted input: they are validated, size-limited,
- * and a bad one is dropped without touching any session.
+ * Inspection events are untrusted input (any local process can send them):
+ * each message is bounded in nesting before it is parsed, validated with zod
+ * (a safety machine snapshot field by field, see safety-snapshot.ts), its
+ * streamed definition bounded (definitions.ts), and a bad one is dropped
+ * without touching any session. Anything a message or a view still throws
+ * is caught: the message (or the view) is dropped and the kind of failure
+ * logged once (`DropLog`); nothing a client sends can stop the server.
  *
  * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery" (decisions shown
  * with their structured tool result).
  */
-import { createMachine, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { z } from 'zod';
+import { safetyMachine } from '../../machines/safety.machine.js';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
+import { cut, DropLog, errorMessage, jsonTextDepth, MAX_JSON_DEPTH, MAX_NAME_LENGTH, MAX_STATE_TEXT } from './bounds.js';
+import { DefinitionStore, type StreamedDefinition } from './definitions.js';
 import { decisionView, selectedTransitions, sessionView, stateText } from './model.js';
 import type { DecisionView, LiveSessionDetail, LiveSessionSummary, LogEntry, SessionView } from './protocol.js';
+import { validateSafetySnapshot } from './safety-snapshot.js';
 
 /** At most this many sessions are kept; the least recently seen go first. */
 export const MAX_LIVE_SESSIONS = 100;
 /** At most this many log entries are kept per session; the oldest go first. */
 export const MAX_LIVE_LOG = 500;
 
+const name = z.string().min(1).max(MAX_NAME_LENGTH);
 const snapshotSchema = z.looseObject({
   value: z.unknown().optional(),
   context: z.unknown().optional(),
-  status: z.string().optional(),
+  status: z.enum(['active', 'done', 'error', 'stopped']).optional(),
 });
-const eventSchema = z.looseObject({ type: z.string() });
+const eventSchema = z.looseObject({ type: z.string().max(MAX_NAME_LENGTH) });
 
 /** The inspection events of `@statelyai/inspect` (0.7) the hub reads; other fields are ignored. */
 export const inspectionEventSchema = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('@xstate.actor'),
-    sessionId: z.string().min(1).max(200),
-    name: z.string().max(200).optional().nullable(),
+    sessionId: name,
+    name: z.string().max(MAX_NAME_LENGTH).optional().nullable(),
     definition: z.string().optional().nullable(),
     snapshot: snapshotSchema.optional().nullable(),
   }),
-  z.looseObject({ type: z.literal('@xstate.event'), sessionId: z.string().min(1).max(200), event: eventSchema }),
+  z.looseObject({ type: z.literal('@xstate.event'), sessionId: name, event: eventSchema }),
   z.looseObject({
     type: z.literal('@xstate.snapshot'),
-    sessionId: z.string().min(1).max(200),
+    sessionId: name,
     snapshot: snapshotSchema,
     event: eventSchema.optional().nullable(),
   }),
 ]);
+
+type StreamedSnapshot = z.infer<typeof snapshotSchema>;
+
+/** The state value as text, cut to `MAX_STATE_TEXT` characters. */
+function shortState(value: unknown): string {
+  return value === undefined ? '(unknown)' : cut(stateText(value), MAX_STATE_TEXT);
+}
 
 interface LiveSession {
   /** `<connection>/<actor session id>`: actor session ids (`x:0`) repeat across processes. */
   sessionId: string;
   actorSessionId: string;
   name: string;
-  machine: AnyStateMachine | null;
+  /** The machine the actor runs (configured or streamed; its definition may since have been evicted), or null. */
+  machineId: string | null;
   value: unknown;
   context: unknown;
   status: string;
@@ -68,56 +86,70 @@ interface LiveSession {
   log: LogEntry[];
 }
 
-/** The machine of an actor from its streamed definition (`logic.config`), or null when it cannot be built. */
-function machineFromDefinition(definition: string | null | undefined): AnyStateMachine | null {
-  if (typeof definition !== 'string' || definition.length > 1_000_000) return null;
-  try {
-    const config = JSON.parse(definition) as unknown;
-    if (typeof config !== 'object' || config === null || typeof (config as { id?: unknown }).id !== 'string') return null;
-    return createMachine(config as never) as unknown as AnyStateMachine;
-  } catch {
-    return null;
-  }
-}
-
 function eventLabel(event: EventObject): string {
   const fields = event as Record<string, unknown>;
   const parts = [event.type];
-  if (typeof fields.tool === 'string') parts.push(fields.tool);
-  if (typeof fields.kind === 'string') parts.push(`(${fields.kind})`);
-  if (typeof fields.callId === 'string') parts.push(`#${fields.callId}`);
+  if (typeof fields.tool === 'string') parts.push(cut(fields.tool, MAX_NAME_LENGTH));
+  if (typeof fields.kind === 'string') parts.push(`(${cut(fields.kind, MAX_NAME_LENGTH)})`);
+  if (typeof fields.callId === 'string') parts.push(`#${cut(fields.callId, MAX_NAME_LENGTH)}`);
   return parts.join(' ');
 }
 
 /** Hub of the sessions streamed by inspected applications. */
 export class LiveHub {
   private readonly sessionsById = new Map<string, LiveSession>();
-  private readonly machines: Map<string, AnyStateMachine>;
+  private readonly definitions: DefinitionStore;
   private readonly onChange: (sessionId: string) => void;
   private readonly clock: () => number;
+  private readonly drops: DropLog;
 
   /**
-   * @param machines known machines by id (their charts are served); machines
-   *   rebuilt from streamed definitions are added under their id when new.
+   * @param machines the machines the server is configured with, by id (never
+   *   changed; streamed definitions are kept apart, bounded, see definitions.ts).
    * @param onChange called after a session changed.
    * @param clock the server clock (epoch ms), for sessions whose events carry no `at`.
+   * @param drops where dropped messages and failed views are counted and logged once per kind.
    */
-  constructor(machines: Map<string, AnyStateMachine>, onChange: (sessionId: string) => void, clock: () => number = Date.now) {
-    this.machines = machines;
+  constructor(
+    machines: ReadonlyMap<string, AnyStateMachine>,
+    onChange: (sessionId: string) => void,
+    clock: () => number = Date.now,
+    drops: DropLog = new DropLog(() => {}),
+  ) {
+    this.definitions = new DefinitionStore(machines);
     this.onChange = onChange;
     this.clock = clock;
+    this.drops = drops;
   }
 
-  /** Summaries of all sessions, most recently seen first. */
+  /** Summaries of all sessions, most recently seen first. Never throws. */
   sessions(): LiveSessionSummary[] {
     return [...this.sessionsById.values()].sort((a, b) => b.lastSeenAt - a.lastSeenAt).map((s) => this.summary(s));
   }
 
-  /** One session in full, or undefined. */
+  /**
+   * One session in full, or undefined. Never throws: a view that fails to
+   * build is dropped (`view: null`) and logged once.
+   */
   session(sessionId: string): LiveSessionDetail | undefined {
     const session = this.sessionsById.get(sessionId);
     if (session === undefined) return undefined;
     return { ...this.summary(session), view: this.view(session), log: [...session.log] };
+  }
+
+  /** The streamed definition of a machine id (not a configured machine), or undefined. */
+  definition(machineId: string): StreamedDefinition | undefined {
+    return this.definitions.get(machineId);
+  }
+
+  /** Live sessions kept, streamed definitions kept and their total size (UTF-8 bytes). */
+  stats(): { liveSessions: number; definitions: number; definitionBytes: number } {
+    return { liveSessions: this.sessionsById.size, ...this.definitions.stats() };
+  }
+
+  /** Streamed definitions kept whose latest sender is live session `sessionId`. */
+  definitionsOf(sessionId: string): number {
+    return this.definitions.ownedBy(sessionId);
   }
 
   /** An application's inspector connection closed: its sessions are marked disconnected. */
@@ -132,39 +164,100 @@ export class LiveHub {
 
   /**
    * Reads one WebSocket message of an application's inspector. Returns false
-   * (and changes nothing) when it is not a valid inspection event.
+   * (and changes no session) when it is not a valid inspection event: nested
+   * more than `MAX_JSON_DEPTH` deep, not JSON, not an inspection event, or a
+   * safety machine snapshot that does not validate. Never throws: what
+   * applying a message throws drops the message. Each kind of drop is
+   * logged once.
    */
   receive(connection: number, data: string): boolean {
+    try {
+      return this.read(connection, data);
+    } catch (error) {
+      this.drops.report('inspection message that failed to apply', errorMessage(error));
+      return false;
+    }
+  }
+
+  private read(connection: number, data: string): boolean {
+    if (jsonTextDepth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      this.drops.report('inspection message nested too deep', `nested more than ${MAX_JSON_DEPTH} arrays or objects deep`);
+      return false;
+    }
     let json: unknown;
     try {
       json = JSON.parse(data);
-    } catch {
+    } catch (error) {
+      this.drops.report('inspection message that is not JSON', errorMessage(error));
       return false;
     }
     const parsed = inspectionEventSchema.safeParse(json);
-    if (!parsed.success) return false;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      this.drops.report('message that is not an inspection event', `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      return false;
+    }
     const message = parsed.data;
-    const session = this.touch(connection, message.sessionId);
+    const sessionId = `${connection}/${message.sessionId}`;
+    const existing = this.sessionsById.get(sessionId);
     switch (message.type) {
       case '@xstate.actor': {
-        const machine = machineFromDefinition(message.definition);
-        if (machine !== null) {
-          session.machine = this.machines.get(machine.id) ?? machine;
-          if (!this.machines.has(machine.id)) this.machines.set(machine.id, machine);
+        let machineId = existing?.machineId ?? null;
+        if (typeof message.definition === 'string') {
+          const outcome = this.definitions.add(sessionId, message.definition);
+          if (outcome.ok) machineId = outcome.machineId;
+          else this.drops.report('machine definition', outcome.reason);
         }
-        session.name = message.name || session.machine?.id || session.actorSessionId;
-        if (message.snapshot) this.applySnapshot(session, message.snapshot);
+        // A new machine starts from its announced snapshot alone.
+        const sameMachine = existing !== undefined && existing.machineId === machineId;
+        const snapshot = this.checked(machineId, message.snapshot ?? {}, sameMachine ? existing : undefined);
+        if (snapshot === null) return false;
+        const session = this.touch(connection, message.sessionId);
+        if (!sameMachine) {
+          session.value = undefined;
+          session.context = undefined;
+        }
+        session.machineId = machineId;
+        session.name = cut(message.name || machineId || session.actorSessionId, MAX_NAME_LENGTH);
+        this.applySnapshot(session, snapshot);
         break;
       }
-      case '@xstate.event':
+      case '@xstate.event': {
+        const session = this.touch(connection, message.sessionId);
         this.applyEvent(session, message.event as EventObject);
         break;
-      case '@xstate.snapshot':
-        this.applySnapshot(session, message.snapshot);
+      }
+      case '@xstate.snapshot': {
+        const snapshot = this.checked(existing?.machineId ?? null, message.snapshot, existing);
+        if (snapshot === null) return false;
+        this.applySnapshot(this.touch(connection, message.sessionId), snapshot);
         break;
+      }
     }
-    this.onChange(session.sessionId);
+    this.onChange(sessionId);
     return true;
+  }
+
+  /**
+   * A streamed snapshot checked against the session's machine: for the
+   * safety machine, value and context (merged with what the session has)
+   * must validate; the validated parts replace the streamed ones. Null (and
+   * the drop logged) when they do not.
+   */
+  private checked(machineId: string | null, snapshot: StreamedSnapshot, session: LiveSession | undefined): StreamedSnapshot | null {
+    if (machineId !== safetyMachine.id) return snapshot;
+    const value = snapshot.value !== undefined ? snapshot.value : session?.value;
+    const context = snapshot.context !== undefined ? snapshot.context : session?.context;
+    const result = validateSafetySnapshot(value, context);
+    if (!result.ok) {
+      this.drops.report('invalid safety snapshot', result.error);
+      return null;
+    }
+    return {
+      ...(snapshot.status !== undefined ? { status: snapshot.status } : {}),
+      ...(snapshot.value !== undefined ? { value: result.parts.value } : {}),
+      ...(snapshot.context !== undefined ? { context: result.parts.context } : {}),
+    };
   }
 
   private touch(connection: number, actorSessionId: string): LiveSession {
@@ -176,7 +269,7 @@ export class LiveHub {
         sessionId,
         actorSessionId,
         name: actorSessionId,
-        machine: null,
+        machineId: null,
         value: undefined,
         context: undefined,
         status: 'active',
@@ -198,20 +291,26 @@ export class LiveHub {
     return session;
   }
 
-  private applySnapshot(session: LiveSession, snapshot: z.infer<typeof snapshotSchema>): void {
+  private applySnapshot(session: LiveSession, snapshot: StreamedSnapshot): void {
     if (snapshot.value !== undefined) session.value = snapshot.value;
     if (snapshot.context !== undefined) session.context = snapshot.context;
     if (snapshot.status !== undefined) session.status = snapshot.status;
     const last = session.log.at(-1);
     // The application's own snapshot is the truth about where the event led.
-    if (last !== undefined && snapshot.value !== undefined) last.stateAfter = stateText(snapshot.value);
+    if (last !== undefined && snapshot.value !== undefined) last.stateAfter = shortState(snapshot.value);
+  }
+
+  /** The session's machine (configured, or streamed and built), or null. */
+  private machineOf(session: LiveSession): AnyStateMachine | null {
+    return session.machineId === null ? null : this.definitions.machine(session.machineId);
   }
 
   /** The session's snapshot as a snapshot of its machine, or null. */
   private resolved(session: LiveSession): AnyMachineSnapshot | null {
-    if (session.machine === null || session.value === undefined) return null;
+    const machine = this.machineOf(session);
+    if (machine === null || session.value === undefined) return null;
     try {
-      return session.machine.resolveState({ value: session.value as never, context: session.context as never });
+      return machine.resolveState({ value: session.value as never, context: session.context as never });
     } catch {
       return null;
     }
@@ -222,15 +321,16 @@ export class LiveHub {
     session.events += 1;
     const at = (event as { at?: unknown }).at;
     session.now = typeof at === 'number' && Number.isFinite(at) ? at : this.clock();
+    const machine = this.machineOf(session);
     const before = this.resolved(session);
     let taken: string[] = [];
     let decision: DecisionView | null = null;
-    let stateAfter = stateText(session.value);
-    if (before !== null && session.machine !== null) {
-      taken = selectedTransitions(session.machine, before, event);
+    let stateAfter = shortState(session.value);
+    if (before !== null && machine !== null) {
+      taken = selectedTransitions(machine, before, event);
       try {
-        const [next, actions] = transition(session.machine, before, event as never);
-        stateAfter = stateText(next.value);
+        const [next, actions] = transition(machine, before, event as never);
+        stateAfter = shortState(next.value);
         for (const action of actions) {
           const { type, params } = action as { type: string; params?: { event?: unknown } };
           const emitted = params?.event;
@@ -247,7 +347,7 @@ export class LiveHub {
       at: session.now,
       label: eventLabel(event),
       events: [event.type],
-      stateBefore: stateText(session.value),
+      stateBefore: shortState(session.value),
       stateAfter,
       decision,
       recovered: null,
@@ -256,11 +356,41 @@ export class LiveHub {
     if (session.log.length > MAX_LIVE_LOG) session.log.shift();
   }
 
+  /**
+   * The session's view: with its machine when it has one; for a machine
+   * named but not built (too large to chart, or its definition evicted),
+   * state and context only; null without a machine or a state. A view that
+   * throws is dropped (null) and logged once.
+   */
   private view(session: LiveSession): SessionView | null {
-    const snapshot = this.resolved(session);
-    if (snapshot === null || session.machine === null) return null;
-    const view = sessionView(session.machine, snapshot, session.now, session.log.at(-1)?.taken ?? []);
-    return { ...view, status: session.status, enabled: session.status === 'active' ? view.enabled : [] };
+    try {
+      const machine = this.machineOf(session);
+      const snapshot = this.resolved(session);
+      if (machine !== null && snapshot !== null) {
+        const view = sessionView(machine, snapshot, session.now, session.log.at(-1)?.taken ?? []);
+        return { ...view, state: cut(view.state, MAX_STATE_TEXT), status: session.status, enabled: session.status === 'active' ? view.enabled : [] };
+      }
+      if (session.machineId === null || session.value === undefined) return null;
+      const context = session.context;
+      return {
+        machineId: session.machineId,
+        state: shortState(session.value),
+        activeStateIds: [],
+        status: session.status,
+        now: session.now,
+        context:
+          typeof context === 'object' && context !== null && !Array.isArray(context)
+            ? (JSON.parse(JSON.stringify(context)) as Record<string, unknown>)
+            : {},
+        pendingRecoveries: [],
+        inFlight: [],
+        enabled: [],
+        taken: [],
+      };
+    } catch (error) {
+      this.drops.report('session view that failed to build', errorMessage(error));
+      return null;
+    }
   }
 
   private summary(session: LiveSession): LiveSessionSummary {
@@ -268,8 +398,8 @@ export class LiveHub {
       sessionId: session.sessionId,
       actorSessionId: session.actorSessionId,
       name: session.name,
-      machineId: session.machine?.id ?? null,
-      state: session.value === undefined ? '(unknown)' : stateText(session.value),
+      machineId: session.machineId,
+      state: shortState(session.value),
       connected: session.connected,
       firstSeenAt: session.firstSeenAt,
       lastSeenAt: session.lastSeenAt,

@@ -14,6 +14,7 @@ import type { GateDecidedEvent, InFlightCall, PendingRecovery, ToolKind } from '
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { FSMBlockedError } from '../errors.js';
 import { transitionIds } from '../export.js';
+import { MAX_PROBE_WORK } from './bounds.js';
 import type { DecisionView, PendingRecoveryView, SessionView } from './protocol.js';
 
 /** The state value as text: a plain state name, or JSON for nested values. */
@@ -21,18 +22,27 @@ export function stateText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** Ids of the state nodes a state value makes active, root first. Unknown keys are skipped. */
+/** A child state node by key: own keys only, so `__proto__` or `constructor` is no state. */
+function childNode(node: AnyStateNode, key: string): AnyStateNode | undefined {
+  return Object.prototype.hasOwnProperty.call(node.states, key) ? (node.states[key] as AnyStateNode) : undefined;
+}
+
+/**
+ * Ids of the state nodes a state value makes active, root first. Unknown
+ * keys (including `__proto__` and other inherited names) are skipped; never
+ * throws on parsed JSON.
+ */
 export function activeStateIds(machine: AnyStateMachine, value: unknown): string[] {
   const ids: string[] = [machine.root.id];
   const walk = (node: AnyStateNode, part: unknown) => {
     if (typeof part === 'string') {
-      const child = node.states[part] as AnyStateNode | undefined;
+      const child = childNode(node, part);
       if (child) ids.push(child.id);
       return;
     }
-    if (typeof part !== 'object' || part === null) return;
+    if (typeof part !== 'object' || part === null || Array.isArray(part)) return;
     for (const [key, inner] of Object.entries(part)) {
-      const child = node.states[key] as AnyStateNode | undefined;
+      const child = childNode(node, key);
       if (!child) continue;
       ids.push(child.id);
       walk(child, inner);
@@ -46,15 +56,45 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether a value has the shape of an `InFlightCall` (the fields the views read). */
+function isInFlightCall(value: unknown): value is InFlightCall {
+  return (
+    isObject(value) &&
+    typeof value.key === 'string' &&
+    typeof value.tool === 'string' &&
+    (TOOL_KINDS as readonly unknown[]).includes(value.kind) &&
+    typeof value.admittedAt === 'number' &&
+    (value.verifiesWrite === null || typeof value.verifiesWrite === 'number')
+  );
+}
+
+/** Whether a value has the shape of a `PendingRecovery`. */
+function isPendingRecovery(value: unknown): value is PendingRecovery {
+  return (
+    isObject(value) &&
+    typeof value.recoveryId === 'string' &&
+    typeof value.errorCode === 'string' &&
+    typeof value.tool === 'string' &&
+    typeof value.createdAt === 'number' &&
+    typeof value.lastBlockedAt === 'number' &&
+    typeof value.attempts === 'number'
+  );
+}
+
+/** The calls in flight of a safety context; entries of another shape are left out. Never throws on parsed JSON. */
+export function inFlightCalls(context: unknown): InFlightCall[] {
+  return isObject(context) && Array.isArray(context.inFlight) ? context.inFlight.filter(isInFlightCall) : [];
+}
+
 /**
  * The events the page can send a safety session right now: a call of each
  * kind, the success and the failure of each call in flight, the final answer,
- * complete verification, both resets and a clock tick, all at `now`.
+ * complete verification, both resets and a clock tick, all at `now`. Never
+ * throws on parsed JSON (calls in flight of another shape are skipped).
  */
 export function safetyProbeEvents(context: unknown, now: number): AnyEventObject[] {
   const events: AnyEventObject[] = TOOL_KINDS.map((kind) => ({ type: 'tool.requested', tool: 'probe', kind, at: now }));
-  const inFlight = isObject(context) && Array.isArray(context.inFlight) ? (context.inFlight as InFlightCall[]) : [];
-  for (const call of inFlight) {
+  for (const call of inFlightCalls(context)) {
     const callId = call.key.startsWith('id:') ? { callId: call.key.slice(3) } : {};
     for (const type of ['tool.succeeded', 'tool.failed']) {
       events.push({ type, tool: call.tool, kind: call.kind, at: now, ...callId });
@@ -72,13 +112,20 @@ export function safetyProbeEvents(context: unknown, now: number): AnyEventObject
   return events;
 }
 
-/** For any other machine: one bare event of each type its current states handle. */
+/**
+ * For any other machine: one bare event of each type its current states
+ * handle; none when trying them all would cost more than `MAX_PROBE_WORK`
+ * (active state nodes times event types), as XState tries each event on
+ * every active state.
+ */
 function genericProbeEvents(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const types = new Set<string>();
-  for (const id of activeStateIds(machine, snapshot.value)) {
+  const active = activeStateIds(machine, snapshot.value);
+  for (const id of active) {
     const node = id === machine.root.id ? machine.root : machine.getStateNodeById(id);
     for (const type of (node.transitions as Map<string, unknown>).keys()) types.add(type);
   }
+  if (active.length * types.size > MAX_PROBE_WORK) return [];
   return [...types].map((type) => ({ type }));
 }
 
@@ -114,10 +161,14 @@ export function enabledTransitions(machine: AnyStateMachine, snapshot: AnyMachin
   return [...enabled].sort();
 }
 
-/** Pending recoveries of a safety context with their expiry at `now`, oldest first. */
+/**
+ * Pending recoveries of a safety context with their expiry at `now`, oldest
+ * first. Entries of another shape are left out; never throws on parsed JSON.
+ */
 export function pendingRecoveryViews(context: unknown, now: number): PendingRecoveryView[] {
   const recoveries = isObject(context) && isObject(context.pendingRecoveries) ? context.pendingRecoveries : {};
-  return (Object.values(recoveries) as PendingRecovery[])
+  return Object.values(recoveries)
+    .filter(isPendingRecovery)
     .map((recovery) => {
       const expiresAt = recovery.lastBlockedAt + RECOVERY_TTL_MS;
       return { ...recovery, expiresAt, expiresInMs: expiresAt - now };
@@ -126,8 +177,10 @@ export function pendingRecoveryViews(context: unknown, now: number): PendingReco
 }
 
 /**
- * The view of a session: state, context, pending recoveries, calls in flight,
- * the transitions enabled now and those the last event took.
+ * The view of a session: state, context, pending recoveries and calls in
+ * flight (safety machine only), the transitions enabled now and those the
+ * last event took. Never throws on a snapshot whose value and context are
+ * parsed JSON nested at most `MAX_JSON_DEPTH` deep.
  */
 export function sessionView(
   machine: AnyStateMachine,
@@ -136,6 +189,7 @@ export function sessionView(
   taken: readonly string[] = [],
 ): SessionView {
   const context = isObject(snapshot.context) ? (JSON.parse(JSON.stringify(snapshot.context)) as Record<string, unknown>) : {};
+  const safety = machine.id === safetyMachine.id;
   return {
     machineId: machine.id,
     state: stateText(snapshot.value),
@@ -143,8 +197,8 @@ export function sessionView(
     status: snapshot.status,
     now,
     context,
-    pendingRecoveries: pendingRecoveryViews(context, now),
-    inFlight: Array.isArray(context.inFlight) ? (context.inFlight as InFlightCall[]) : [],
+    pendingRecoveries: safety ? pendingRecoveryViews(context, now) : [],
+    inFlight: safety ? inFlightCalls(context) : [],
     enabled: snapshot.status === 'active' ? enabledTransitions(machine, snapshot, now) : [],
     taken: [...taken],
   };

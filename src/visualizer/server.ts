@@ -9,14 +9,23 @@
  * HTTP API (JSON): `GET /api/info`, `GET /api/charts/:machineId`,
  * `POST /api/playground`, `GET|POST /api/playground/:id`,
  * `POST /api/replays`, `GET /api/replays/:id`, `GET /api/replays/:id/runs/:n`,
- * `GET /api/live`. Types: protocol.ts.
+ * `GET /api/live`, `GET /api/live/:sessionId`. Types: protocol.ts.
+ *
+ * Who may talk to it: requests must be addressed to 127.0.0.1 or localhost
+ * (Host, against DNS rebinding). Every `/api/` request (GET included) and
+ * the `/inspect` WebSocket accept a request without an Origin header (a
+ * local program, e.g. `@statelyai/inspect` in Node) or with the server's own
+ * origin (`http://127.0.0.1:<port>`, `http://localhost:<port>`) or one of
+ * `allowedOrigins`; any other gets 403. The `/live` WebSocket is the page's
+ * and takes only the server's own origin. Bounds on input and work: bounds.ts.
  *
  * Spec: ASSISTANT_SAFETY.md (the machine it shows); DESIGN.md §3.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AnyStateMachine } from 'xstate';
@@ -28,9 +37,21 @@ import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { auditRun } from '../audit.js';
 import { builtinCatalogs, createClassifier, type BuiltinCatalogName } from '../classifier.js';
 import { DEMO_SOURCE, demoRuns } from '../demo.js';
-import { chartOf, loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig, renderSvg, toDot } from '../export.js';
+import { chartOf, loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig, toDot } from '../export.js';
 import { readTranscript, TranscriptError, type TranscriptRun } from '../transcripts.js';
+import {
+  DropLog,
+  errorMessage,
+  jsonTextDepth,
+  MAX_INSPECTION_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_QUEUED_MESSAGES,
+  MESSAGE_SLICE_MS,
+} from './bounds.js';
+import { ChartLayoutError, ChartRenderer } from './charts.js';
 import { DEFAULT_PORT } from './command.js';
+import type { StreamedDefinition } from './definitions.js';
+import { parseOrigin } from './origins.js';
 import { PAGE_CSS, PAGE_HTML } from './document.js';
 import { LiveHub } from './live.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, PlaygroundSession, zodMessage } from './playground.js';
@@ -44,11 +65,11 @@ export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /**
  * Deepest nesting of arrays and objects a request body may have; deeper
  * bodies (which would overflow the stack when written back as JSON) are
- * refused with 400 before any session sees them.
+ * refused with 400 before they are parsed.
  */
-export const MAX_BODY_DEPTH = 64;
-/** Largest inspection message, bytes. */
-export const MAX_INSPECTION_BYTES = 2 * 1024 * 1024;
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
+/** Largest inspection message, bytes (bounds.ts; re-exported here, where it was first defined). */
+export { MAX_INSPECTION_BYTES };
 const MAX_PLAYGROUND_SESSIONS = 50;
 const MAX_REPLAYS = 10;
 
@@ -72,6 +93,31 @@ export interface VisualizerOptions {
   configPath?: string;
   /** A transcript to open at start, served as replay id `opened`. */
   transcript?: { text: string; source: string };
+  /**
+   * Origins besides the server's own that may use the HTTP API and stream
+   * to `/inspect` from a browser, e.g. `http://localhost:5173` (scheme, host
+   * and port; no path). The server sends no CORS headers, so a page on such
+   * an origin can stream its actors, not read the API.
+   */
+  allowedOrigins?: string[];
+  /**
+   * Where the server logs what it dropped (one line, no newline, per kind of
+   * drop); default standard error.
+   */
+  log?: (line: string) => void;
+  /** The time limit of one chart layout, ms; default `CHART_LAYOUT_TIMEOUT_MS` (bounds.ts). */
+  chartTimeoutMs?: number;
+}
+
+/** What a running visualizer keeps, for monitoring and tests. */
+export interface VisualizerStats {
+  /** Live sessions kept (at most `MAX_LIVE_SESSIONS`). */
+  liveSessions: number;
+  /** Streamed machine definitions kept (at most `MAX_DEFINITIONS`), and their total size in UTF-8 bytes. */
+  definitions: number;
+  definitionBytes: number;
+  /** Inspection messages, views and connections dropped so far, by kind. */
+  dropped: Record<string, number>;
 }
 
 /** A running visualizer. */
@@ -81,9 +127,14 @@ export interface VisualizerServer {
   port: number;
   /** `ws://127.0.0.1:<port>/inspect`, for `createWebSocketInspector({ url })`. */
   inspectUrl: string;
+  /** What the server keeps now, and what it dropped. */
+  stats(): VisualizerStats;
   /** Stops the server and closes every connection. */
   close(): Promise<void>;
 }
+
+/** Normalises an entry of `allowedOrigins` (origins.ts). */
+export { parseOrigin };
 
 /** An HTTP error answered as `{ error }`. */
 class HttpError extends Error {
@@ -125,34 +176,14 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return {};
-  let body: unknown;
+  if (jsonTextDepth(text, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+    throw new HttpError(400, `the request body is nested more than ${MAX_BODY_DEPTH} arrays or objects deep`);
+  }
   try {
-    body = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch (error) {
     throw new HttpError(400, `the request body is not JSON: ${(error as Error).message}`);
   }
-  if (jsonDepth(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-    throw new HttpError(400, `the request body is nested more than ${MAX_BODY_DEPTH} arrays or objects deep`);
-  }
-  return body;
-}
-
-/**
- * The nesting depth of parsed JSON (a scalar is 0, `[]` and `{}` are 1),
- * counted without recursion and only up to `limit + 1`: a deeper value
- * answers `limit + 1` without being walked further.
- */
-function jsonDepth(value: unknown, limit: number): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (typeof item !== 'object' || item === null) continue;
-    if (depth + 1 > limit) return limit + 1;
-    deepest = Math.max(deepest, depth + 1);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 /**
@@ -210,14 +241,21 @@ async function loadMachines(configPath: string): Promise<Map<string, AnyStateMac
 /**
  * Starts the visualizer on 127.0.0.1.
  *
- * @throws PortInUseError when the port is taken; Error when the config or a
- *   machine it lists cannot be loaded.
+ * @throws PortInUseError when the port is taken; TypeError when an entry of
+ *   `allowedOrigins` is not an origin; Error when the config or a machine it
+ *   lists cannot be loaded.
  */
 export async function startVisualizer(options: VisualizerOptions = {}): Promise<VisualizerServer> {
+  const allowedOrigins = (options.allowedOrigins ?? []).map(parseOrigin);
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const drops = new DropLog(log);
+  const renderer = new ChartRenderer({ timeoutMs: options.chartTimeoutMs });
   const configPath = options.configPath ?? join(PACKAGE_ROOT, 'stately.config.json');
   const machines = await loadMachines(configPath);
   const descriptions = new Map((await readStatelyConfig(configPath)).machines.map((m) => [m.id, m.description ?? '']));
   const charts = new Map<string, Promise<ChartResponse>>();
+  // Charts of streamed definitions live as long as their definition.
+  const streamedCharts = new WeakMap<StreamedDefinition, Promise<ChartResponse>>();
   const playground = new Map<string, PlaygroundSession>();
   const replays = new Map<string, { source: string; runs: TranscriptRun[] }>([
     ['demo', { source: DEMO_SOURCE, runs: demoRuns() }],
@@ -234,18 +272,47 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
 
   const origins = () => [`http://${HOST}:${port}`, `http://localhost:${port}`];
   const hosts = () => [`${HOST}:${port}`, `localhost:${port}`];
+  /** No Origin (a local program), the server's own, or an allowed one. */
+  const originAllowed = (origin: string | undefined) =>
+    origin === undefined || origins().includes(origin) || allowedOrigins.includes(origin);
+  const forbiddenOrigin = (origin: string) =>
+    `origin '${origin}' may not use this server: it accepts its own origin (${origins().join(', ')})${
+      allowedOrigins.length ? `, ${allowedOrigins.join(', ')}` : ''
+    } and programs that send no Origin; allow another with --allow-origin <origin>`;
 
-  function chart(machineId: string): Promise<ChartResponse> {
+  /** Lays out a machine's chart, both SVGs, in the layout worker. */
+  function layout(machine: AnyStateMachine): Promise<ChartResponse> {
+    return Promise.all([renderer.render(toDot(machine)), renderer.render(toDot(machine, { descriptions: false }))]).then(
+      ([svg, compactSvg]) => ({ chart: chartOf(machine), svg, compactSvg }),
+    );
+  }
+
+  async function chart(machineId: string): Promise<ChartResponse> {
     const machine = machines.get(machineId);
-    if (machine === undefined) throw new HttpError(404, `no machine '${machineId}'`);
-    let response = charts.get(machineId);
-    if (response === undefined) {
-      response = Promise.all([renderSvg(toDot(machine)), renderSvg(toDot(machine, { descriptions: false }))]).then(
-        ([svg, compactSvg]) => ({ chart: chartOf(machine), svg, compactSvg }),
-      );
-      charts.set(machineId, response);
+    const streamed = machine === undefined ? hub.definition(machineId) : undefined;
+    if (machine === undefined && streamed === undefined) {
+      throw new HttpError(404, `no machine '${machineId}': it is not configured, and no live session streams its definition now`);
     }
-    return response;
+    let response = machine !== undefined ? charts.get(machineId) : streamedCharts.get(streamed!);
+    if (response === undefined) {
+      if (streamed !== undefined && streamed.machine === null) throw new HttpError(422, streamed.tooLarge ?? 'too large to chart');
+      response = layout(machine ?? streamed!.machine!);
+      if (machine !== undefined) charts.set(machineId, response);
+      else streamedCharts.set(streamed!, response);
+      // A layout that was busy can be tried again; one that failed otherwise is not redone.
+      response.catch((error: unknown) => {
+        if (!(error instanceof ChartLayoutError) || error.reason === 'busy' || error.reason === 'closed') {
+          if (machine !== undefined) charts.delete(machineId);
+          else streamedCharts.delete(streamed!);
+        }
+      });
+    }
+    try {
+      return await response;
+    } catch (error) {
+      if (error instanceof ChartLayoutError) throw new HttpError(error.reason === 'busy' ? 503 : 422, `the chart of '${machineId}' cannot be drawn: ${error.message}`);
+      throw error;
+    }
   }
 
   function replaySummary(id: string, catalog: BuiltinCatalogName): ReplayResponse {
@@ -277,6 +344,8 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     const path = url.pathname;
     const method = req.method ?? 'GET';
     let match: RegExpExecArray | null;
+    // The API, reads included: another site's page gets nothing, not even an answer to time.
+    if (path.startsWith('/api/') && !originAllowed(req.headers.origin)) throw new HttpError(403, forbiddenOrigin(req.headers.origin!));
 
     if (method === 'GET' && path === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
     if (method === 'GET' && path === '/favicon.ico') {
@@ -371,7 +440,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     route(req, res).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
       if (error instanceof HttpError) return sendJson(res, error.status, { error: error.message });
-      sendJson(res, 500, { error: `internal error: ${(error as Error).message}` });
+      sendJson(res, 500, { error: `internal error: ${errorMessage(error)}` });
     });
   });
 
@@ -385,57 +454,121 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     const data = JSON.stringify(message);
     for (const client of pageSockets.clients) if (client.readyState === client.OPEN) client.send(data);
   };
-  const hub = new LiveHub(machines, (sessionId) => {
-    changed.add(sessionId);
-    if (flushing) return;
-    flushing = true;
-    setImmediate(() => {
-      flushing = false;
+  /** Sends the page every changed session; each step guarded, so one bad session cannot stop the others or the server. */
+  const flush = () => {
+    flushing = false;
+    const ids = [...changed];
+    changed.clear();
+    try {
       broadcast({ type: 'sessions', sessions: hub.sessions() });
-      for (const id of changed) {
+    } catch (error) {
+      drops.report('live session list update', errorMessage(error));
+    }
+    for (const id of ids) {
+      try {
         const session = hub.session(id);
         if (session) broadcast({ type: 'session', session });
+      } catch (error) {
+        drops.report('live session update', errorMessage(error));
       }
-      changed.clear();
-    });
-  });
+    }
+  };
+  const hub = new LiveHub(
+    machines,
+    (sessionId) => {
+      changed.add(sessionId);
+      if (flushing) return;
+      flushing = true;
+      setImmediate(flush);
+    },
+    Date.now,
+    drops,
+  );
+
+  // Inspection messages are read from a queue, a slice of time at a time, so
+  // a burst (ws emits every message of a TCP read at once) cannot hold the
+  // event loop; while the queue is full, the sending connections are paused.
+  // A connection's close is queued too, after its messages.
+  const inbox: { connection: number; data: string | null }[] = [];
+  const paused = new Set<WebSocket>();
+  let reading = false;
+  const readInbox = () => {
+    const start = performance.now();
+    while (inbox.length > 0 && performance.now() - start < MESSAGE_SLICE_MS) {
+      const { connection, data } = inbox.shift()!;
+      if (data === null) hub.disconnect(connection);
+      else hub.receive(connection, data);
+    }
+    if (inbox.length <= MAX_QUEUED_MESSAGES / 2) {
+      for (const socket of paused) socket.resume();
+      paused.clear();
+    }
+    if (inbox.length > 0) setImmediate(readInbox);
+    else reading = false;
+  };
+  const enqueue = (connection: number, data: string | null, socket: WebSocket) => {
+    inbox.push({ connection, data });
+    if (inbox.length >= MAX_QUEUED_MESSAGES && data !== null && !paused.has(socket)) {
+      paused.add(socket);
+      socket.pause();
+    }
+    if (!reading) {
+      reading = true;
+      setImmediate(readInbox);
+    }
+  };
 
   inspectSockets.on('connection', (socket: WebSocket) => {
     const connection = ++connectionSeq;
     socket.on('message', (data, isBinary) => {
-      if (!isBinary) hub.receive(connection, data.toString());
+      if (isBinary) return drops.report('binary inspection message', 'inspection messages are JSON text');
+      enqueue(connection, data.toString(), socket);
     });
-    socket.on('close', () => hub.disconnect(connection));
-    socket.on('error', () => socket.terminate());
+    socket.on('close', () => {
+      paused.delete(socket);
+      enqueue(connection, null, socket);
+    });
+    socket.on('error', (error) => {
+      drops.report('inspection connection', errorMessage(error)); // e.g. a message over MAX_INSPECTION_BYTES
+      socket.terminate();
+    });
   });
   pageSockets.on('connection', (socket: WebSocket) => {
-    socket.send(JSON.stringify({ type: 'sessions', sessions: hub.sessions() } satisfies LiveMessage));
-    for (const summary of hub.sessions()) {
-      const session = hub.session(summary.sessionId);
-      if (session) socket.send(JSON.stringify({ type: 'session', session } satisfies LiveMessage));
+    try {
+      socket.send(JSON.stringify({ type: 'sessions', sessions: hub.sessions() } satisfies LiveMessage));
+      for (const summary of hub.sessions()) {
+        const session = hub.session(summary.sessionId);
+        if (session) socket.send(JSON.stringify({ type: 'session', session } satisfies LiveMessage));
+      }
+    } catch (error) {
+      drops.report('live page greeting', errorMessage(error));
     }
     socket.on('error', () => socket.terminate());
   });
 
-  const localOrigin = (origin: string | undefined) => {
-    if (origin === undefined) return true; // a Node application's inspector sends no Origin
-    try {
-      return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname);
-    } catch {
-      return false;
-    }
+  /** Refuses a WebSocket upgrade with an HTTP status, then closes the connection. */
+  const refuseUpgrade = (socket: Duplex, status: number, reason: string) => {
+    const body = JSON.stringify({ error: reason });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   };
   server.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
     const path = new URL(req.url ?? '/', `http://${HOST}`).pathname;
     const origin = req.headers.origin;
-    if (!hosts().includes(req.headers.host ?? '')) return socket.destroy();
-    if (path === '/inspect' && localOrigin(origin)) {
+    if (!hosts().includes(req.headers.host ?? '')) return refuseUpgrade(socket, 421, 'this server answers only to 127.0.0.1 and localhost');
+    if (path === '/inspect') {
+      if (!originAllowed(origin)) return refuseUpgrade(socket, 403, forbiddenOrigin(origin!));
       return inspectSockets.handleUpgrade(req, socket, head, (ws) => inspectSockets.emit('connection', ws, req));
     }
-    if (path === '/live' && origin !== undefined && origins().includes(origin)) {
+    if (path === '/live') {
+      if (origin === undefined || !origins().includes(origin)) {
+        return refuseUpgrade(socket, 403, `the live channel is the visualizer page's own (${origins().join(', ')})`);
+      }
       return pageSockets.handleUpgrade(req, socket, head, (ws) => pageSockets.emit('connection', ws, req));
     }
-    socket.destroy();
+    refuseUpgrade(socket, 404, `no WebSocket at ${path}`);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -457,7 +590,9 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     url: `http://${HOST}:${port}/`,
     port,
     inspectUrl: `ws://${HOST}:${port}/inspect`,
+    stats: () => ({ ...hub.stats(), dropped: drops.counted() }),
     close: async () => {
+      await renderer.close();
       for (const client of [...inspectSockets.clients, ...pageSockets.clients]) client.terminate();
       inspectSockets.close();
       pageSockets.close();

@@ -1,0 +1,131 @@
+/**
+ * The visualizer server's bounds on untrusted input (inspection messages
+ * from any local process, request bodies) and the work it does for it, and
+ * the log that reports dropped input once per kind.
+ *
+ * Every figure here is listed in the README ("Hardening the visualizer").
+ */
+
+/** Largest inspection message (one WebSocket message on `/inspect`), bytes. Larger ones close the connection (code 1009). */
+export const MAX_INSPECTION_BYTES = 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects in an inspection message, in a
+ * streamed machine definition, and in a request body. `@statelyai/inspect`
+ * cuts its output at depth 10, so real messages stay far below it.
+ */
+export const MAX_JSON_DEPTH = 64;
+/** Longest event type, session id, actor name or machine id kept from an inspection message, characters. */
+export const MAX_NAME_LENGTH = 200;
+/** Longest state text (`stateText`) kept in a session summary or log entry, characters; longer ones are cut with `…`. */
+export const MAX_STATE_TEXT = 1_000;
+
+/**
+ * Inspection messages waiting to be read. Past it, the connections sending
+ * are paused (TCP backpressure) until the queue is down to half.
+ */
+export const MAX_QUEUED_MESSAGES = 256;
+/** Longest the server reads queued inspection messages in one go before it lets other work run, ms. */
+export const MESSAGE_SLICE_MS = 20;
+
+/** Largest streamed machine definition (its JSON text, UTF-8), bytes. A larger one is refused: no chart. */
+export const MAX_DEFINITION_BYTES = 256 * 1024;
+/** Streamed definitions kept per live session; when one more arrives, that session's oldest goes. */
+export const MAX_DEFINITIONS_PER_SESSION = 4;
+/** Streamed definitions kept in all; when one more arrives, the oldest goes. */
+export const MAX_DEFINITIONS = 64;
+/**
+ * Most state nodes (root included) of a streamed machine that is built and
+ * charted. A larger one is kept only as "too large to chart": its sessions
+ * show state and context, but no chart and no transitions.
+ */
+export const MAX_CHART_STATES = 500;
+/** Most transitions of a streamed machine that is built and charted; as `MAX_CHART_STATES`. */
+export const MAX_CHART_TRANSITIONS = 1_000;
+/** Longest time Graphviz may take to lay out one chart (in a worker thread), ms; then it is stopped. */
+export const CHART_LAYOUT_TIMEOUT_MS = 10_000;
+/** Most chart layouts waiting for the worker; more are refused as busy (retry later). */
+export const MAX_QUEUED_LAYOUTS = 16;
+/**
+ * Most "enabled now" probing work for a machine that is not the safety
+ * machine: active state nodes times event types to try. Above it the view
+ * lists no enabled transitions rather than spending seconds on each update.
+ */
+export const MAX_PROBE_WORK = 20_000;
+
+/**
+ * The nesting depth of JSON text (`[]` and `{}` are 1, a scalar 0), counted
+ * on the raw text in one pass, without parsing, and only up to `limit + 1`:
+ * a deeper text answers `limit + 1` as soon as it is seen. Brackets inside
+ * strings are skipped. Not a validator: a text that is not JSON gets some
+ * depth, and `JSON.parse` refuses it afterwards.
+ */
+export function jsonTextDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      depth++;
+      if (depth > limit) return limit + 1;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** `text` cut to `max` characters, the last one `…` when cut. */
+export function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * Counts what the server dropped, by kind, and logs the first of each kind
+ * only, so a flood of bad messages cannot fill the log.
+ */
+export class DropLog {
+  private readonly counts = new Map<string, number>();
+  private readonly write: (line: string) => void;
+
+  /** @param write receives one line (no newline) per kind; what it throws is ignored. */
+  constructor(write: (line: string) => void) {
+    this.write = write;
+  }
+
+  /**
+   * Records one drop of `kind` (a short fixed phrase, e.g. `invalid safety
+   * snapshot`); the first of its kind is logged with `detail`.
+   */
+  report(kind: string, detail: string): void {
+    const count = (this.counts.get(kind) ?? 0) + 1;
+    this.counts.set(kind, count);
+    if (count > 1) return;
+    try {
+      this.write(`pulse-safety visualizer: dropped ${kind}: ${cut(detail, 300)} (further drops of this kind are counted, not logged)`);
+    } catch {
+      // A log that throws must not take the server down.
+    }
+  }
+
+  /** Drops so far, by kind. */
+  counted(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+}
+
+/** The message of anything thrown. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  try {
+    return String(error);
+  } catch {
+    return 'an unprintable value';
+  }
+}
