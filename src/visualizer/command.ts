@@ -2,15 +2,21 @@
  * The `serve` and `demo` subcommands of `pulse-safety`: start the visualizer
  * on 127.0.0.1, print its URL, and run until interrupted (Ctrl+C).
  *
- * - `pulse-safety serve [--port <n>] [--transcript <file>]`
- * - `pulse-safety demo [--port <n>]`: prints the audit of the embedded demo
- *   transcript, then serves the visualizer replaying it (what `npm start` runs).
+ * - `pulse-safety serve [--port <n>] [--transcript <file>] [--allow-origin <origin>]...`
+ * - `pulse-safety demo [--port <n>] [--allow-origin <origin>]...`: prints the
+ *   audit of the embedded demo transcript, then serves the visualizer
+ *   replaying it (what `npm start` runs).
+ *
+ * `--allow-origin` (repeatable) adds a browser origin besides the server's
+ * own that may stream to `/inspect` and pass the API's Origin check
+ * (`VisualizerOptions.allowedOrigins`).
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { auditRuns, formatAuditText } from '../audit.js';
 import { DEMO_SOURCE, demoRuns } from '../demo.js';
 import { TranscriptError } from '../transcripts.js';
+import { parseOrigin } from './origins.js';
 import type { VisualizerOptions, VisualizerServer } from './server.js';
 
 /** The port `serve` and `demo` use unless told otherwise (server.ts's `DEFAULT_PORT`). */
@@ -30,6 +36,18 @@ export function parsePort(value: string): number {
     throw new InvalidArgumentError('the port must be a whole number from 0 to 65535 (0 picks any free port)');
   }
   return port;
+}
+
+/**
+ * Parses one `--allow-origin` and adds it to those before (the option repeats).
+ * @throws InvalidArgumentError when it is not an http(s) origin (scheme, host, port; no path).
+ */
+export function collectOrigin(value: string, previous: string[] = []): string[] {
+  try {
+    return [...previous, parseOrigin(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 /** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
@@ -85,7 +103,8 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
     .description('serve the visualizer on 127.0.0.1: the chart, a playground, transcript replay and live inspection')
     .option('-p, --port <port>', `TCP port on 127.0.0.1 (0 picks a free one)`, parsePort, DEFAULT_PORT)
     .option('--transcript <file>', 'open this transcript in the replay view')
-    .action(async (options: { port: number; transcript?: string }) => {
+    .option('--allow-origin <origin>', "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted", collectOrigin)
+    .action(async (options: { port: number; transcript?: string; allowOrigin?: string[] }) => {
       let transcript: VisualizerOptions['transcript'];
       if (options.transcript !== undefined) {
         try {
@@ -97,7 +116,7 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
         }
       }
       await serve(
-        { port: options.port, ...(transcript ? { transcript } : {}) },
+        { port: options.port, ...(transcript ? { transcript } : {}), ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}) },
         transcript ? '?mode=replay&replay=opened' : '',
         sink,
       );
@@ -106,10 +125,11 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
     .command('demo')
     .description('print the audit of the embedded demo transcript, then serve the visualizer replaying it')
     .option('-p, --port <port>', `TCP port on 127.0.0.1 (0 picks a free one)`, parsePort, DEFAULT_PORT)
-    .action(async (options: { port: number }) => {
+    .option('--allow-origin <origin>', "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted", collectOrigin)
+    .action(async (options: { port: number; allowOrigin?: string[] }) => {
       sink.out(formatAuditText(auditRuns(demoRuns()), { title: `pulse-safety audit of ${DEMO_SOURCE} (catalog pulse)` }));
       sink.out('\n');
-      await serve({ port: options.port }, '?mode=replay&replay=demo', sink);
+      await serve({ port: options.port, ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}) }, '?mode=replay&replay=demo', sink);
     });
   return program;
 }

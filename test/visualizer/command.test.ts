@@ -4,7 +4,8 @@
  */
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePort, registerServeCommand } from '../../src/visualizer/command.js';
+import { WebSocket } from 'ws';
+import { collectOrigin, parsePort, registerServeCommand } from '../../src/visualizer/command.js';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
 
 let taken: VisualizerServer;
@@ -41,7 +42,54 @@ describe('parsePort', () => {
   });
 });
 
+describe('collectOrigin', () => {
+  it('collects each --allow-origin, normalised as browsers send it', () => {
+    expect(collectOrigin('http://LOCALHOST:5173/', collectOrigin('https://tools.example'))).toEqual([
+      'https://tools.example',
+      'http://localhost:5173',
+    ]);
+  });
+
+  it('refuses anything but a scheme, host and port', () => {
+    for (const bad of ['localhost:5173', 'http://localhost:5173/app', 'ftp://host', 'http://user@host', 'http://host?x=1', 'null']) {
+      expect(() => collectOrigin(bad), bad).toThrow(`'${bad}' is not an origin: give a scheme, host and port only, e.g. http://localhost:5173`);
+    }
+  });
+});
+
+/** Whether the server behind `port` lets a WebSocket with this Origin onto /inspect. */
+function inspectAccepts(port: number, origin: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/inspect`, { origin });
+    socket.once('open', () => (socket.close(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
 describe('pulse-safety serve', () => {
+  it('accepts the origins given with --allow-origin on /inspect, and no others', async () => {
+    const sigint = process.listeners('SIGINT');
+    const result = { out: '', err: '', code: 0 };
+    const program = new Command('pulse-safety').exitOverride();
+    registerServeCommand(program, { out: (t) => (result.out += t), err: (t) => (result.err += t), setExitCode: (c) => (result.code = c) });
+    const running = program.parseAsync(['serve', '--port', '0', '--allow-origin', 'http://localhost:5173', '--allow-origin', 'http://localhost:8080'], { from: 'user' });
+    await expect.poll(() => result.out).toMatch(/visualizer: http:\/\/127\.0\.0\.1:\d+\//);
+    const port = Number(/127\.0\.0\.1:(\d+)/.exec(result.out)![1]);
+    expect(await inspectAccepts(port, 'http://localhost:5173')).toBe(true);
+    expect(await inspectAccepts(port, 'http://localhost:8080')).toBe(true);
+    expect(await inspectAccepts(port, 'http://localhost:3000')).toBe(false);
+    // Stop it as Ctrl+C would: call only the listener the command added.
+    for (const listener of process.listeners('SIGINT').filter((l) => !sigint.includes(l))) listener('SIGINT');
+    await running;
+    expect(result.code).toBe(0);
+  });
+
+  it('says an --allow-origin is not an origin and exits 2', async () => {
+    const result = await run(['serve', '--port', '0', '--allow-origin', 'localhost:5173']);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain("'localhost:5173' is not an origin");
+  });
+
   it('says the port is taken and exits 2', async () => {
     const result = await run(['serve', '--port', String(taken.port)]);
     expect(result.code).toBe(2);
