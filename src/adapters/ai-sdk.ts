@@ -1,0 +1,429 @@
+/**
+ * The safety gate for the Vercel AI SDK (`ai` 7): `pulse-safety-fsm/ai-sdk`.
+ *
+ * - `gateTools(tools, options)`: every `execute` of a `ToolSet` is checked
+ *   before it runs and its outcome recorded after (ids from `toolCallId`; an
+ *   `execute` that throws is an error; a result is read with `outcomeOf`). A
+ *   refused call does not run: the model gets the refusal as the tool result.
+ * - `gateAnswer(options)`: an `onStepEnd` and an `experimental_steering` for
+ *   `generateText` / `streamText` that gate the final answer. A step without
+ *   tool calls is the final answer; when the guard refuses it, the refusal,
+ *   in words (`refusalText`), is steered into the run as a user message and
+ *   the loop goes on. `stopWhen` and `prepareStep` cannot do this (a stop
+ *   condition can only stop; `prepareStep` runs only when a step follows).
+ *   `answer` says how the run ended: a refused answer at the step limit is
+ *   `{ state: 'refused' }`.
+ * - `gateTextStream(options)`: a `streamText` transform
+ *   (`experimental_transform`) that withholds a step's text until the gate
+ *   has decided: text is released as soon as the step calls a tool (it is not
+ *   the answer), or at the step's end when the answer is allowed; a refused
+ *   answer's text is dropped from the stream (and so from the step, the
+ *   result, and what the model sees next).
+ * - `withSafetyGate(options)`: all of the above in one object to spread into
+ *   `generateText` / `streamText` options. One per call: a steering object
+ *   serves one generation.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
+ * unverified change), "Blocked calls and recovery"; DESIGN.md §3.1, §5.7.
+ */
+import {
+  experimental_createSteering,
+  type Experimental_Steering,
+  type Experimental_SteeringOutcome,
+  type StreamTextTransform,
+  type TextStreamPart,
+  type ToolSet,
+} from 'ai';
+import type { SessionGuard } from '../adapter.js';
+import { mayAnswer } from '../answer.js';
+import type { FSMBlockedError } from '../errors.js';
+import { refusalText } from '../refusal.js';
+import {
+  admitCall,
+  AdapterConfigError,
+  assertGuardSource,
+  assertSomeToolReads,
+  createToolClassifier,
+  isBlockedToolResult,
+  recordCall,
+  uncheckedText,
+  type ClassificationOptions,
+} from './common.js';
+
+const ADAPTER = 'ai-sdk';
+
+/**
+ * Where the session's guard comes from: `guard` (one session), or
+ * `getGuard(sessionKey)` with the `sessionKey` of this conversation (e.g.
+ * `getGuard: (key) => sessions.session(key)` over `createSessionStore`).
+ */
+export interface GuardSourceOptions {
+  guard?: SessionGuard;
+  getGuard?: (sessionKey: string) => SessionGuard;
+  /** The conversation's key for `getGuard`; required with it. */
+  sessionKey?: string;
+}
+
+/** Options of `gateTools`: a guard source and a classification source (`catalog`, `kinds` or `classify`). */
+export interface GateToolsOptions extends GuardSourceOptions, ClassificationOptions {
+  /**
+   * The tool result the model gets for a refused call; default
+   * `error.toToolResult()` (`{ ok: false, error: { code: 'FSM_BLOCKED', ... } }`,
+   * the stable code the model can branch on, DESIGN.md §3.1).
+   */
+  refusal?: (error: FSMBlockedError) => unknown;
+}
+
+/** Options of `gateAnswer` and `gateTextStream`. */
+export interface GateAnswerOptions extends GuardSourceOptions {
+  /** The steering object of this call; default a new `experimental_createSteering()`. */
+  steering?: Experimental_Steering;
+  /** The words steered in for a refused answer; default `refusalText(error)`. */
+  answerRefusal?: (error: FSMBlockedError) => string;
+  /** Your own `onStepEnd`, called after the gate's (it cannot change the gate's decision). */
+  onStepEnd?: (event: StepEndEvent) => PromiseLike<void> | void;
+}
+
+/** What `onStepEnd` reads of a step (a structural part of the SDK's `StepResult`). */
+export interface StepEndEvent {
+  stepNumber: number;
+  text: string;
+  toolCalls: readonly unknown[];
+  finishReason: string;
+}
+
+/**
+ * How the run stands on its final answer, after each step (epoch-free: step numbers).
+ *
+ * - `none`: no step has ended without tool calls since the last tool step
+ *   (a run stopped by its step limit while calling tools has no answer).
+ * - `allowed`: the last step was the answer and the gate let it through.
+ * - `refused`: the last step was the answer and the gate refused it. After
+ *   the run this is the answer the app got back (the loop could not go on:
+ *   the step limit, an error): do not present `result.text` as the answer.
+ *   `error` is the guard's `FSMBlockedError`, or what the guard threw;
+ *   `delivery` resolves to the steering outcome (`not-delivered` with reason
+ *   `stop-condition` at the step limit).
+ */
+export type AnswerState =
+  | { state: 'none' }
+  | { state: 'allowed'; stepNumber: number; text: string }
+  | {
+      state: 'refused';
+      stepNumber: number;
+      text: string;
+      error: FSMBlockedError | Error;
+      refusal: string;
+      delivery: Promise<Experimental_SteeringOutcome>;
+    };
+
+/** The answer gate for one call: spread `onStepEnd` and `experimental_steering` into the options. */
+export interface AnswerGate {
+  onStepEnd: (event: StepEndEvent) => Promise<void>;
+  experimental_steering: Experimental_Steering;
+  /** The run's answer state (see `AnswerState`); read it after the call. */
+  readonly answer: AnswerState;
+}
+
+/** Options of `withSafetyGate`. */
+export interface SafetyGateOptions<TOOLS extends ToolSet> extends GateToolsOptions, GateAnswerOptions {
+  tools: TOOLS;
+}
+
+/**
+ * What `withSafetyGate` returns: spread it into `generateText` or
+ * `streamText` options (`experimental_transform` is used by `streamText`
+ * only). `answer` is not spread (not enumerable); read it after the call.
+ */
+export interface SafetyGate<TOOLS extends ToolSet> {
+  tools: TOOLS;
+  onStepEnd: (event: StepEndEvent) => Promise<void>;
+  experimental_steering: Experimental_Steering;
+  experimental_transform: StreamTextTransform<TOOLS>;
+  readonly answer: AnswerState;
+}
+
+/** The guard getter of the options, validated. */
+function guardGetter(options: GuardSourceOptions): () => SessionGuard {
+  assertGuardSource(options, ADAPTER);
+  if (options.guard !== undefined) {
+    const guard = options.guard;
+    return () => guard;
+  }
+  const { getGuard, sessionKey } = options;
+  if (typeof sessionKey !== 'string' || sessionKey === '') {
+    throw new AdapterConfigError(ADAPTER, '`getGuard` needs the conversation\'s `sessionKey` (a non-empty string)');
+  }
+  return () => getGuard!(sessionKey);
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
+}
+
+type Execute = (input: unknown, options: { toolCallId: string }) => unknown;
+type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unknown }) => unknown;
+
+/**
+ * Wraps a `ToolSet` so every tool with an `execute` is gated: checked
+ * before it runs (id: the SDK's `toolCallId`), its outcome recorded after.
+ * An `execute` that throws (or a streaming one whose iteration throws or is
+ * abandoned) is recorded as an error and its error rethrown (the SDK makes
+ * it a `tool-error`); a result is recorded as `outcomeOf` reads it (so
+ * `{ error: ... }` or `Exit Code: 1` is an error). A refused call does not
+ * run; its tool result is `options.refusal(error)` (default the structured
+ * `toToolResult()`), and a tool's own `toModelOutput` is not asked about it.
+ * A call the guard cannot check (it threw) does not run either: `execute`
+ * throws, and the model sees a tool error.
+ *
+ * Tools without `execute` (run by your app, or by the provider) are left as
+ * they are: gate them yourself with the guard.
+ *
+ * @returns a new `ToolSet` with the same keys and tool properties.
+ * @throws AdapterConfigError (at wrap time) without a classification or
+ *   guard source, or when no gated tool can ever read or resolve.
+ * @throws CatalogError when the catalog does not validate.
+ */
+export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateToolsOptions): TOOLS {
+  if (typeof tools !== 'object' || tools === null) throw new AdapterConfigError(ADAPTER, 'gateTools: `tools` must be a ToolSet object');
+  const getGuard = guardGetter(options);
+  const classifier = createToolClassifier(options, ADAPTER);
+  const refusal = options.refusal ?? ((error: FSMBlockedError) => error.toToolResult());
+  const gated: Record<string, unknown> = {};
+  const names: string[] = [];
+  for (const [name, tool] of Object.entries(tools)) {
+    const execute = (tool as { execute?: unknown }).execute;
+    if (typeof execute !== 'function') {
+      gated[name] = tool;
+      continue;
+    }
+    names.push(name);
+    const original = execute as Execute;
+    const gatedExecute = (input: unknown, execOptions: { toolCallId: string }): unknown => {
+      const guard = getGuard();
+      const admission = admitCall(guard, classifier, execOptions?.toolCallId, name, input);
+      if (!admission.allowed) {
+        if (admission.error === null) throw new Error(uncheckedText(name, admission.failure), { cause: admission.failure });
+        return refusal(admission.error);
+      }
+      const { call } = admission;
+      const fail = (error: unknown): never => {
+        recordCall(guard, classifier, call, { threw: true });
+        throw error;
+      };
+      let produced: unknown;
+      try {
+        produced = original(input, execOptions);
+      } catch (error) {
+        return fail(error);
+      }
+      if (isAsyncIterable(produced)) {
+        const stream = produced;
+        return (async function* gatedStream() {
+          let last: unknown;
+          let settled = false;
+          try {
+            for await (const value of stream) {
+              last = value;
+              yield value;
+            }
+            settled = true;
+            recordCall(guard, classifier, call, { threw: false, result: last });
+          } finally {
+            // Threw, or the consumer stopped early: it did not finish, so it gives no evidence.
+            if (!settled) recordCall(guard, classifier, call, { threw: true });
+          }
+        })();
+      }
+      return Promise.resolve(produced).then(
+        (result) => {
+          recordCall(guard, classifier, call, { threw: false, result });
+          return result;
+        },
+        (error: unknown) => fail(error),
+      );
+    };
+    const toModelOutput = (tool as { toModelOutput?: unknown }).toModelOutput;
+    gated[name] = {
+      ...tool,
+      execute: gatedExecute,
+      ...(typeof toModelOutput === 'function'
+        ? {
+            toModelOutput: (args: { toolCallId: string; input: unknown; output: unknown }) =>
+              isBlockedToolResult(args.output)
+                ? { type: 'json', value: args.output }
+                : (toModelOutput as ToModelOutput)(args),
+          }
+        : {}),
+    };
+  }
+  assertSomeToolReads(names, classifier, ADAPTER);
+  return gated as TOOLS;
+}
+
+/**
+ * The final-answer gate of one `generateText` / `streamText` call. Its
+ * `onStepEnd` asks the guard (`finalAnswer()`, which counts a refusal) on
+ * every step without tool calls; when refused, it steers the refusal into the
+ * run (`steering.steer`, so the loop continues even after a truncated
+ * answer) and records the step as `refused` in `answer`. Anything the guard
+ * throws refuses the answer too (the SDK swallows what `onStepEnd` throws,
+ * so the gate must not throw to refuse). Stop conditions still apply: give
+ * the call a `stopWhen` with room for the model to verify (the SDK's default
+ * is one step), and read `answer` afterwards.
+ *
+ * @throws AdapterConfigError without a guard source, or `getGuard` without `sessionKey`.
+ */
+export function gateAnswer(options: GateAnswerOptions): AnswerGate {
+  const getGuard = guardGetter(options);
+  const steering = options.steering ?? experimental_createSteering();
+  const words = options.answerRefusal ?? refusalText;
+  const userOnStepEnd = options.onStepEnd;
+  let answer: AnswerState = { state: 'none' };
+
+  async function onStepEnd(event: StepEndEvent): Promise<void> {
+    const toolCalls = Array.isArray(event?.toolCalls) ? event.toolCalls.length : 0;
+    const stepNumber = typeof event?.stepNumber === 'number' ? event.stepNumber : -1;
+    const text = typeof event?.text === 'string' ? event.text : '';
+    if (toolCalls > 0) {
+      answer = { state: 'none' };
+    } else {
+      let error: FSMBlockedError | Error | null;
+      let refusal: string;
+      try {
+        const decision = getGuard().finalAnswer();
+        error = decision.allowed ? null : decision.error;
+        refusal = decision.allowed ? '' : words(decision.error);
+      } catch (thrown) {
+        error = thrown instanceof Error ? thrown : new Error(String(thrown));
+        refusal = `Your final answer was not given: the safety gate could not check it (${error.message.slice(0, 300)}). Try again.`;
+      }
+      if (error === null) {
+        answer = { state: 'allowed', stepNumber, text };
+      } else {
+        const delivery = steering.steer(refusal, { id: `pulse-safety-answer-${stepNumber}` });
+        answer = { state: 'refused', stepNumber, text, error, refusal, delivery };
+      }
+    }
+    if (userOnStepEnd !== undefined) await userOnStepEnd(event);
+  }
+
+  return {
+    onStepEnd,
+    experimental_steering: steering,
+    get answer() {
+      return answer;
+    },
+  };
+}
+
+/**
+ * A `streamText` transform (`experimental_transform`) that withholds each
+ * step's text until the gate has decided on it. Per step: text parts (and
+ * any part after the first text part) are held; a tool call or tool input
+ * part shows the step is not the answer, so everything held is released and
+ * the step passes through; at the step's end (or an `error` / `abort` part,
+ * or the stream's end) the held text is released when `mayAnswer(guard)`
+ * allows the answer, and dropped otherwise (the parts that are not text are
+ * kept). `mayAnswer` has no side effect: `gateAnswer`'s `onStepEnd`, which
+ * runs after the transform has passed the step's `finish-step`, makes the
+ * counted decision, on the same state. Put this transform before your own
+ * (e.g. `smoothStream()`).
+ *
+ * @throws AdapterConfigError without a guard source, or `getGuard` without `sessionKey`.
+ */
+export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSourceOptions): StreamTextTransform<TOOLS> {
+  const getGuard = guardGetter(options);
+  return () => {
+    let held: TextStreamPart<TOOLS>[] = [];
+    let holding = false; // a text part of this step is held
+    let passing = false; // this step called a tool: nothing of it is the answer
+
+    function allowed(): boolean {
+      try {
+        return mayAnswer(getGuard()).allowed;
+      } catch {
+        return false; // cannot tell: the answer is not shown
+      }
+    }
+    function release(controller: TransformStreamDefaultController<TextStreamPart<TOOLS>>, keepText: boolean): void {
+      for (const part of held) {
+        const isText = part.type === 'text-start' || part.type === 'text-delta' || part.type === 'text-end';
+        if (keepText || !isText) controller.enqueue(part);
+      }
+      held = [];
+      holding = false;
+    }
+
+    return new TransformStream<TextStreamPart<TOOLS>, TextStreamPart<TOOLS>>({
+      transform(part, controller) {
+        switch (part.type) {
+          case 'start-step':
+            if (holding) release(controller, allowed());
+            passing = false;
+            controller.enqueue(part);
+            return;
+          case 'tool-input-start':
+          case 'tool-call':
+            passing = true;
+            if (holding) release(controller, true);
+            controller.enqueue(part);
+            return;
+          case 'finish-step':
+          case 'error':
+          case 'abort':
+          case 'finish':
+            if (holding) release(controller, !passing && allowed());
+            controller.enqueue(part);
+            return;
+          case 'text-start':
+          case 'text-delta':
+          case 'text-end':
+            if (passing) {
+              controller.enqueue(part);
+            } else {
+              holding = true;
+              held.push(part);
+            }
+            return;
+          default:
+            if (holding) held.push(part);
+            else controller.enqueue(part);
+        }
+      },
+      flush(controller) {
+        if (holding) release(controller, !passing && allowed());
+      },
+    });
+  };
+}
+
+/**
+ * Everything in one object for a `generateText` / `streamText` call:
+ * `tools` gated (`gateTools`), `onStepEnd` and `experimental_steering`
+ * (`gateAnswer`), `experimental_transform` (`gateTextStream`); `answer`
+ * (not spread) tells how the run ended. Create one per call.
+ *
+ * @example
+ * const safety = withSafetyGate({ tools, guard: sessions.session(chatId), catalog });
+ * const result = await generateText({ model, prompt, stopWhen: isStepCount(10), ...safety });
+ * if (safety.answer.state !== 'allowed') { ... } // e.g. the step limit cut the run on a refused answer
+ *
+ * @throws AdapterConfigError / CatalogError as `gateTools` and `gateAnswer` do.
+ */
+export function withSafetyGate<TOOLS extends ToolSet>(options: SafetyGateOptions<TOOLS>): SafetyGate<TOOLS> {
+  const tools = gateTools(options.tools, options);
+  const answerGate = gateAnswer(options);
+  const gate = {
+    tools,
+    onStepEnd: answerGate.onStepEnd,
+    experimental_steering: answerGate.experimental_steering,
+    experimental_transform: gateTextStream<TOOLS>(options),
+  };
+  Object.defineProperty(gate, 'answer', { enumerable: false, get: () => answerGate.answer });
+  return gate as SafetyGate<TOOLS>;
+}

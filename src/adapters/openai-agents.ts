@@ -1,0 +1,407 @@
+/**
+ * The safety gate for OpenAI Agents JS (`@openai/agents` 0.20):
+ * `pulse-safety-fsm/openai-agents`.
+ *
+ * - A tool input guardrail checks each call before it runs; a refused call
+ *   does not run, and the model gets the refusal through `rejectContent`.
+ * - Outcomes are recorded so that a tool that threw is never a success. The
+ *   SDK turns an exception in a tool into a plain string ("An error occurred
+ *   while running the tool...") before any tool output guardrail sees it;
+ *   recording `success` there would let a failed read verify a write. So the
+ *   gate records the error from the tool's `errorFunction` (and its
+ *   `timeoutErrorFunction`), which the SDK calls first, and the tool output
+ *   guardrail records only calls not settled by then, reading their result
+ *   with `outcomeOf`. That is why gated tools are built with `gate.tool(...)`
+ *   (the SDK's `tool()` with the gate's guardrails and error functions):
+ *   a finished `FunctionTool` keeps its error function to itself.
+ * - An agent output guardrail gates the final answer; `gate.run(...)`
+ *   resumes the run after its tripwire with the refusal, in words
+ *   (`refusalText`), as a user message, until the answer is allowed or
+ *   `maxResumes` is spent (then the tripwire error is thrown: the answer
+ *   was refused).
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
+ * DESIGN.md §3.1, §5.7.
+ */
+import {
+  OutputGuardrailTripwireTriggered,
+  ToolGuardrailFunctionOutputFactory,
+  defineToolInputGuardrail,
+  defineToolOutputGuardrail,
+  run as runAgent,
+  tool as agentsTool,
+  type Agent,
+  type AgentInputItem,
+  type NonStreamRunOptions,
+  type OutputGuardrail,
+  type RunContext,
+  type RunResult,
+  type Runner,
+  type ToolInputGuardrailDefinition,
+  type ToolOutputGuardrailDefinition,
+} from '@openai/agents';
+import type { SessionGuard, ToolCall } from '../adapter.js';
+import type { FSMBlockedError } from '../errors.js';
+import { refusalText } from '../refusal.js';
+import {
+  AdapterConfigError,
+  admitCall,
+  assertGuardSource,
+  assertSomeToolReads,
+  createToolClassifier,
+  recordCall,
+  uncheckedText,
+  type ClassificationOptions,
+} from './common.js';
+
+const ADAPTER = 'openai-agents';
+
+/** The name of the gate's agent output guardrail (the final answer), as it appears in `OutputGuardrailTripwireTriggered.result`. */
+export const ANSWER_GUARDRAIL_NAME = 'pulse_safety_final_answer';
+
+/** The name of the gate's tool input guardrail (the check). */
+export const CHECK_GUARDRAIL_NAME = 'pulse_safety_check';
+
+/** The name of the gate's tool output guardrail (the record). */
+export const RECORD_GUARDRAIL_NAME = 'pulse_safety_record';
+
+/** The SDK's own default message for a tool that threw (its `defaultToolErrorFunction`), kept for tools without an `errorFunction`. */
+const DEFAULT_TOOL_ERROR = 'An error occurred while running the tool. Please try again.';
+
+/** Options of `createSafetyGate`: a guard source and a classification source (`catalog`, `kinds` or `classify`). */
+export interface AgentsSafetyOptions<TContext = unknown> extends ClassificationOptions {
+  /** The guard of the one session this gate serves. */
+  guard?: SessionGuard;
+  /** The guard of a session by its key (e.g. `(key) => sessions.session(key)` over `createSessionStore`). */
+  getGuard?: (sessionKey: string) => SessionGuard;
+  /** The session key of a run, from its context (required with `getGuard`), e.g. `(ctx) => ctx.context.chatId`. */
+  sessionKey?: (context: RunContext<TContext>) => string;
+  /**
+   * The `rejectContent` message the model gets for a refused call; default
+   * `JSON.stringify(error.toToolResult())` (the stable code `FSM_BLOCKED`
+   * the model can branch on, DESIGN.md §3.1).
+   */
+  refusal?: (error: FSMBlockedError) => string;
+  /** The words of a refused final answer, given to the model as a user message; default `refusalText(error)`. */
+  answerRefusal?: (error: FSMBlockedError) => string;
+  /** How many times `run` resumes after a refused answer before it throws the tripwire error; default 3. */
+  maxResumes?: number;
+  /** The `Runner` whose `run` the gate's `run` uses; default the SDK's shared one (`run()`). */
+  runner?: Pick<Runner, 'run'>;
+}
+
+/** What the answer guardrail reports as `outputInfo` when it trips: the refusal as JSON and in words. */
+export interface AnswerRefusalInfo {
+  allowed: false;
+  code: 'FSM_BLOCKED';
+  rule: string;
+  state: string;
+  reason: string;
+  /** The words given back to the model (`answerRefusal`, default `refusalText`). */
+  refusal: string;
+}
+
+/** The gate of one app: its guardrails, error functions, gated `tool()` and resuming `run()`. */
+export interface AgentsSafetyGate<TContext = unknown> {
+  /**
+   * The SDK's `tool()` with the gate: its input guardrail runs last among
+   * the tool's input guardrails (a call another guardrail rejects is never
+   * checked), its output guardrail first among the output guardrails (it
+   * records the tool's own result), and `errorFunction` /
+   * `timeoutErrorFunction` wrap yours (or the SDK's default) to record the
+   * error first. Same options and result as `tool()`.
+   */
+  tool: typeof agentsTool;
+  /**
+   * `tool()` for each of the options, then the configuration check: at least
+   * one of the tools can read or resolve.
+   * @throws AdapterConfigError when none can.
+   */
+  tools(list: readonly Parameters<typeof agentsTool>[0][]): ReturnType<typeof agentsTool>[];
+  /** The check, as a tool input guardrail (for tools you build yourself; then also use `errorFunction`). */
+  readonly toolInputGuardrail: ToolInputGuardrailDefinition<TContext>;
+  /** The record of calls not settled as errors, as a tool output guardrail. */
+  readonly toolOutputGuardrail: ToolOutputGuardrailDefinition<TContext>;
+  /**
+   * An `errorFunction` that records the failed call's error, then answers as
+   * `inner` does: `undefined` gives the SDK's default message, `null`
+   * rethrows (the SDK's "propagate").
+   */
+  errorFunction<R = string>(
+    inner?: ((context: RunContext<TContext>, error: unknown, details?: unknown) => R | Promise<R>) | null,
+  ): (context: RunContext<TContext>, error: unknown, details?: unknown) => Promise<R | string>;
+  /** The final-answer gate: put it in the agent's `outputGuardrails`. Its tripwire carries `AnswerRefusalInfo`. */
+  readonly outputGuardrail: OutputGuardrail<'text', TContext>;
+  /**
+   * The SDK's `run()` (or `options.runner`'s), resumed after the answer
+   * guardrail's tripwire: the run's history plus the refusal in words as a
+   * user message (with a `session` or `conversationId`, the refusal alone),
+   * on the agent that gave the answer; at most `maxResumes` times, then the
+   * tripwire error is thrown. Calls of the run left unsettled when it ends
+   * (a run that threw, a tool that timed out with `raise_exception`) are
+   * recorded as errors. Before the first run the agent is checked: its
+   * function tools gated by this gate, one of them able to read, the answer
+   * guardrail in place.
+   * @throws AdapterConfigError on a misconfigured agent or `stream: true` / `previousResponseId` (not supported).
+   */
+  run<TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: string | AgentInputItem[],
+    options?: NonStreamRunOptions<TContext, TAgent>,
+  ): Promise<RunResult<TContext, TAgent>>;
+  /**
+   * Records as errors the calls of a run (its `RunContext`) still in flight:
+   * for apps that call the SDK's `run()` themselves, after it ends or throws.
+   * Returns how many.
+   */
+  settle(context: RunContext<TContext>): number;
+  /**
+   * Checks an agent as `run` does before its first run.
+   * @throws AdapterConfigError naming what is wrong.
+   */
+  assertAgent(agent: Agent<any, any>): void;
+}
+
+interface Pending {
+  guard: SessionGuard;
+  call: ToolCall;
+  context: object;
+}
+
+/** A tool call's arguments as the classifier reads them: the parsed JSON object, or the text when it does not parse. */
+function argumentsOf(text: unknown): unknown {
+  if (typeof text !== 'string') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function callIdOf(details: unknown): string | undefined {
+  const callId = (details as { toolCall?: { callId?: unknown } } | undefined)?.toolCall?.callId;
+  return typeof callId === 'string' && callId !== '' ? callId : undefined;
+}
+
+/**
+ * Creates the safety gate for OpenAI Agents JS.
+ *
+ * @example
+ * const gate = createSafetyGate({ guard: createSessionGuard(), catalog });
+ * const tools = gate.tools([{ name: 'get_status', ... }, { name: 'restart', ... }]);
+ * const agent = new Agent({ name: 'ops', model, tools, outputGuardrails: [gate.outputGuardrail] });
+ * const result = await gate.run(agent, 'Restart web-01.');
+ *
+ * @throws AdapterConfigError without a guard or classification source, `getGuard` without `sessionKey`, or a bad `maxResumes`.
+ * @throws CatalogError when the catalog does not validate.
+ */
+export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOptions<TContext>): AgentsSafetyGate<TContext> {
+  assertGuardSource(options, ADAPTER);
+  const classifier = createToolClassifier(options, ADAPTER);
+  if (options.getGuard !== undefined && typeof options.sessionKey !== 'function') {
+    throw new AdapterConfigError(ADAPTER, '`getGuard` needs `sessionKey(context)`: which session a run belongs to');
+  }
+  const maxResumes = options.maxResumes ?? 3;
+  if (!Number.isInteger(maxResumes) || maxResumes < 0) {
+    throw new AdapterConfigError(ADAPTER, `maxResumes must be a non-negative integer, got ${String(maxResumes)}`);
+  }
+  const refusal = options.refusal ?? ((error: FSMBlockedError) => JSON.stringify(error.toToolResult()));
+  const answerWords = options.answerRefusal ?? refusalText;
+  const runner = options.runner;
+  const gatedTools = new WeakSet<object>();
+  /** Admitted calls without an outcome yet, by session key and call id. */
+  const pending = new Map<string, Pending>();
+
+  function sessionOf(context: RunContext<TContext>): { key: string; guard: SessionGuard } {
+    if (options.guard !== undefined) return { key: '', guard: options.guard };
+    const key = options.sessionKey!(context);
+    if (typeof key !== 'string' || key === '') {
+      throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
+    }
+    return { key, guard: options.getGuard!(key) };
+  }
+
+  function pendingKey(session: string, callId: string): string {
+    return `${session}\u0000${callId}`;
+  }
+
+  /** Records a call's outcome once; later reports of the same call are ignored. */
+  function settle(context: RunContext<TContext>, callId: string | undefined, outcome: { threw: true } | { threw: false; result: unknown }): void {
+    if (callId === undefined) return;
+    const { key } = sessionOf(context);
+    const entry = pending.get(pendingKey(key, callId));
+    if (entry === undefined) return;
+    pending.delete(pendingKey(key, callId));
+    recordCall(entry.guard, classifier, entry.call, outcome);
+  }
+
+  const toolInputGuardrail = defineToolInputGuardrail<TContext>({
+    name: CHECK_GUARDRAIL_NAME,
+    run: async ({ context, toolCall }) => {
+      let session: { key: string; guard: SessionGuard };
+      try {
+        session = sessionOf(context);
+      } catch (failure) {
+        return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
+      }
+      const admission = admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
+      if (admission.allowed) {
+        if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
+          pending.set(pendingKey(session.key, toolCall.callId), { guard: session.guard, call: admission.call, context });
+        }
+        return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
+      }
+      if (admission.error === null) {
+        return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, admission.failure), { allowed: false });
+      }
+      return ToolGuardrailFunctionOutputFactory.rejectContent(refusal(admission.error), { allowed: false, ...admission.error.toJSON() });
+    },
+  });
+
+  const toolOutputGuardrail = defineToolOutputGuardrail<TContext>({
+    name: RECORD_GUARDRAIL_NAME,
+    run: async ({ context, toolCall, output }) => {
+      settle(context, toolCall.callId, { threw: false, result: output });
+      return ToolGuardrailFunctionOutputFactory.allow();
+    },
+  });
+
+  function errorFunction<R = string>(
+    inner?: ((context: RunContext<TContext>, error: unknown, details?: unknown) => R | Promise<R>) | null,
+  ): (context: RunContext<TContext>, error: unknown, details?: unknown) => Promise<R | string> {
+    return async (context, error, details) => {
+      settle(context, callIdOf(details), { threw: true });
+      if (inner === null) throw error;
+      if (inner === undefined) return DEFAULT_TOOL_ERROR;
+      return inner(context, error, details);
+    };
+  }
+
+  const gatedTool = ((toolOptions: Record<string, unknown>) => {
+    const name = typeof toolOptions.name === 'string' ? toolOptions.name : (toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool';
+    const structured = toolOptions.outputSchema !== undefined;
+    const userError = toolOptions.errorFunction as Parameters<typeof errorFunction>[0];
+    const userTimeout = toolOptions.timeoutErrorFunction as ((context: RunContext<TContext>, error: unknown, details?: unknown) => unknown) | undefined;
+    const timeoutMs = toolOptions.timeoutMs;
+    const behavior = toolOptions.timeoutBehavior ?? (structured ? 'raise_exception' : 'error_as_result');
+    const built = agentsTool({
+      ...toolOptions,
+      inputGuardrails: [...((toolOptions.inputGuardrails as unknown[]) ?? []), toolInputGuardrail],
+      outputGuardrails: [toolOutputGuardrail, ...((toolOptions.outputGuardrails as unknown[]) ?? [])],
+      // A structured tool's SDK default is to rethrow (null); a plain one's, the default message.
+      errorFunction: errorFunction(userError === undefined && structured ? null : userError),
+      ...(timeoutMs !== undefined && behavior === 'error_as_result'
+        ? {
+            timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
+              settle(context, callIdOf(details), { threw: true });
+              return userTimeout !== undefined ? userTimeout(context, error, details) : `Tool '${name}' timed out after ${String(timeoutMs)}ms.`;
+            },
+          }
+        : {}),
+    } as never);
+    gatedTools.add(built);
+    return built;
+  }) as typeof agentsTool;
+
+  const outputGuardrail: OutputGuardrail<'text', TContext> = {
+    name: ANSWER_GUARDRAIL_NAME,
+    execute: async ({ context }) => {
+      const decision = sessionOf(context).guard.finalAnswer();
+      if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
+      const { error } = decision;
+      const info: AnswerRefusalInfo = {
+        allowed: false,
+        code: error.code,
+        rule: error.rule,
+        state: error.state,
+        reason: error.reason,
+        refusal: answerWords(error),
+      };
+      return { tripwireTriggered: true, outputInfo: info };
+    },
+  };
+
+  function settleContext(context: RunContext<TContext> | undefined): number {
+    if (context === undefined) return 0;
+    let count = 0;
+    for (const [key, entry] of [...pending]) {
+      if (entry.context !== context) continue;
+      pending.delete(key);
+      recordCall(entry.guard, classifier, entry.call, { threw: true });
+      count += 1;
+    }
+    return count;
+  }
+
+  function assertAgent(agent: Agent<any, any>): void {
+    const tools = (agent?.tools ?? []) as { type?: string; name?: string }[];
+    const functions = tools.filter((tool) => tool.type === 'function');
+    const ungated = functions.filter((tool) => !gatedTools.has(tool)).map((tool) => `'${tool.name}'`);
+    if (ungated.length > 0) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
+      );
+    }
+    assertSomeToolReads(functions.map((tool) => String(tool.name)), classifier, ADAPTER);
+    const guardrails = (agent.outputGuardrails ?? []) as { name?: string }[];
+    if (!guardrails.some((guardrail) => guardrail === outputGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
+      throw new AdapterConfigError(ADAPTER, `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`);
+    }
+  }
+
+  async function run<TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: string | AgentInputItem[],
+    runOptions: NonStreamRunOptions<TContext, TAgent> = {},
+  ): Promise<RunResult<TContext, TAgent>> {
+    if ((runOptions as { stream?: unknown }).stream === true) {
+      throw new AdapterConfigError(ADAPTER, 'gate.run does not stream: use run() and catch OutputGuardrailTripwireTriggered yourself');
+    }
+    if (runOptions.previousResponseId !== undefined) {
+      throw new AdapterConfigError(ADAPTER, 'gate.run cannot resume a previousResponseId chain: use a session or conversationId');
+    }
+    assertAgent(agent);
+    const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
+    const runWith = (runner?.run.bind(runner) ?? runAgent) as (a: TAgent, i: string | AgentInputItem[], o: NonStreamRunOptions<TContext, TAgent>) => Promise<RunResult<TContext, TAgent>>;
+    let current: TAgent = agent;
+    let currentInput = input;
+    for (let resumes = 0; ; resumes += 1) {
+      let result: RunResult<TContext, TAgent>;
+      try {
+        result = await runWith(current, currentInput, runOptions);
+      } catch (error) {
+        const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
+        settleContext(state?._context);
+        const ours =
+          error instanceof OutputGuardrailTripwireTriggered &&
+          error.result.guardrail.name === ANSWER_GUARDRAIL_NAME &&
+          state !== undefined;
+        if (!ours || resumes >= maxResumes) throw error;
+        const info = error.result.output.outputInfo as AnswerRefusalInfo;
+        const message: AgentInputItem = { role: 'user', content: info.refusal };
+        currentInput = serverHistory ? [message] : [...(state.history ?? []), message];
+        current = state.currentAgent ?? current;
+        continue;
+      }
+      settleContext(result.runContext);
+      return result;
+    }
+  }
+
+  return {
+    tool: gatedTool,
+    tools(list) {
+      const built = list.map((toolOptions) => gatedTool(toolOptions));
+      assertSomeToolReads(built.map((tool) => tool.name), classifier, ADAPTER);
+      return built;
+    },
+    toolInputGuardrail,
+    toolOutputGuardrail,
+    errorFunction,
+    outputGuardrail,
+    run,
+    settle: settleContext,
+    assertAgent,
+  };
+}

@@ -1,0 +1,399 @@
+/**
+ * The AI SDK adapter (src/adapters/ai-sdk.ts) on the real `ai` 7 loop,
+ * driven by the SDK's own `MockLanguageModelV4` (`ai/test`) playing a
+ * script: the tools, the steering, the stream transform and the step limit
+ * are the SDK's, nothing of it is mocked.
+ *
+ * The scenario every adapter test plays: a write before any read (refused,
+ * the model sees the refusal), a read, the write, an answer (refused, the
+ * loop goes on), a read, the answer (allowed).
+ */
+import { generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
+import { gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
+import { AdapterConfigError } from '../../src/adapters/common.js';
+import { createSessionStore } from '../../src/store.js';
+
+const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+type Part = { type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+
+const say = (text: string): Part => ({ type: 'text', text });
+const call = (id: string, name: string, input: Record<string, unknown> = { host: 'web-01' }): Part => ({
+  type: 'tool-call',
+  toolCallId: id,
+  toolName: name,
+  input: JSON.stringify(input),
+});
+
+type MockOptions = NonNullable<ConstructorParameters<typeof MockLanguageModelV4>[0]>;
+type GenerateResult = Exclude<MockOptions['doGenerate'], ((...args: never[]) => unknown) | unknown[] | undefined>;
+type StreamResult = Exclude<MockOptions['doStream'], ((...args: never[]) => unknown) | unknown[] | undefined>;
+
+/** One scripted model response (doGenerate), its finish reason from its content. */
+function step(...content: Part[]): GenerateResult {
+  const calls = content.some((part) => part.type === 'tool-call');
+  return { content, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage, warnings: [] };
+}
+
+/** The same response as a stream (doStream): text in two deltas. */
+function streamed(...content: Part[]): StreamResult {
+  const parts: unknown[] = [{ type: 'stream-start', warnings: [] }];
+  content.forEach((part, i) => {
+    if (part.type === 'text') {
+      const half = Math.ceil(part.text.length / 2);
+      parts.push(
+        { type: 'text-start', id: `t${i}` },
+        { type: 'text-delta', id: `t${i}`, delta: part.text.slice(0, half) },
+        { type: 'text-delta', id: `t${i}`, delta: part.text.slice(half) },
+        { type: 'text-end', id: `t${i}` },
+      );
+    } else {
+      parts.push(part);
+    }
+  });
+  const calls = content.some((part) => part.type === 'tool-call');
+  parts.push({ type: 'finish', finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage });
+  return { stream: convertArrayToReadableStream(parts) } as StreamResult;
+}
+
+/** The scenario's model turns. */
+const SCENARIO: Part[][] = [
+  [call('c1', 'restart')], // a write before any read: refused
+  [call('c2', 'get_status')], // a read: a target
+  [call('c3', 'restart')], // the write: admitted
+  [say('Restarted web-01.')], // an answer about an unverified change: refused
+  [call('c4', 'get_status')], // a read after the write: verified
+  [say('web-01 restarted and running.')], // the answer: allowed
+];
+
+/** The tools: what ran is logged; a tool can be told to fail. */
+function makeTools(log: string[], behaviour: { statusThrows?: boolean; statusResult?: unknown } = {}) {
+  const input = jsonSchema<{ host: string }>({ type: 'object', properties: { host: { type: 'string' } }, required: ['host'] });
+  return {
+    get_status: tool({
+      description: 'Read the status of a host',
+      inputSchema: input,
+      execute: async ({ host }, { toolCallId }) => {
+        log.push(`get_status ${toolCallId}`);
+        if (behaviour.statusThrows) throw new Error('status service unavailable');
+        return behaviour.statusResult ?? `${host}: running`;
+      },
+    }),
+    restart: tool({
+      description: 'Restart a host',
+      inputSchema: input,
+      execute: async ({ host }, { toolCallId }) => {
+        log.push(`restart ${toolCallId}`);
+        return `${host}: restart requested`;
+      },
+    }),
+  } satisfies ToolSet;
+}
+
+function guardWithClock(): SessionGuard {
+  let t = 1_000;
+  return createSessionGuard({ now: () => (t += 1) });
+}
+
+/** The text of every tool result and user message the model was sent at a call. */
+function seen(prompt: ModelMessage[]): string[] {
+  const out: string[] = [];
+  for (const message of prompt) {
+    if (message.role === 'user') {
+      for (const part of Array.isArray(message.content) ? message.content : [{ type: 'text', text: message.content }]) {
+        if (part.type === 'text') out.push(`user: ${part.text}`);
+      }
+    }
+    if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (part.type === 'tool-result') out.push(`tool ${part.toolCallId}: ${JSON.stringify(part.output)}`);
+      }
+    }
+  }
+  return out;
+}
+
+describe('withSafetyGate on generateText: the scenario', () => {
+  async function play() {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
+    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    return { log, guard, model, safety, result };
+  }
+
+  it('runs only the admitted calls: the write before any read never ran', async () => {
+    const { log } = await play();
+    expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
+  });
+
+  it('gives the model the refusal of the early write as its tool result, with the stable code', async () => {
+    const { model } = await play();
+    const toolResult = seen(model.doGenerateCalls[1]!.prompt as ModelMessage[]).find((line) => line.startsWith('tool c1'));
+    expect(toolResult).toContain('"code":"FSM_BLOCKED"');
+    expect(toolResult).toContain('"state":"RESOLVING"');
+  });
+
+  it('refuses the answer about the unverified write and puts the refusal in words before the model', async () => {
+    const { model } = await play();
+    const afterAnswer = seen(model.doGenerateCalls[4]!.prompt as ModelMessage[]);
+    expect(afterAnswer.at(-1)).toMatch(/^user: Your final answer was not given \(FSM_BLOCKED, rule unverified-write\)/);
+  });
+
+  it('goes on after the refused answer, and ends on the allowed one', async () => {
+    const { result, safety, model } = await play();
+    expect(model.doGenerateCalls).toHaveLength(6);
+    expect(result.text).toBe('web-01 restarted and running.');
+    expect(safety.answer).toMatchObject({ state: 'allowed', stepNumber: 5 });
+  });
+
+  it('leaves the session verified, with one refused answer counted', async () => {
+    const { guard } = await play();
+    expect(guard.state).toBe('READING');
+    expect(guard.context.finalAnswerBlocks).toBe(1);
+  });
+});
+
+describe('withSafetyGate on streamText: the scenario and the stream transform', () => {
+  async function play() {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doStream: SCENARIO.map((parts) => streamed(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
+    const result = streamText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const chunks: string[] = [];
+    for await (const chunk of result.textStream) chunks.push(chunk);
+    return { log, guard, model, safety, chunks, text: await result.text };
+  }
+
+  it('never streams the refused answer: the reader sees only the allowed one', async () => {
+    const { chunks } = await play();
+    expect(chunks.join('')).toBe('web-01 restarted and running.');
+  });
+
+  it('runs only the admitted calls and ends allowed and verified', async () => {
+    const { log, safety, guard, text } = await play();
+    expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
+    expect(text).toBe('web-01 restarted and running.');
+    expect(safety.answer.state).toBe('allowed');
+    expect(guard.state).toBe('READING');
+  });
+
+  it('tells the model its answer was refused, without the withheld answer in its history', async () => {
+    const { model } = await play();
+    const prompt = model.doStreamCalls[4]!.prompt as ModelMessage[];
+    expect(seen(prompt).at(-1)).toMatch(/^user: Your final answer was not given/);
+    expect(JSON.stringify(prompt)).not.toContain('Restarted web-01.');
+  });
+});
+
+describe('gateTextStream alone', () => {
+  async function streamParts(script: Part[][], guard: SessionGuard) {
+    const log: string[] = [];
+    const model = new MockLanguageModelV4({ doStream: script.map((parts) => streamed(...parts)) });
+    const result = streamText({
+      model,
+      prompt: 'go',
+      tools: gateTools(makeTools(log), { guard, catalog }),
+      stopWhen: isStepCount(script.length),
+      experimental_transform: gateTextStream({ guard }),
+    });
+    const types: string[] = [];
+    const text: string[] = [];
+    for await (const part of result.stream) {
+      types.push(part.type);
+      if (part.type === 'text-delta') text.push(part.text);
+    }
+    return { types, text: text.join('') };
+  }
+
+  it('releases the text of a step that calls a tool (it is not the answer)', async () => {
+    const { text } = await streamParts([[say('Let me look. '), call('c1', 'get_status')], [say('Up.')]], guardWithClock());
+    expect(text).toBe('Let me look. Up.');
+  });
+
+  it('keeps a refused step\'s other parts: only its text is dropped', async () => {
+    const { text, types } = await streamParts([[call('c1', 'get_status')], [call('c2', 'restart')], [say('Done.')]], guardWithClock());
+    expect(text).toBe('');
+    expect(types.filter((type) => type === 'finish-step')).toHaveLength(3);
+  });
+});
+
+describe('the step limit', () => {
+  async function cutOff() {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
+    // Four steps: the run stops on the refused answer, before the model could verify.
+    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(4), ...safety });
+    return { result, safety };
+  }
+
+  it('tells the app that the answer it got back was refused', async () => {
+    const { result, safety } = await cutOff();
+    expect(result.text).toBe('Restarted web-01.');
+    expect(safety.answer).toMatchObject({ state: 'refused', stepNumber: 3, text: 'Restarted web-01.' });
+  });
+
+  it('reports the refusal as not delivered because the stop condition ended the run', async () => {
+    const { safety } = await cutOff();
+    if (safety.answer.state !== 'refused') throw new Error('expected a refused answer');
+    await expect(safety.answer.delivery).resolves.toMatchObject({ type: 'not-delivered', reason: 'stop-condition' });
+  });
+
+  it('says there is no answer when the limit cuts the run during tool calls', async () => {
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools([]), guard, catalog });
+    await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(3), ...safety });
+    expect(safety.answer).toEqual({ state: 'none' });
+  });
+});
+
+describe('outcomes: what the model never sees as success does not count as evidence', () => {
+  /** get_status, restart, get_status (behaving as told), answer. */
+  async function readAfterWrite(behaviour: { statusThrows?: boolean; statusResult?: unknown }) {
+    const guard = guardWithClock();
+    const tools = makeTools([], {});
+    const failing = makeTools([], behaviour);
+    let reads = 0;
+    const mixed = {
+      ...tools,
+      get_status: tool({
+        ...tools.get_status,
+        execute: (input: { host: string }, options) => ((reads += 1) === 1 ? tools.get_status.execute(input, options) : failing.get_status.execute(input, options)),
+      }),
+    };
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        step(call('c1', 'get_status')),
+        step(call('c2', 'restart')),
+        step(call('c3', 'get_status')),
+        step(say('Done.')),
+      ],
+    });
+    const safety = withSafetyGate({ tools: mixed, guard, catalog });
+    await generateText({ model, prompt: 'go', stopWhen: isStepCount(4), ...safety });
+    return { guard, safety };
+  }
+
+  it('a read whose execute throws does not verify the write', async () => {
+    const { guard, safety } = await readAfterWrite({ statusThrows: true });
+    expect(guard.state).toBe('VERIFYING');
+    expect(safety.answer.state).toBe('refused');
+  });
+
+  it('a read whose result reports an error does not verify the write', async () => {
+    const { guard } = await readAfterWrite({ statusResult: { error: 'host not found' } });
+    expect(guard.state).toBe('VERIFYING');
+  });
+
+  it('a read that succeeds does', async () => {
+    const { guard, safety } = await readAfterWrite({});
+    expect(guard.state).toBe('READING');
+    expect(safety.answer.state).toBe('allowed');
+  });
+
+  it('a streaming execute is recorded when its last value is out', async () => {
+    const guard = guardWithClock();
+    const input = jsonSchema<{ host: string }>({ type: 'object', properties: { host: { type: 'string' } } });
+    const tools = gateTools(
+      {
+        get_status: tool({
+          inputSchema: input,
+          async *execute() {
+            yield 'checking';
+            yield 'running';
+          },
+        }),
+      },
+      { guard, catalog },
+    );
+    const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status')), step(say('ok'))] });
+    await generateText({ model, prompt: 'go', tools, stopWhen: isStepCount(2) });
+    expect(guard.state).toBe('READING');
+    expect(guard.context.inFlight).toEqual([]);
+  });
+});
+
+describe('parallel calls in one step', () => {
+  it('a read beside a write does not establish a target: the write is refused', async () => {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status'), call('c2', 'restart')), step(say('Checked.'))] });
+    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
+    await generateText({ model, prompt: 'go', stopWhen: isStepCount(2), ...safety });
+    expect(log).toEqual(['get_status c1']);
+  });
+
+  it('a read beside the write does not verify it: the answer is refused', async () => {
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({
+      doGenerate: [step(call('c1', 'get_status')), step(call('c2', 'restart'), call('c3', 'get_status')), step(say('Done.'))],
+    });
+    const safety = withSafetyGate({ tools: makeTools([]), guard, catalog });
+    await generateText({ model, prompt: 'go', stopWhen: isStepCount(3), ...safety });
+    expect(safety.answer.state).toBe('refused');
+    expect(guard.state).toBe('VERIFYING');
+  });
+
+  it('a call id already in flight is not run twice: the duplicate gets a tool error', async () => {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status'), call('c1', 'get_status')), step(say('ok'))] });
+    const result = await generateText({ model, prompt: 'go', tools: gateTools(makeTools(log), { guard, catalog }), stopWhen: isStepCount(2) });
+    expect(log).toEqual(['get_status c1']);
+    expect(result.steps[0]!.content.filter((part) => part.type === 'tool-error')).toHaveLength(1);
+  });
+});
+
+describe('sessions from a store', () => {
+  it('gates through getGuard(sessionKey) and leaves the decisions in the store', async () => {
+    let t = 1_000;
+    const sessions = createSessionStore({ now: () => (t += 1) });
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools([]), getGuard: (key) => sessions.session(key), sessionKey: 'chat-1', catalog });
+    await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    expect(sessions.session('chat-1').state).toBe('READING');
+    expect(sessions.session('chat-1').context.finalAnswerBlocks).toBe(1);
+  });
+});
+
+describe('configuration errors at wrap time', () => {
+  it('refuses a tool set in which no tool can read or resolve', () => {
+    expect(() => gateTools(makeTools([]), { guard: guardWithClock(), kinds: { get_status: 'write', restart: 'write' } })).toThrow(
+      /no tool can read or resolve: 'get_status' \(write\), 'restart' \(write\)/,
+    );
+  });
+
+  it('refuses a gate without a classification source', () => {
+    expect(() => gateTools(makeTools([]), { guard: guardWithClock() })).toThrow(AdapterConfigError);
+  });
+
+  it('refuses getGuard without a session key', () => {
+    expect(() => gateAnswer({ getGuard: () => guardWithClock() })).toThrow(/sessionKey/);
+  });
+
+  it('accepts per-tool kinds as the classification source', () => {
+    const tools = gateTools(makeTools([]), { guard: guardWithClock(), kinds: { get_status: 'read' } });
+    expect(Object.keys(tools)).toEqual(['get_status', 'restart']);
+  });
+});
+
+describe('the spread helper', () => {
+  it('spreads tools, onStepEnd, steering and the transform, not its answer state', () => {
+    const safety = withSafetyGate({ tools: makeTools([]), guard: guardWithClock(), catalog });
+    expect(Object.keys({ ...safety }).sort()).toEqual(['experimental_steering', 'experimental_transform', 'onStepEnd', 'tools']);
+    expect(safety.answer).toEqual({ state: 'none' });
+  });
+});
