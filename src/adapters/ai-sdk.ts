@@ -30,6 +30,7 @@ import {
   experimental_createSteering,
   type Experimental_Steering,
   type Experimental_SteeringOutcome,
+  type StepResult,
   type StreamTextTransform,
   type TextStreamPart,
   type ToolSet,
@@ -74,22 +75,14 @@ export interface GateToolsOptions extends GuardSourceOptions, ClassificationOpti
   refusal?: (error: FSMBlockedError) => unknown;
 }
 
-/** Options of `gateAnswer` and `gateTextStream`. */
-export interface GateAnswerOptions extends GuardSourceOptions {
+/** Options of `gateAnswer`. */
+export interface GateAnswerOptions<TOOLS extends ToolSet = ToolSet> extends GuardSourceOptions {
   /** The steering object of this call; default a new `experimental_createSteering()`. */
   steering?: Experimental_Steering;
   /** The words steered in for a refused answer; default `refusalText(error)`. */
   answerRefusal?: (error: FSMBlockedError) => string;
-  /** Your own `onStepEnd`, called after the gate's (it cannot change the gate's decision). */
-  onStepEnd?: (event: StepEndEvent) => PromiseLike<void> | void;
-}
-
-/** What `onStepEnd` reads of a step (a structural part of the SDK's `StepResult`). */
-export interface StepEndEvent {
-  stepNumber: number;
-  text: string;
-  toolCalls: readonly unknown[];
-  finishReason: string;
+  /** Your own `onStepEnd`, called after the gate's, with the SDK's step result (it cannot change the gate's decision). */
+  onStepEnd?: (event: StepResult<TOOLS>) => PromiseLike<void> | void;
 }
 
 /**
@@ -118,15 +111,16 @@ export type AnswerState =
     };
 
 /** The answer gate for one call: spread `onStepEnd` and `experimental_steering` into the options. */
-export interface AnswerGate {
-  onStepEnd: (event: StepEndEvent) => Promise<void>;
+export interface AnswerGate<TOOLS extends ToolSet = ToolSet> {
+  /** The SDK's `onStepEnd` callback; it reads `stepNumber`, `text` and `toolCalls` of the step. */
+  onStepEnd: (event: StepResult<TOOLS>) => Promise<void>;
   experimental_steering: Experimental_Steering;
   /** The run's answer state (see `AnswerState`); read it after the call. */
   readonly answer: AnswerState;
 }
 
 /** Options of `withSafetyGate`. */
-export interface SafetyGateOptions<TOOLS extends ToolSet> extends GateToolsOptions, GateAnswerOptions {
+export interface SafetyGateOptions<TOOLS extends ToolSet> extends GateToolsOptions, GateAnswerOptions<TOOLS> {
   tools: TOOLS;
 }
 
@@ -137,7 +131,7 @@ export interface SafetyGateOptions<TOOLS extends ToolSet> extends GateToolsOptio
  */
 export interface SafetyGate<TOOLS extends ToolSet> {
   tools: TOOLS;
-  onStepEnd: (event: StepEndEvent) => Promise<void>;
+  onStepEnd: (event: StepResult<TOOLS>) => Promise<void>;
   experimental_steering: Experimental_Steering;
   experimental_transform: StreamTextTransform<TOOLS>;
   readonly answer: AnswerState;
@@ -278,17 +272,18 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
  *
  * @throws AdapterConfigError without a guard source, or `getGuard` without `sessionKey`.
  */
-export function gateAnswer(options: GateAnswerOptions): AnswerGate {
+export function gateAnswer<TOOLS extends ToolSet = ToolSet>(options: GateAnswerOptions<TOOLS>): AnswerGate<TOOLS> {
   const getGuard = guardGetter(options);
   const steering = options.steering ?? experimental_createSteering();
   const words = options.answerRefusal ?? refusalText;
   const userOnStepEnd = options.onStepEnd;
   let answer: AnswerState = { state: 'none' };
 
-  async function onStepEnd(event: StepEndEvent): Promise<void> {
-    const toolCalls = Array.isArray(event?.toolCalls) ? event.toolCalls.length : 0;
-    const stepNumber = typeof event?.stepNumber === 'number' ? event.stepNumber : -1;
-    const text = typeof event?.text === 'string' ? event.text : '';
+  async function onStepEnd(event: StepResult<TOOLS>): Promise<void> {
+    const step = event as Partial<Record<'toolCalls' | 'stepNumber' | 'text', unknown>> | undefined;
+    const toolCalls = Array.isArray(step?.toolCalls) ? step.toolCalls.length : 0;
+    const stepNumber = typeof step?.stepNumber === 'number' ? step.stepNumber : -1;
+    const text = typeof step?.text === 'string' ? step.text : '';
     if (toolCalls > 0) {
       answer = { state: 'none' };
     } else {
@@ -417,7 +412,7 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
  */
 export function withSafetyGate<TOOLS extends ToolSet>(options: SafetyGateOptions<TOOLS>): SafetyGate<TOOLS> {
   const tools = gateTools(options.tools, options);
-  const answerGate = gateAnswer(options);
+  const answerGate = gateAnswer<TOOLS>(options);
   const gate = {
     tools,
     onStepEnd: answerGate.onStepEnd,
