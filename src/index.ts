@@ -105,3 +105,23 @@ export {
   type SnapshotStore,
   type SqliteStoreOptions,
 } from './store.js';
+export {
+  createSharedSessionStore,
+  createMemoryVersionedStore,
+  createSqliteVersionedStore,
+  firstSnapshotVersion,
+  SessionStoreError,
+  DEFAULT_SESSION_TTL_MS,
+  type SharedSessionStore,
+  type SharedSessionStoreOptions,
+  type SharedSessionGuard,
+  type Committed,
+  type VersionedSnapshot,
+  type VersionedSnapshotStore,
+  type PrunableVersionedSnapshotStore,
+  type CompareAndSetResult,
+  type VersionedStoreOptions,
+  type SqliteVersionedStoreOptions,
+  type SessionStoreErrorCode,
+} from './shared-store.js';
+export { createRedisSnapshotStore, DEFAULT_REDIS_KEY_PREFIX, type RedisSnapshotStoreOptions } from './redis-store.js';
