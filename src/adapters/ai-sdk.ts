@@ -110,7 +110,7 @@ export type AnswerState =
       delivery: Promise<Experimental_SteeringOutcome>;
     };
 
-/** The answer gate for one call: spread `onStepEnd` and `experimental_steering` into the options. */
+/** The answer gate for one call: spread it into the options (`onStepEnd`, `experimental_steering`; `answer` is not enumerable). */
 export interface AnswerGate<TOOLS extends ToolSet = ToolSet> {
   /** The SDK's `onStepEnd` callback; it reads `stepNumber`, `text` and `toolCalls` of the step. */
   onStepEnd: (event: StepResult<TOOLS>) => Promise<void>;
@@ -307,13 +307,9 @@ export function gateAnswer<TOOLS extends ToolSet = ToolSet>(options: GateAnswerO
     if (userOnStepEnd !== undefined) await userOnStepEnd(event);
   }
 
-  return {
-    onStepEnd,
-    experimental_steering: steering,
-    get answer() {
-      return answer;
-    },
-  };
+  const gate = { onStepEnd, experimental_steering: steering };
+  Object.defineProperty(gate, 'answer', { enumerable: false, get: () => answer }); // not spread into the options
+  return gate as AnswerGate<TOOLS>;
 }
 
 /**

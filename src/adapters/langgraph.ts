@@ -69,7 +69,9 @@ export const MessagesWithSafetyAnnotation = Annotation.Root({
  * - Default: its snapshot in the graph state under `stateKey` (default
  *   `safety`), restored with `createSessionGuard({ ...guardOptions, snapshot })`
  *   at each node and written back with the node's update. Needs a state with
- *   that channel (`SafetyAnnotation`) and, to persist, a checkpointer.
+ *   that channel (`SafetyAnnotation`) and, to persist, a checkpointer. A
+ *   node that finds tool results in the thread but no snapshot throws (a
+ *   state without the channel silently drops the snapshot).
  * - `getGuard(threadId)`: the guard of the run's `configurable.thread_id`
  *   (e.g. `(id) => sessions.session(id)` over `createSessionStore`); the
  *   graph state then holds nothing of it.
@@ -132,6 +134,15 @@ function openThreadGuard(options: ThreadGuardOptions, selfVerifying: ((name: str
     );
   }
   const snapshot = (state as Record<string, unknown>)[key];
+  const messages = (state as { messages?: unknown }).messages;
+  const toolsRan = Array.isArray(messages) && messages.some((m) => m instanceof ToolMessage);
+  if ((snapshot === undefined || snapshot === null) && toolsRan) {
+    // LangGraph drops an update for a key the state does not have: the gate would start afresh at every node.
+    throw new TypeError(
+      `pulse-safety-fsm/${ADAPTER}: tools have run in this thread but the state holds no guard snapshot under '${key}': ` +
+        'give the state that channel (MessagesWithSafetyAnnotation, or SafetyAnnotation.spec), or pass getGuard',
+    );
+  }
   const guard = createSessionGuard({
     ...(selfVerifying === undefined ? {} : { selfVerifying }),
     ...options.guardOptions,

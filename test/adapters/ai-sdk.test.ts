@@ -8,7 +8,7 @@
  * the model sees the refusal), a read, the write, an answer (refused, the
  * loop goes on), a read, the answer (allowed).
  */
-import { generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { ToolLoopAgent, generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
@@ -354,6 +354,20 @@ describe('parallel calls in one step', () => {
     const result = await generateText({ model, prompt: 'go', tools: gateTools(makeTools(log), { guard, catalog }), stopWhen: isStepCount(2) });
     expect(log).toEqual(['get_status c1']);
     expect(result.steps[0]!.content.filter((part) => part.type === 'tool-error')).toHaveLength(1);
+  });
+});
+
+describe('ToolLoopAgent', () => {
+  it('takes the gated tools, and the answer gate per generate call', async () => {
+    const log: string[] = [];
+    const guard = guardWithClock();
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const agent = new ToolLoopAgent({ model, tools: gateTools(makeTools(log), { guard, catalog }) });
+    const answerGate = gateAnswer({ guard });
+    const result = await agent.generate({ prompt: 'Restart web-01.', ...answerGate });
+    expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
+    expect(result.text).toBe('web-01 restarted and running.');
+    expect(answerGate.answer.state).toBe('allowed');
   });
 });
 

@@ -15,7 +15,7 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
-import { END, MemorySaver, START, StateGraph } from '@langchain/langgraph';
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
@@ -259,6 +259,21 @@ describe('guards from a session store by thread_id', () => {
     const node = new SafetyToolNode(makeTools([]), { catalog });
     const send = { lg_tool_call: { id: 'c1', name: 'get_status', args: { host: 'web-01' } }, messages: [] };
     await expect(node.invoke(send, thread('x'))).rejects.toThrow(/Send fan-out of tool calls needs getGuard/);
+  });
+});
+
+describe('a state without the safety channel', () => {
+  it('fails the run instead of starting the gate afresh at every node', async () => {
+    const model = new ScriptedChatModel(scenario());
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+      .addNode('tools', new SafetyToolNode(makeTools([]), { catalog }))
+      .addNode('answer_gate', createAnswerGateNode(), { ends: ['agent', END] })
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', routeAfterModel(), ['tools', 'answer_gate'])
+      .addEdge('tools', 'agent')
+      .compile();
+    await expect(graph.invoke({ messages: [new HumanMessage('Restart web-01.')] })).rejects.toThrow(/holds no guard snapshot under 'safety'/);
   });
 });
 
