@@ -35,7 +35,6 @@ import {
   createSessionGuard,
   type Decision,
   type FinalAnswerDecision,
-  type RecordOptions,
   type RecordResult,
   type SessionGuard,
   type SessionGuardOptions,
@@ -404,8 +403,8 @@ export interface SharedSessionGuard {
   readonly sessionId: string;
   /** `SessionGuard.check`, committed. */
   check(call: ToolCall): Promise<Decision>;
-  /** `SessionGuard.record`, committed. */
-  record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): Promise<RecordResult>;
+  /** `SessionGuard.record(call, outcome?, options?)`, committed. */
+  record(...args: Parameters<SessionGuard['record']>): Promise<RecordResult>;
   /** `SessionGuard.finalAnswer`, committed. */
   finalAnswer(): Promise<FinalAnswerDecision>;
   /** `SessionGuard.completeVerification`, committed. */
@@ -668,7 +667,7 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
     return {
       sessionId,
       check: (call) => value(sessionId, (guard) => guard.check(call)),
-      record: (call, outcome, recordOptions) => value(sessionId, (guard) => guard.record(call, outcome, recordOptions)),
+      record: (...args) => value(sessionId, (guard) => guard.record(...args)),
       finalAnswer: () => value(sessionId, (guard) => guard.finalAnswer()),
       completeVerification: () => value(sessionId, (guard) => guard.completeVerification()),
       reset: () => value(sessionId, (guard) => guard.reset()),
