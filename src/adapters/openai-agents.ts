@@ -165,7 +165,6 @@ export interface AgentsSafetyGate<TContext = unknown> {
 interface Pending {
   guard: SessionGuard;
   call: ToolCall;
-  context: object;
 }
 
 /** A tool call's arguments as the classifier reads them: the parsed JSON object, or the text when it does not parse. */
@@ -209,36 +208,32 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   const answerWords = options.answerRefusal ?? refusalText;
   const runner = options.runner;
   const gatedTools = new WeakSet<object>();
-  /** Admitted calls without an outcome yet, by session key and call id. */
-  const pending = new Map<string, Pending>();
+  /** Admitted calls without an outcome yet, by run (its RunContext, which every hook of the run gets) and call id. */
+  const pending = new WeakMap<object, Map<string, Pending>>();
 
-  function sessionOf(context: RunContext<TContext>): { key: string; guard: SessionGuard } {
-    if (options.guard !== undefined) return { key: '', guard: options.guard };
+  function sessionOf(context: RunContext<TContext>): { guard: SessionGuard } {
+    if (options.guard !== undefined) return { guard: options.guard };
     const key = options.sessionKey!(context);
     if (typeof key !== 'string' || key === '') {
       throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
     }
-    return { key, guard: options.getGuard!(key) };
+    return { guard: options.getGuard!(key) };
   }
 
-  function pendingKey(session: string, callId: string): string {
-    return `${session}\u0000${callId}`;
-  }
-
-  /** Records a call's outcome once; later reports of the same call are ignored. */
+  /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
   function settle(context: RunContext<TContext>, callId: string | undefined, outcome: { threw: true } | { threw: false; result: unknown }): void {
     if (callId === undefined) return;
-    const { key } = sessionOf(context);
-    const entry = pending.get(pendingKey(key, callId));
+    const calls = pending.get(context);
+    const entry = calls?.get(callId);
     if (entry === undefined) return;
-    pending.delete(pendingKey(key, callId));
+    calls!.delete(callId);
     recordCall(entry.guard, classifier, entry.call, outcome);
   }
 
   const toolInputGuardrail = defineToolInputGuardrail<TContext>({
     name: CHECK_GUARDRAIL_NAME,
     run: async ({ context, toolCall }) => {
-      let session: { key: string; guard: SessionGuard };
+      let session: { guard: SessionGuard };
       try {
         session = sessionOf(context);
       } catch (failure) {
@@ -247,7 +242,9 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
       const admission = admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
       if (admission.allowed) {
         if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
-          pending.set(pendingKey(session.key, toolCall.callId), { guard: session.guard, call: admission.call, context });
+          const calls = pending.get(context) ?? new Map<string, Pending>();
+          calls.set(toolCall.callId, { guard: session.guard, call: admission.call });
+          pending.set(context, calls);
         }
         return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
       }
@@ -322,15 +319,12 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   };
 
   function settleContext(context: RunContext<TContext> | undefined): number {
-    if (context === undefined) return 0;
-    let count = 0;
-    for (const [key, entry] of [...pending]) {
-      if (entry.context !== context) continue;
-      pending.delete(key);
-      recordCall(entry.guard, classifier, entry.call, { threw: true });
-      count += 1;
-    }
-    return count;
+    const calls = context === undefined ? undefined : pending.get(context);
+    if (calls === undefined) return 0;
+    const left = [...calls.values()];
+    pending.delete(context!);
+    for (const entry of left) recordCall(entry.guard, classifier, entry.call, { threw: true });
+    return left.length;
   }
 
   function assertAgent(agent: Agent<any, any>): void {

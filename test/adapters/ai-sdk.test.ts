@@ -357,6 +357,21 @@ describe('parallel calls in one step', () => {
   });
 });
 
+describe('a tool with its own toModelOutput', () => {
+  it('is not asked about a refusal (it would not know its shape): the model gets the refusal as JSON', async () => {
+    const guard = guardWithClock();
+    const tools = makeTools([]);
+    const shouting = {
+      ...tools,
+      restart: tool({ ...tools.restart, toModelOutput: ({ output }) => ({ type: 'text' as const, value: output.toUpperCase() }) }),
+    };
+    const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'restart')), step(say('Could not.'))] });
+    await generateText({ model, prompt: 'go', tools: gateTools(shouting, { guard, catalog }), stopWhen: isStepCount(2) });
+    const result = seen(model.doGenerateCalls[1]!.prompt as ModelMessage[]).find((line) => line.startsWith('tool c1'));
+    expect(result).toMatch(/^tool c1: \{"type":"json","value":\{"ok":false,"error":\{"code":"FSM_BLOCKED"/);
+  });
+});
+
 describe('ToolLoopAgent', () => {
   it('takes the gated tools, and the answer gate per generate call', async () => {
     const log: string[] = [];
