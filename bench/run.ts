@@ -21,6 +21,9 @@
  *   the test tables (test/shell.cases.ts, test/sql.cases.ts), beside the
  *   decision cost (check + record) measured in the same run, and the memo's
  *   hit rate when the incident transcripts (test/incidents/) are audited.
+ * - the Redis store (bench/redis.ts, in a child process): check + record per
+ *   call on loopback and calls/s with 4 processes, beside bare SET + GET in
+ *   the same run (skipped, with a note, when no Redis is reachable).
  *
  * Before timing, the reference is checked to agree with the statechart,
  * persisted snapshot for persisted snapshot, on every workload used.
@@ -46,6 +49,7 @@ import { postgresCases, sqliteCases } from '../test/sql.cases.js';
 import { toPersistedSnapshot } from '../src/snapshot.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
 import { ReferenceGuard, ReferenceMachine } from './reference.js';
+import type { RedisBench } from './redis.js';
 
 const ROOT = new URL('../../', import.meta.url); // dist/bench/run.js -> the project
 const TAU_BENCH = new URL('../shared/data/tau-bench/gpt-4o-airline.json', ROOT);
@@ -503,6 +507,51 @@ function classificationRows(): void {
   );
 }
 
+/**
+ * The Redis store's rows (bench/redis.ts, in a child process): check + record
+ * per call on loopback, with and without the live gate, and calls/s with 4
+ * processes, each beside bare Redis SET + GET measured in the same run.
+ * Skipped with a note when no Redis is reachable.
+ */
+function redisRows(): void {
+  const script = fileURLToPath(new URL('./redis.js', import.meta.url));
+  const result = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 600_000 });
+  const r: RedisBench =
+    result.status === 0
+      ? (JSON.parse(result.stdout) as RedisBench)
+      : { skipped: `the Redis bench failed: ${(result.stderr ?? '').trim().split('\n')[0]}` };
+  if ('skipped' in r) {
+    notes.push(`Redis rows skipped: ${r.skipped}.`);
+    return;
+  }
+  const perCallRow = (measure: string, us: number): Row => ({
+    measure,
+    value: fmt(us),
+    baseline: `${fmt(r.setGetUs)} (bare SET + GET, 2 round trips)`,
+    ratio: ratio(us, r.setGetUs),
+    target: 'reported beside SET + GET',
+  });
+  const throughputRow = (measure: string, perSec: number): Row => ({
+    measure,
+    value: fmt(perSec),
+    baseline: `${fmt(r.setGetPerSec)} (bare SET + GET pairs/s)`,
+    ratio: ratio(perSec, r.setGetPerSec),
+    target: 'reported beside SET + GET',
+  });
+  const shape = `${r.processes} processes × ${r.lanes} in flight`;
+  rows.push(
+    perCallRow('Redis store: check + record per tool call, loopback, live gate kept (µs)', r.checkRecordUs),
+    perCallRow('Redis store: check + record per tool call, loopback, no live gate (µs)', r.checkRecordNoLiveUs),
+    throughputRow(`Redis store: calls/s, ${shape}, ${r.sessions} sessions shared by all`, r.callsPerSec),
+    throughputRow(`Redis store: calls/s, ${shape}, sessions of each process's own`, r.ownCallsPerSec),
+  );
+  notes.push(
+    `Redis (${r.server === 'url' ? 'PULSE_SAFETY_REDIS_URL' : 'a redis-server started by the bench'}, loopback): ` +
+      `${Math.round(r.retriedShare * 100)} % of the calls on shared sessions needed a retry (another process had committed first); ` +
+      `load average ${r.loadAverage.toFixed(1)} on ${r.cpus} CPUs during the Redis rows.`,
+  );
+}
+
 function machineLine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return `${os.availableParallelism()} × ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -524,6 +573,7 @@ function main(): void {
   snapshotBytes(synthetic, classifyToolCall, 'synthetic Pulse workload');
   pathEnumeration();
   classificationRows();
+  redisRows();
 
   const lines = [
     `Machine: ${machineLine()}`,
