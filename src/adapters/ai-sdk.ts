@@ -35,20 +35,24 @@ import {
   type TextStreamPart,
   type ToolSet,
 } from 'ai';
-import type { SessionGuard } from '../adapter.js';
-import { mayAnswer } from '../answer.js';
 import type { FSMBlockedError } from '../errors.js';
 import { refusalText } from '../refusal.js';
 import {
   admitCall,
   AdapterConfigError,
+  andThen,
   assertGuardSource,
   assertSomeToolReads,
   createToolClassifier,
   isBlockedToolResult,
+  isPromise,
+  peekAnswer,
   recordCall,
   uncheckedText,
+  type AdapterGuard,
+  type CallAdmission,
   type ClassificationOptions,
+  type MaybePromise,
 } from './common.js';
 
 const ADAPTER = 'ai-sdk';
@@ -59,8 +63,8 @@ const ADAPTER = 'ai-sdk';
  * `getGuard: (key) => sessions.session(key)` over `createSessionStore`).
  */
 export interface GuardSourceOptions {
-  guard?: SessionGuard;
-  getGuard?: (sessionKey: string) => SessionGuard;
+  guard?: AdapterGuard;
+  getGuard?: (sessionKey: string) => AdapterGuard;
   /** The conversation's key for `getGuard`; required with it. */
   sessionKey?: string;
 }
@@ -138,7 +142,7 @@ export interface SafetyGate<TOOLS extends ToolSet> {
 }
 
 /** The guard getter of the options, validated. */
-function guardGetter(options: GuardSourceOptions): () => SessionGuard {
+function guardGetter(options: GuardSourceOptions): () => AdapterGuard {
   assertGuardSource(options, ADAPTER);
   if (options.guard !== undefined) {
     const guard = options.guard;
@@ -149,6 +153,10 @@ function guardGetter(options: GuardSourceOptions): () => SessionGuard {
     throw new AdapterConfigError(ADAPTER, '`getGuard` needs the conversation\'s `sessionKey` (a non-empty string)');
   }
   return () => getGuard!(sessionKey);
+}
+
+function isAsyncGeneratorFunction(fn: unknown): boolean {
+  return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -197,18 +205,17 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
     }
     names.push(name);
     const original = execute as Execute;
-    const gatedExecute = (input: unknown, execOptions: { toolCallId: string }): unknown => {
-      const guard = getGuard();
-      const admission = admitCall(guard, classifier, execOptions?.toolCallId, name, input);
+    /** Runs an admitted call and records its outcome; a refused one gives the refusal. */
+    const proceed = (guard: AdapterGuard, admission: CallAdmission, input: unknown, execOptions: { toolCallId: string }): unknown => {
       if (!admission.allowed) {
         if (admission.error === null) throw new Error(uncheckedText(name, admission.failure), { cause: admission.failure });
         return refusal(admission.error);
       }
       const { call } = admission;
-      const fail = (error: unknown): never => {
-        recordCall(guard, classifier, call, { threw: true });
-        throw error;
-      };
+      const fail = (error: unknown): MaybePromise<never> =>
+        andThen(recordCall(guard, classifier, call, { threw: true }), () => {
+          throw error;
+        });
       let produced: unknown;
       try {
         produced = original(input, execOptions);
@@ -226,20 +233,32 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
               yield value;
             }
             settled = true;
-            recordCall(guard, classifier, call, { threw: false, result: last });
+            await recordCall(guard, classifier, call, { threw: false, result: last });
           } finally {
             // Threw, or the consumer stopped early: it did not finish, so it gives no evidence.
-            if (!settled) recordCall(guard, classifier, call, { threw: true });
+            if (!settled) await recordCall(guard, classifier, call, { threw: true });
           }
         })();
       }
       return Promise.resolve(produced).then(
-        (result) => {
-          recordCall(guard, classifier, call, { threw: false, result });
-          return result;
-        },
+        (result) => andThen(recordCall(guard, classifier, call, { threw: false, result }), () => result),
         (error: unknown) => fail(error),
       );
+    };
+    const gatedExecute = (input: unknown, execOptions: { toolCallId: string }): unknown => {
+      const guard = getGuard();
+      // A synchronous guard decides here, before any other call of the step goes on.
+      const admission = admitCall(guard, classifier, execOptions?.toolCallId, name, input);
+      if (!isPromise(admission)) return proceed(guard, admission, input, execOptions);
+      // An asynchronous guard decides later; a streaming tool (an async generator function) stays one.
+      if (isAsyncGeneratorFunction(original)) {
+        return (async function* gatedLater() {
+          const produced = proceed(guard, await admission, input, execOptions);
+          if (isAsyncIterable(produced)) yield* produced;
+          else yield await produced;
+        })();
+      }
+      return admission.then((decided) => proceed(guard, decided, input, execOptions));
     };
     const toModelOutput = (tool as { toModelOutput?: unknown }).toModelOutput;
     gated[name] = {
@@ -290,7 +309,7 @@ export function gateAnswer<TOOLS extends ToolSet = ToolSet>(options: GateAnswerO
       let error: FSMBlockedError | Error | null;
       let refusal: string;
       try {
-        const decision = getGuard().finalAnswer();
+        const decision = await getGuard().finalAnswer();
         error = decision.allowed ? null : decision.error;
         refusal = decision.allowed ? '' : words(decision.error);
       } catch (thrown) {
@@ -334,14 +353,19 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
     let holding = false; // a text part of this step is held
     let passing = false; // this step called a tool: nothing of it is the answer
 
-    function allowed(): boolean {
+    /** Whether the answer may be shown (false when it cannot be told: it is not shown). */
+    function allowed(): MaybePromise<boolean> {
       try {
-        return mayAnswer(getGuard()).allowed;
+        const decision = peekAnswer(getGuard());
+        return isPromise(decision) ? decision.then((d) => d.allowed, () => false) : decision.allowed;
       } catch {
-        return false; // cannot tell: the answer is not shown
+        return false;
       }
     }
-    function release(controller: TransformStreamDefaultController<TextStreamPart<TOOLS>>, keepText: boolean): void {
+    function release(controller: TransformStreamDefaultController<TextStreamPart<TOOLS>>, keep: MaybePromise<boolean>): MaybePromise<void> {
+      return andThen(keep, (keepText) => emit(controller, keepText));
+    }
+    function emit(controller: TransformStreamDefaultController<TextStreamPart<TOOLS>>, keepText: boolean): void {
       for (const part of held) {
         const isText = part.type === 'text-start' || part.type === 'text-delta' || part.type === 'text-end';
         if (keepText || !isText) controller.enqueue(part);
@@ -354,10 +378,8 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
       transform(part, controller) {
         switch (part.type) {
           case 'start-step':
-            if (holding) release(controller, allowed());
             passing = false;
-            controller.enqueue(part);
-            return;
+            return andThen(holding ? release(controller, allowed()) : undefined, () => controller.enqueue(part));
           case 'tool-input-start':
           case 'tool-call':
             passing = true;
@@ -368,9 +390,7 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
           case 'error':
           case 'abort':
           case 'finish':
-            if (holding) release(controller, !passing && allowed());
-            controller.enqueue(part);
-            return;
+            return andThen(holding ? release(controller, passing ? false : allowed()) : undefined, () => controller.enqueue(part));
           case 'text-start':
           case 'text-delta':
           case 'text-end':
@@ -387,7 +407,7 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
         }
       },
       flush(controller) {
-        if (holding) release(controller, !passing && allowed());
+        return holding ? release(controller, passing ? false : allowed()) : undefined;
       },
     });
   };

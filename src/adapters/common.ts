@@ -10,11 +10,36 @@
  */
 import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import type { Decision, SessionGuard, ToolCall } from '../adapter.js';
+import type { Decision, FinalAnswerDecision, SessionGuard, ToolCall } from '../adapter.js';
+import { mayAnswer } from '../answer.js';
+import { createSessionGuard } from '../adapter.js';
 import { failClosed, type CallClassifier, type Classification } from '../classification.js';
 import { compileCatalog, parseCatalog, type Catalog, type Classifier, type CompiledCatalog } from '../classifier.js';
 import type { FSMBlockedError } from '../errors.js';
 import { outcomeOf } from '../outcome.js';
+import type { SharedSessionGuard } from '../shared-store.js';
+
+/**
+ * A session's gate as the adapters take it: a `SessionGuard` (one process,
+ * synchronous: `createSessionGuard()`, `createSessionStore().session(key)`)
+ * or a `SharedSessionGuard` (many processes, asynchronous:
+ * `createSharedSessionStore().session(key)`, whose failures reject and so
+ * refuse the call).
+ */
+export type AdapterGuard = SessionGuard | SharedSessionGuard;
+
+/** A value, or a promise of it when the guard is asynchronous. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** True for a promise (or any thenable). */
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** `then` that stays synchronous for a plain value (so a synchronous guard decides before anything else runs). */
+export function andThen<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
+  return isPromise(value) ? value.then(next) : next(value);
+}
 
 /**
  * A configuration mistake found when an adapter is set up (before any call
@@ -219,7 +244,7 @@ export function assertGuardSource(options: { guard?: unknown; getGuard?: unknown
     );
   }
   if (hasGuard && typeof (options.guard as SessionGuard).check !== 'function') {
-    throw new AdapterConfigError(adapter, '`guard` must be a session guard (createSessionGuard() or sessions.session(key))');
+    throw new AdapterConfigError(adapter, '`guard` must be a session guard (createSessionGuard(), or sessions.session(key) of a session store)');
   }
   if (hasGetter && typeof options.getGuard !== 'function') {
     throw new AdapterConfigError(adapter, '`getGuard` must be a function (sessionKey: string) => SessionGuard');
@@ -235,12 +260,15 @@ export type CallAdmission =
 
 /**
  * Checks one call: classifies it with the adapter's source and asks the
- * guard, passing kind, targets and destructive flag. Never throws: a guard
- * that throws refuses the call (`failure`), and the call is not tracked.
+ * guard, passing kind, targets and destructive flag. Never throws or
+ * rejects: a guard that throws (or rejects) refuses the call (`failure`),
+ * and the call is not tracked. Synchronous with a `SessionGuard` (the check
+ * is made before this returns); a promise with a `SharedSessionGuard`.
  *
  * @param id the framework's call id (an empty or missing id counts as none).
  */
-export function admitCall(guard: SessionGuard, classifier: ToolClassifier, id: string | undefined, name: string, args: unknown): CallAdmission {
+export function admitCall(guard: AdapterGuard, classifier: ToolClassifier, id: string | undefined, name: string, args: unknown): MaybePromise<CallAdmission> {
+  const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
   try {
     const classification = classifier.classify(name, args);
     const call: ToolCall = {
@@ -251,10 +279,12 @@ export function admitCall(guard: SessionGuard, classifier: ToolClassifier, id: s
       targets: classification.targets,
       destructive: classification.destructive,
     };
-    const decision: Decision = guard.check(call);
-    return decision.allowed ? { allowed: true, call } : { allowed: false, error: decision.error };
+    const admission = (decision: Decision): CallAdmission =>
+      decision.allowed ? { allowed: true, call } : { allowed: false, error: decision.error };
+    const decision: MaybePromise<Decision> = guard.check(call);
+    return isPromise(decision) ? decision.then(admission, refused) : admission(decision);
   } catch (failure) {
-    return { allowed: false, error: null, failure };
+    return refused(failure);
   }
 }
 
@@ -266,17 +296,27 @@ export function admitCall(guard: SessionGuard, classifier: ToolClassifier, id: s
  * its id alone; without one, kind and targets say which it is.
  */
 export function recordCall(
-  guard: SessionGuard,
+  guard: AdapterGuard,
   classifier: ToolClassifier,
   call: ToolCall,
   outcome: { threw: true } | { threw: false; result: unknown; content?: unknown },
-): 'success' | 'error' {
+): MaybePromise<'success' | 'error'> {
   const verdict = outcome.threw ? 'error' : outcomeOf(outcome.result, { failureMarkers: classifier.failureMarkers(call.name) });
   const { args: _args, ...rest } = call;
   const keyed: ToolCall = call.id === undefined ? rest : { id: call.id, name: call.name };
   const content = outcome.threw ? undefined : 'content' in outcome ? outcome.content : outcome.result;
-  guard.record(keyed, verdict, outcome.threw ? undefined : { result: content });
-  return verdict;
+  return andThen(guard.record(keyed, verdict, outcome.threw ? undefined : { result: content }), () => verdict);
+}
+
+/**
+ * What `finalAnswer()` would decide now, with no side effect: `mayAnswer`
+ * on a `SessionGuard`; on a `SharedSessionGuard`, `mayAnswer` on the session
+ * as stored now (a promise). For a stream that must not show an answer
+ * before the counted decision is made.
+ */
+export function peekAnswer(guard: AdapterGuard): MaybePromise<FinalAnswerDecision> {
+  if ('actor' in guard) return mayAnswer(guard);
+  return guard.getPersistedSnapshot().then((snapshot) => mayAnswer(createSessionGuard({ snapshot })));
 }
 
 /** The words given to the model for a call the guard could not check (`CallAdmission.failure`). */

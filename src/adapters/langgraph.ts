@@ -39,6 +39,7 @@ import {
   createToolClassifier,
   recordCall,
   uncheckedText,
+  type AdapterGuard,
   type ClassificationOptions,
   type ToolClassifier,
 } from './common.js';
@@ -73,11 +74,12 @@ export const MessagesWithSafetyAnnotation = Annotation.Root({
  *   node that finds tool results in the thread but no snapshot throws (a
  *   state without the channel silently drops the snapshot).
  * - `getGuard(threadId)`: the guard of the run's `configurable.thread_id`
- *   (e.g. `(id) => sessions.session(id)` over `createSessionStore`); the
- *   graph state then holds nothing of it.
+ *   (e.g. `(id) => sessions.session(id)` over `createSessionStore`, or
+ *   `createSharedSessionStore` for many processes); the graph state then
+ *   holds nothing of it.
  */
 export interface ThreadGuardOptions {
-  getGuard?: (threadId: string) => SessionGuard;
+  getGuard?: (threadId: string) => AdapterGuard;
   /** The state key of the snapshot; default `safety`. */
   stateKey?: string;
   /** Options of the guards restored from the state (clock, strict failed writes, ...). */
@@ -108,7 +110,7 @@ type Tool = StructuredToolInterface | DynamicTool | RunnableToolLike;
 
 /** A thread's guard for one node run, and the update that persists it. */
 interface ThreadGuard {
-  guard: SessionGuard;
+  guard: AdapterGuard;
   /** The state update to return: the new snapshot in snapshot mode, nothing with `getGuard`. */
   update(): Record<string, unknown>;
 }
@@ -213,7 +215,8 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     const thread = this.runs.get(config);
     if (thread === undefined) throw new Error(`pulse-safety-fsm/${ADAPTER}: runTool outside a SafetyToolNode run`);
     const { guard } = thread;
-    const admission = admitCall(guard, this.classifier, call.id, call.name, call.args);
+    // With a synchronous guard the check is made here, as the call starts (before any tool of the message finishes).
+    const admission = await admitCall(guard, this.classifier, call.id, call.name, call.args);
     if (!admission.allowed) {
       const content = admission.error === null ? uncheckedText(call.name, admission.failure) : this.refusal(admission.error);
       return new ToolMessage({ status: 'error', content, name: call.name, tool_call_id: call.id ?? '' });
@@ -222,10 +225,10 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     try {
       output = await super.runTool(call, config, state);
     } catch (error) {
-      recordCall(guard, this.classifier, admission.call, { threw: true });
+      await recordCall(guard, this.classifier, admission.call, { threw: true });
       throw error;
     }
-    recordCall(guard, this.classifier, admission.call, { threw: false, ...outcomeOfMessage(output) });
+    await recordCall(guard, this.classifier, admission.call, { threw: false, ...outcomeOfMessage(output) });
     return output;
   }
 }
@@ -269,7 +272,7 @@ export function createAnswerGateNode(options: AnswerGateNodeOptions = {}): (
   const words = options.answerRefusal ?? refusalText;
   return async (state, config) => {
     const thread = openThreadGuard(options, undefined, state, config);
-    const decision = thread.guard.finalAnswer();
+    const decision = await thread.guard.finalAnswer();
     if (decision.allowed) return new Command({ goto: next, update: thread.update() });
     const answer = state.messages.at(-1);
     const remove = typeof answer?.id === 'string' ? [new RemoveMessage({ id: answer.id })] : [];

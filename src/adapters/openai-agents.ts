@@ -40,7 +40,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
-import type { SessionGuard, ToolCall } from '../adapter.js';
+import type { ToolCall } from '../adapter.js';
 import type { FSMBlockedError } from '../errors.js';
 import { refusalText } from '../refusal.js';
 import {
@@ -51,6 +51,7 @@ import {
   createToolClassifier,
   recordCall,
   uncheckedText,
+  type AdapterGuard,
   type ClassificationOptions,
 } from './common.js';
 
@@ -71,9 +72,12 @@ const DEFAULT_TOOL_ERROR = 'An error occurred while running the tool. Please try
 /** Options of `createSafetyGate`: a guard source and a classification source (`catalog`, `kinds` or `classify`). */
 export interface AgentsSafetyOptions<TContext = unknown> extends ClassificationOptions {
   /** The guard of the one session this gate serves. */
-  guard?: SessionGuard;
-  /** The guard of a session by its key (e.g. `(key) => sessions.session(key)` over `createSessionStore`). */
-  getGuard?: (sessionKey: string) => SessionGuard;
+  guard?: AdapterGuard;
+  /**
+   * The guard of a session by its key (e.g. `(key) => sessions.session(key)`
+   * over `createSessionStore`, or `createSharedSessionStore` for many processes).
+   */
+  getGuard?: (sessionKey: string) => AdapterGuard;
   /** The session key of a run, from its context (required with `getGuard`), e.g. `(ctx) => ctx.context.chatId`. */
   sessionKey?: (context: RunContext<TContext>) => string;
   /**
@@ -152,9 +156,9 @@ export interface AgentsSafetyGate<TContext = unknown> {
   /**
    * Records as errors the calls of a run (its `RunContext`) still in flight:
    * for apps that call the SDK's `run()` themselves, after it ends or throws.
-   * Returns how many.
+   * Resolves to how many.
    */
-  settle(context: RunContext<TContext>): number;
+  settle(context: RunContext<TContext>): Promise<number>;
   /**
    * Checks an agent as `run` does before its first run.
    * @throws AdapterConfigError naming what is wrong.
@@ -163,7 +167,7 @@ export interface AgentsSafetyGate<TContext = unknown> {
 }
 
 interface Pending {
-  guard: SessionGuard;
+  guard: AdapterGuard;
   call: ToolCall;
 }
 
@@ -211,7 +215,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   /** Admitted calls without an outcome yet, by run (its RunContext, which every hook of the run gets) and call id. */
   const pending = new WeakMap<object, Map<string, Pending>>();
 
-  function sessionOf(context: RunContext<TContext>): { guard: SessionGuard } {
+  function sessionOf(context: RunContext<TContext>): { guard: AdapterGuard } {
     if (options.guard !== undefined) return { guard: options.guard };
     const key = options.sessionKey!(context);
     if (typeof key !== 'string' || key === '') {
@@ -221,25 +225,25 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   }
 
   /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
-  function settle(context: RunContext<TContext>, callId: string | undefined, outcome: { threw: true } | { threw: false; result: unknown }): void {
+  async function settle(context: RunContext<TContext>, callId: string | undefined, outcome: { threw: true } | { threw: false; result: unknown }): Promise<void> {
     if (callId === undefined) return;
     const calls = pending.get(context);
     const entry = calls?.get(callId);
     if (entry === undefined) return;
     calls!.delete(callId);
-    recordCall(entry.guard, classifier, entry.call, outcome);
+    await recordCall(entry.guard, classifier, entry.call, outcome);
   }
 
   const toolInputGuardrail = defineToolInputGuardrail<TContext>({
     name: CHECK_GUARDRAIL_NAME,
     run: async ({ context, toolCall }) => {
-      let session: { guard: SessionGuard };
+      let session: { guard: AdapterGuard };
       try {
         session = sessionOf(context);
       } catch (failure) {
         return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
       }
-      const admission = admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
+      const admission = await admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
       if (admission.allowed) {
         if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
           const calls = pending.get(context) ?? new Map<string, Pending>();
@@ -258,7 +262,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   const toolOutputGuardrail = defineToolOutputGuardrail<TContext>({
     name: RECORD_GUARDRAIL_NAME,
     run: async ({ context, toolCall, output }) => {
-      settle(context, toolCall.callId, { threw: false, result: output });
+      await settle(context, toolCall.callId, { threw: false, result: output });
       return ToolGuardrailFunctionOutputFactory.allow();
     },
   });
@@ -267,7 +271,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
     inner?: ((context: RunContext<TContext>, error: unknown, details?: unknown) => R | Promise<R>) | null,
   ): (context: RunContext<TContext>, error: unknown, details?: unknown) => Promise<R | string> {
     return async (context, error, details) => {
-      settle(context, callIdOf(details), { threw: true });
+      await settle(context, callIdOf(details), { threw: true });
       if (inner === null) throw error;
       if (inner === undefined) return DEFAULT_TOOL_ERROR;
       return inner(context, error, details);
@@ -290,7 +294,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
       ...(timeoutMs !== undefined && behavior === 'error_as_result'
         ? {
             timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
-              settle(context, callIdOf(details), { threw: true });
+              await settle(context, callIdOf(details), { threw: true });
               return userTimeout !== undefined ? userTimeout(context, error, details) : `Tool '${name}' timed out after ${String(timeoutMs)}ms.`;
             },
           }
@@ -303,7 +307,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   const outputGuardrail: OutputGuardrail<'text', TContext> = {
     name: ANSWER_GUARDRAIL_NAME,
     execute: async ({ context }) => {
-      const decision = sessionOf(context).guard.finalAnswer();
+      const decision = await sessionOf(context).guard.finalAnswer();
       if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
       const { error } = decision;
       const info: AnswerRefusalInfo = {
@@ -318,12 +322,12 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
     },
   };
 
-  function settleContext(context: RunContext<TContext> | undefined): number {
+  async function settleContext(context: RunContext<TContext> | undefined): Promise<number> {
     const calls = context === undefined ? undefined : pending.get(context);
     if (calls === undefined) return 0;
     const left = [...calls.values()];
     pending.delete(context!);
-    for (const entry of left) recordCall(entry.guard, classifier, entry.call, { threw: true });
+    for (const entry of left) await recordCall(entry.guard, classifier, entry.call, { threw: true });
     return left.length;
   }
 
@@ -366,7 +370,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         result = await runWith(current, currentInput, runOptions);
       } catch (error) {
         const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
-        settleContext(state?._context);
+        await settleContext(state?._context);
         const ours =
           error instanceof OutputGuardrailTripwireTriggered &&
           error.result.guardrail.name === ANSWER_GUARDRAIL_NAME &&
@@ -378,7 +382,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         current = state.currentAgent ?? current;
         continue;
       }
-      settleContext(result.runContext);
+      await settleContext(result.runContext);
       return result;
     }
   }

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
 import { gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
 import { AdapterConfigError } from '../../src/adapters/common.js';
+import { createSharedSessionStore } from '../../src/shared-store.js';
 import { createSessionStore } from '../../src/store.js';
 
 const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
@@ -395,6 +396,45 @@ describe('sessions from a store', () => {
     await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
     expect(sessions.session('chat-1').state).toBe('READING');
     expect(sessions.session('chat-1').context.finalAnswerBlocks).toBe(1);
+  });
+});
+
+describe('sessions shared by many processes (createSharedSessionStore: an asynchronous guard)', () => {
+  function shared() {
+    let t = 1_000;
+    return createSharedSessionStore({ now: () => (t += 1) });
+  }
+
+  it('plays the scenario on generateText, each decision committed to the store', async () => {
+    const sessions = shared();
+    const log: string[] = [];
+    const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools(log), getGuard: (key) => sessions.session(key), sessionKey: 'chat-1', catalog });
+    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
+    expect(result.text).toBe('web-01 restarted and running.');
+    expect(createSessionGuard({ snapshot: await sessions.session('chat-1').getPersistedSnapshot() }).state).toBe('READING');
+  });
+
+  it('withholds the refused answer from streamText as well', async () => {
+    const sessions = shared();
+    const model = new MockLanguageModelV4({ doStream: SCENARIO.map((parts) => streamed(...parts)) });
+    const safety = withSafetyGate({ tools: makeTools([]), getGuard: (key) => sessions.session(key), sessionKey: 'chat-2', catalog });
+    const result = streamText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const chunks: string[] = [];
+    for await (const chunk of result.textStream) chunks.push(chunk);
+    expect(chunks.join('')).toBe('web-01 restarted and running.');
+  });
+
+  it('does not run a call the store cannot commit: the model gets a tool error', async () => {
+    const sessions = shared();
+    await sessions.close();
+    const log: string[] = [];
+    const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status')), step(say('ok'))] });
+    const tools = gateTools(makeTools(log), { getGuard: (key) => sessions.session(key), sessionKey: 'chat-3', catalog });
+    const result = await generateText({ model, prompt: 'go', tools, stopWhen: isStepCount(2) });
+    expect(log).toEqual([]);
+    expect(result.steps[0]!.content.filter((part) => part.type === 'tool-error')).toHaveLength(1);
   });
 });
 

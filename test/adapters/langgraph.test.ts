@@ -27,6 +27,7 @@ import {
   routeAfterModel,
   type SafetyToolNodeOptions,
 } from '../../src/adapters/langgraph.js';
+import { createSharedSessionStore } from '../../src/shared-store.js';
 import { createSessionStore } from '../../src/store.js';
 
 const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
@@ -253,6 +254,19 @@ describe('guards from a session store by thread_id', () => {
     expect(sessions.session('s1').state).toBe('READING');
     expect(sessions.session('s1').context.finalAnswerBlocks).toBe(1);
     expect(final.safety).toBeUndefined();
+  });
+
+  it('gates through a shared store (an asynchronous guard), each decision committed to it', async () => {
+    let t = 1_000;
+    const sessions = createSharedSessionStore({ now: () => (t += 1) });
+    const log: string[] = [];
+    const model = new ScriptedChatModel(scenario());
+    const graph = buildGraph(model, makeTools(log), { getGuard: (id) => sessions.session(id) });
+    await graph.invoke({ messages: [new HumanMessage('Restart web-01.')] }, thread('s2'));
+    expect(log).toEqual(['get_status 1', 'restart', 'get_status 2']);
+    const saved = createSessionGuard({ snapshot: await sessions.session('s2').getPersistedSnapshot() });
+    expect(saved.state).toBe('READING');
+    expect(saved.context.finalAnswerBlocks).toBe(1);
   });
 
   it('refuses a Send fan-out when the snapshot lives in the state', async () => {

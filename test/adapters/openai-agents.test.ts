@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
 import { AdapterConfigError } from '../../src/adapters/common.js';
 import { createSafetyGate, type AgentsSafetyGate } from '../../src/adapters/openai-agents.js';
+import { createSharedSessionStore } from '../../src/shared-store.js';
 import { createSessionStore } from '../../src/store.js';
 
 beforeAll(() => setTracingDisabled(true));
@@ -262,6 +263,27 @@ describe('sessions from a store', () => {
     await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-7' } });
     expect(sessions.session('chat-7').state).toBe('READING');
     expect(sessions.session('chat-7').context.finalAnswerBlocks).toBe(1);
+  });
+});
+
+describe('sessions shared by many processes (createSharedSessionStore: an asynchronous guard)', () => {
+  it('plays the scenario, each decision committed to the store', async () => {
+    let t = 1_000;
+    const sessions = createSharedSessionStore({ now: () => (t += 1) });
+    const gate = createSafetyGate<{ chatId: string }>({
+      getGuard: (key) => sessions.session(key),
+      sessionKey: (context) => context.context.chatId,
+      catalog,
+    });
+    const log: string[] = [];
+    const model = new ScriptedModel(SCENARIO);
+    const agent = new Agent<{ chatId: string }>({ name: 'ops', model, tools: makeTools(gate as AgentsSafetyGate, log), outputGuardrails: [gate.outputGuardrail] });
+    const result = await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-8' } });
+    expect(log).toEqual(['get_status 1', 'restart', 'get_status 2']);
+    expect(result.finalOutput).toBe('web-01 restarted and running.');
+    const saved = createSessionGuard({ snapshot: await sessions.session('chat-8').getPersistedSnapshot() });
+    expect(saved.state).toBe('READING');
+    expect(saved.context.finalAnswerBlocks).toBe(1);
   });
 });
 
