@@ -335,7 +335,8 @@ class ToolBook implements ToolClassifier {
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly trusted: boolean,
+    /** The tools' annotations, and the self-verification their results report, are trusted. */
+    readonly trusted: boolean,
   ) {}
 
   /** Replaces every tool (a full `tools/list`, or the registrations of a server). */
@@ -428,6 +429,19 @@ function emit(onEvent: McpGateOptions['onEvent'], event: McpGateEvent): void {
   }
 }
 
+/**
+ * What a tool's result says it produced, for self-verification (DESIGN.md
+ * §1, §5.8: a write whose output reports `verification.ok === true` verifies
+ * itself): its `structuredContent`, else its first text block. Read only for
+ * trusted servers: an untrusted one could otherwise waive the read-after-write
+ * requirement of its own writes.
+ */
+function toolOutput(result: CallToolResult): unknown {
+  if (isObject(result.structuredContent)) return result.structuredContent;
+  const text = Array.isArray(result.content) ? result.content.find((block) => block?.type === 'text') : undefined;
+  return text?.type === 'text' ? text.text : undefined;
+}
+
 /** The result with the session's answer state added to its `_meta`. */
 function withAnswer(result: CallToolResult, answer: AnswerState): CallToolResult {
   return { ...result, _meta: { ...(isObject(result._meta) ? result._meta : {}), [ANSWER_META_KEY]: answer } };
@@ -436,8 +450,9 @@ function withAnswer(result: CallToolResult, answer: AnswerState): CallToolResult
 /**
  * Checks a call (classified by the book: kind, targets, destructive), runs it
  * when admitted, records its outcome (`recordCall`: `outcomeOf` the result,
- * and a call that throws, is cancelled or times out is an `error`) and adds
- * the answer state to the result. A refused call is not run: its result is
+ * and a call that throws, is cancelled or times out is an `error`; a trusted
+ * server's output may verify its own write, `toolOutput`) and adds the answer
+ * state to the result. A refused call is not run: its result is
  * `refusalResult`.
  * @throws McpError when the guard cannot decide (a call id already in flight,
  *   a store that cannot save): the call is not run. Rethrows what `run` throws.
@@ -474,10 +489,16 @@ async function runGated(call: GatedCall, run: () => Promise<CallToolResult>): Pr
   });
   if (!decision.allowed) return withAnswer(refusalResult(decision.error, book.structuredRefusal(call.name)), answerState(guard));
 
-  const settle = (outcome: { threw: true; error: unknown } | { threw: false; result: CallToolResult }): AnswerState => {
+  const settle = async (outcome: { threw: true; error: unknown } | { threw: false; result: CallToolResult }): Promise<AnswerState> => {
     let verdict: 'success' | 'error';
     try {
-      verdict = recordCall(guard, book, toolCall, outcome.threw ? { threw: true } : { threw: false, result: outcome.result });
+      // The record is made when recordCall is called (synchronously for a SessionGuard): before any other call's check that follows.
+      verdict = await recordCall(
+        guard,
+        book,
+        toolCall,
+        outcome.threw ? { threw: true } : { threw: false, result: outcome.result, content: book.trusted ? toolOutput(outcome.result) : undefined },
+      );
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `pulse-safety: the call ran but its outcome could not be recorded (${messageOf(error)})`);
     }
@@ -500,10 +521,10 @@ async function runGated(call: GatedCall, run: () => Promise<CallToolResult>): Pr
   try {
     result = await run();
   } catch (error) {
-    settle({ threw: true, error });
+    await settle({ threw: true, error });
     throw error;
   }
-  return withAnswer(result, settle({ threw: false, result }));
+  return withAnswer(result, await settle({ threw: false, result }));
 }
 
 /** Reads every page of the upstream's `tools/list` (the SDK's default timeout per page). */
@@ -676,6 +697,7 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
     }
   }
 
+  upstream.onerror ??= report;
   const upstreamOnClose = upstream.onclose;
   upstream.onclose = () => {
     upstreamOnClose?.();

@@ -504,6 +504,23 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     }
   });
 
+  it('closes a session\'s upstream server when its client ends the session', async () => {
+    const pidFile = fresh('pid');
+    const proxy = await listening(withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]), ['--trust']);
+    try {
+      const transport = new StreamableHTTPClientTransport(proxy.url);
+      const client = new Client({ name: 'http-test', version: '1.0.0' });
+      await client.connect(transport);
+      await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' && isRunning(Number(readFileSync(pidFile, 'utf8'))), 'the session\'s server');
+      const upstreamPid = await readPid(pidFile);
+      await transport.terminateSession();
+      await client.close();
+      await until(() => !isRunning(upstreamPid), 'the session\'s server to exit');
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+  });
+
   it('refuses a request whose Host is not 127.0.0.1 or localhost (DNS rebinding)', async () => {
     const proxy = await listening([process.execPath, FS_SERVER, freshDir()], ['--trust']);
     try {
