@@ -43,7 +43,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 describeVersionedStore(
   `Redis${skipNote}`,
   {
-    ttlMs: 1500,
+    ttlMs: 2000,
     corruptsVersions: true,
     async namespace(ttlMs) {
       const keyPrefix = testPrefix('suite');

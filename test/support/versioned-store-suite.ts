@@ -133,7 +133,7 @@ export function describeVersionedStore(name: string, backend: Backend, skip = fa
     it('expires a session not stored for the time to live', async () => {
       await open();
       const first = (await store.compareAndSet('a', null, S1, ns.now())) as { version: number };
-      await ns.advance(backend.ttlMs * 1.5);
+      await ns.advance(backend.ttlMs * 1.1 + 100);
       expect(await store.load('a')).toBeUndefined();
       expect(await store.compareAndSet('a', first.version, S2, ns.now())).toEqual({ committed: false, current: undefined });
     });
@@ -232,7 +232,7 @@ export function describeVersionedStore(name: string, backend: Backend, skip = fa
     it('starts an expired session again in RESOLVING', async () => {
       await open();
       await one.session('chat').record(READ);
-      await ns.advance(backend.ttlMs * 1.5);
+      await ns.advance(backend.ttlMs * 1.1 + 100);
       expect((await two.session('chat').getPersistedSnapshot()).state).toBe('RESOLVING');
       expect((await one.session('chat').check({ id: 'w', ...WRITE })).allowed).toBe(false);
     });
