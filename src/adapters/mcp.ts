@@ -39,6 +39,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  InitializedNotificationSchema,
   ListRootsRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -616,7 +617,11 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
 
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  server.oninitialized = () => markReady();
+  // Replaces the SDK's own handler, which only calls `oninitialized`: that stays the caller's to set.
+  server.setNotificationHandler(InitializedNotificationSchema, () => {
+    markReady();
+    server.oninitialized?.();
+  });
 
   /** Options of a request forwarded upstream on behalf of the client: its cancellation, progress and our timeout. */
   function forwardOptions(params: unknown, extra: ServerExtra): RequestOptions {

@@ -9,6 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   CreateMessageResultSchema,
   ElicitRequestSchema,
@@ -282,6 +283,30 @@ describe('createGatingProxy in process', () => {
     const { client } = await proxied();
     expect(client.getServerVersion()).toMatchObject({ name: 'upstream', version: '2.0.0' });
     expect(client.getInstructions()).toBe('be careful');
+  });
+
+  it('refuses a task-augmented call before it reaches the server (tasks are not advertised)', async () => {
+    const { client, upstreamServer } = await proxied();
+    let ran = false;
+    upstreamServer.registerTool('tracked', { annotations: { readOnlyHint: true } }, async () => {
+      ran = true;
+      return { content: [] };
+    });
+    expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+    await expect(
+      client.request({ method: 'tools/call', params: { name: 'tracked', arguments: {}, task: { ttl: 60_000 } } }, CallToolResultSchema),
+    ).rejects.toThrow(/does not support task creation/);
+    expect(ran).toBe(false);
+  });
+
+  it('keeps the caller\'s oninitialized', async () => {
+    const upstreamServer = new McpServer({ name: 'upstream', version: '1.0.0' });
+    upstreamServer.registerTool('look', { annotations: { readOnlyHint: true } }, async () => ({ content: [] }));
+    const proxy = await createGatingProxy(await connect(upstreamServer), { trusted: true });
+    let initialized = false;
+    proxy.oninitialized = () => (initialized = true);
+    await connect(proxy);
+    await expect.poll(() => initialized).toBe(true);
   });
 
   it('refuses an upstream client that is not connected', async () => {

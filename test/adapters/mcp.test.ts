@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vit
 import { ANSWER_META_KEY, answerStateOf } from '../../src/adapters/mcp.js';
 import {
   BIN,
+  BUILD,
   buildCli,
   EVERYTHING_SERVER,
   FS_SERVER,
@@ -222,6 +223,26 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
       ['outcome', 'list_directory', 'success'],
     ]);
     expect(events[0]).toMatchObject({ session: 'stdio', kind: 'write', rule: 'no-target', destructive: true });
+  });
+});
+
+describe('examples/mcp-in-process.ts, built', () => {
+  it('runs as a program and prints its transcript', async () => {
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(BUILD, 'examples', 'mcp-in-process.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}`))));
+    });
+    expect(output.trim().split('\n')).toEqual([
+      'write_note before any read -> refused RESOLVING; answer allowed',
+      'read_note -> water the plants; answer allowed',
+      "write_note -> saved 'todo'; answer refused (unverified-write)",
+      'write_note again -> refused VERIFYING; answer refused (unverified-write)',
+      'read_note -> buy milk; answer allowed',
+      "write_note again -> saved 'todo'; answer refused (unverified-write)",
+    ]);
   });
 });
 
