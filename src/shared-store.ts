@@ -352,7 +352,11 @@ export function createSqliteVersionedStore(path: string, options: SqliteVersione
 // ---------------------------------------------------------------------------
 // The shared session store
 
-/** Options of `createSharedSessionStore`. */
+/**
+ * Options of `createSharedSessionStore`. Idle sessions expire by the
+ * store's `ttlMs`, not an option here: Redis sets the TTL in the same script
+ * that writes, and every process sharing a store must expire sessions alike.
+ */
 export interface SharedSessionStoreOptions {
   /** Where sessions live; default a new `createMemoryVersionedStore()` (this process only). */
   store?: VersionedSnapshotStore;
@@ -372,7 +376,13 @@ export interface SharedSessionStoreOptions {
    * call, after the commit: never for an attempt that lost a race.
    */
   guard?: Omit<SessionGuardOptions, 'now' | 'snapshot'>;
-  /** Attempts after the first when other processes commit first; default 8. Then `SessionStoreError` code `conflict`. */
+  /**
+   * Attempts after the first when other processes commit first; default 8.
+   * Then `SessionStoreError` code `conflict`. Retries follow at once, with
+   * no backoff: each lost race means another call on the session committed,
+   * so the sessions always make progress, and a retry starts from the
+   * session the failed compare-and-set returned, with no extra round trip.
+   */
   maxRetries?: number;
 }
 
