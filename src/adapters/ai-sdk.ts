@@ -60,7 +60,9 @@ const ADAPTER = 'ai-sdk';
 /**
  * Where the session's guard comes from: `guard` (one session), or
  * `getGuard(sessionKey)` with the `sessionKey` of this conversation (e.g.
- * `getGuard: (key) => sessions.session(key)` over `createSessionStore`).
+ * `getGuard: (key) => sessions.session(key)` over `createSessionStore`, or
+ * over `createSharedSessionStore` for many processes: an asynchronous guard,
+ * whose failure to commit refuses the call).
  */
 export interface GuardSourceOptions {
   guard?: AdapterGuard;
@@ -90,7 +92,7 @@ export interface GateAnswerOptions<TOOLS extends ToolSet = ToolSet> extends Guar
 }
 
 /**
- * How the run stands on its final answer, after each step (epoch-free: step numbers).
+ * How the run stands on its final answer, updated after each step.
  *
  * - `none`: no step has ended without tool calls since the last tool step
  *   (a run stopped by its step limit while calling tools has no answer).
