@@ -1,8 +1,10 @@
 /**
  * Charts of the project's statecharts, drawn from the machines themselves:
- * a flat chart model, Graphviz DOT, Mermaid `stateDiagram-v2`, SVG rendered
- * offline with `@viz-js/viz`, and the `pulse-safety export` command that
- * writes them for every machine listed in `stately.config.json`.
+ * a flat chart model, the machine config as JSON (what XState's
+ * `createMachine` accepts), Graphviz DOT, Mermaid `stateDiagram-v2`, SVG
+ * rendered offline with `@viz-js/viz`, and the `pulse-safety export` command
+ * that writes them for every machine listed in `stately.config.json`.
+ * docs/charts.md says which tool reads which file.
  *
  * The chart builders are pure functions of a machine; the visualizer and the
  * README drift test reuse them, so every picture of the machine comes from
@@ -17,7 +19,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import type { Viz } from '@viz-js/viz';
-import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import { createActor, type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition } from 'xstate';
 import { z } from 'zod';
 
 // ---------------------------------------------------------------------------
@@ -59,6 +61,12 @@ export interface ChartTransition {
   description: string | null;
   /** Names of the transition's actions, in order. */
   actions: string[];
+  /**
+   * The transition refuses something: one of its actions is a refusing
+   * action (`REFUSING_ACTIONS`). Charts draw it apart from the transitions
+   * that allow (red, dashed, marked `✗`).
+   */
+  refuses: boolean;
 }
 
 /** A whole machine as states and transitions, in document order (root first). */
@@ -70,6 +78,15 @@ export interface Chart {
   states: ChartState[];
   transitions: ChartTransition[];
 }
+
+/**
+ * The names of the actions that emit a refusal (a `gate.decided` with
+ * `allowed: false`): `announceBlocked` refuses a tool call, `refuseAnswer`
+ * the final answer (machines/safety.machine.ts). A transition with one of
+ * them among its actions is a refusing transition (`ChartTransition.refuses`),
+ * whatever rule it refuses under. Matched by name in any machine.
+ */
+export const REFUSING_ACTIONS: readonly string[] = Object.freeze(['announceBlocked', 'refuseAnswer']);
 
 type NamedThing = string | { type?: unknown; name?: unknown } | ((...args: never[]) => unknown) | null | undefined;
 
@@ -105,7 +122,7 @@ function ownTransitions(node: AnyStateNode): { event: string; index: number; def
 
 /**
  * The chart model of a machine: its states and transitions with their ids,
- * guards, actions and descriptions. Pure; never throws on a machine built
+ * guards, actions, descriptions and whether they refuse. Pure; never throws on a machine built
  * with `setup().createMachine()` or `createMachine()`.
  */
 export function chartOf(machine: AnyStateMachine): Chart {
@@ -122,6 +139,7 @@ export function chartOf(machine: AnyStateMachine): Chart {
       initial: initialTarget ? initialTarget.id : null,
     });
     for (const { event, index, definition } of ownTransitions(node)) {
+      const actions = (definition.actions as NamedThing[]).map((action) => nameOf(action, 'inline action'));
       transitions.push({
         id: `t:${node.id}:${event}:${index}`,
         source: node.id,
@@ -129,7 +147,8 @@ export function chartOf(machine: AnyStateMachine): Chart {
         event,
         guard: definition.guard === undefined ? null : nameOf(definition.guard as NamedThing, 'inline guard'),
         description: definition.description ?? null,
-        actions: (definition.actions as NamedThing[]).map((action) => nameOf(action, 'inline action')),
+        actions,
+        refuses: actions.some((action) => REFUSING_ACTIONS.includes(action)),
       });
     }
   }
@@ -153,6 +172,176 @@ export function transitionIds(machine: AnyStateMachine): Map<AnyTransitionDefini
 /** The chart element id of a state (used as the SVG element id). */
 export function stateElementId(stateId: string): string {
   return `state:${stateId}`;
+}
+
+// ---------------------------------------------------------------------------
+// The machine config as JSON
+
+/** A JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A machine config as plain JSON: what `createMachine` accepts, every guard and action by name. */
+export type MachineConfigJson = { [key: string]: JsonValue };
+
+/**
+ * `{ type: <name> }` for a guard or action written inline as a function: the
+ * name of XState's built-in action (`xstate.assign`, ...) or of the function,
+ * else `inline`. Its code is lost; the name is what a designer sees.
+ */
+function referenceOf(implementation: (...args: never[]) => unknown): { type: string } {
+  const builtIn = (implementation as { type?: unknown }).type;
+  return { type: typeof builtIn === 'string' && builtIn !== '' ? builtIn : implementation.name || 'inline' };
+}
+
+/**
+ * Plain JSON data of a config (ids, descriptions, targets, `params`, `meta`,
+ * `tags`): strings, finite numbers, booleans, null, arrays and plain objects
+ * are kept; functions (dynamic `params`, `input` and `output` mappers),
+ * `undefined` and anything else are left out. Never throws.
+ */
+function plainJson(value: unknown, depth = 0): JsonValue | undefined {
+  if (depth > 64) return undefined;
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (Array.isArray(value)) {
+    return value.map((item) => plainJson(item, depth + 1)).filter((item): item is JsonValue => item !== undefined);
+  }
+  if (typeof value !== 'object') return undefined;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    const json = plainJson(item, depth + 1);
+    if (json !== undefined) out[key] = json;
+  }
+  return out;
+}
+
+/** A guard or one action: a name, `{ type, params }`, or an inline function as `referenceOf`. */
+function implementationJson(value: unknown): JsonValue | undefined {
+  if (typeof value === 'function') return referenceOf(value as (...args: never[]) => unknown);
+  return plainJson(value);
+}
+
+/** Actions (`entry`, `exit`, a transition's `actions`): one or an array. */
+function actionsJson(value: unknown): JsonValue | undefined {
+  if (!Array.isArray(value)) return implementationJson(value);
+  return value.map(implementationJson).filter((item): item is JsonValue => item !== undefined);
+}
+
+/** One transition: a target string, or an object whose `guard` and `actions` are references. */
+function transitionJson(value: unknown): JsonValue | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return plainJson(value);
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    const json = key === 'guard' ? implementationJson(item) : key === 'actions' ? actionsJson(item) : plainJson(item);
+    if (json !== undefined) out[key] = json;
+  }
+  return out;
+}
+
+/** The transitions of one event (`on.<event>`, `always`, `onDone`, ...): one or an array. */
+function transitionsJson(value: unknown): JsonValue | undefined {
+  if (!Array.isArray(value)) return transitionJson(value);
+  return value.map(transitionJson).filter((item): item is JsonValue => item !== undefined);
+}
+
+/** A map of transitions by event or delay (`on`, `after`). */
+function transitionMapJson(value: unknown): JsonValue | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    const json = transitionsJson(item);
+    if (json !== undefined) out[key] = json;
+  }
+  return out;
+}
+
+/** One invocation: its `src` by name (inline logic is left out), its done/error/snapshot transitions. */
+function invokeJson(value: unknown): JsonValue | undefined {
+  if (Array.isArray(value)) return value.map(invokeJson).filter((item): item is JsonValue => item !== undefined);
+  if (typeof value !== 'object' || value === null) return plainJson(value);
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    const json = ['onDone', 'onError', 'onSnapshot'].includes(key) ? transitionsJson(item) : plainJson(item);
+    if (json !== undefined) out[key] = json;
+  }
+  return out;
+}
+
+/** One state node's config (the machine's root included, `context` aside): recursive. */
+function stateJson(value: unknown): JsonValue | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(value)) {
+    let json: JsonValue | undefined;
+    if (key === 'types' || key === 'schemas' || key === 'context') continue; // TypeScript only; context apart
+    else if (key === 'states') {
+      const states: { [key: string]: JsonValue } = {};
+      for (const [name, state] of Object.entries((item ?? {}) as object)) {
+        const child = stateJson(state);
+        if (child !== undefined) states[name] = child;
+      }
+      json = states;
+    } else if (key === 'on' || key === 'after') json = transitionMapJson(item);
+    else if (key === 'always' || key === 'onDone') json = transitionsJson(item);
+    else if (key === 'entry' || key === 'exit') json = actionsJson(item);
+    else if (key === 'invoke') json = invokeJson(item);
+    else json = plainJson(item);
+    if (json !== undefined) out[key] = json;
+  }
+  return out;
+}
+
+/**
+ * The context a machine starts with when given no input, as JSON, or
+ * undefined when it needs input, cannot be computed, or is not plain JSON
+ * (it must survive `JSON.stringify` unchanged).
+ */
+function defaultContextOf(machine: AnyStateMachine): JsonValue | undefined {
+  try {
+    const snapshot = createActor(machine).getSnapshot();
+    // A context factory that throws leaves the actor in `error` (XState catches it).
+    if (snapshot.status === 'error') return undefined;
+    const context: unknown = snapshot.context;
+    if (context === undefined) return undefined;
+    const text = JSON.stringify(context);
+    const json = plainJson(context);
+    return json !== undefined && JSON.stringify(json) === text ? json : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The machine's config as plain JSON: what `createMachine` accepts, so that
+ * `createMachine(config)` (or `setup({ guards, actions }).createMachine(config)`
+ * with the implementations by name) has the machine's states, events,
+ * targets, guards and actions. It is the config the machine was created
+ * from (`machine.config`, what `@statelyai/inspect` sends to Stately's
+ * Inspector) with these changes, so that it is JSON:
+ * - `context`: a function of the input in the machine; here the context of
+ *   an actor created without input (the defaults), or left out when the
+ *   machine cannot start without input;
+ * - guards and actions stay references by name (`'isWrite'`,
+ *   `{ type: 'announceBlocked', params: { ... } }`); one written inline as a
+ *   function becomes `{ type: <function name> }`, its code lost;
+ * - left out: `types`/`schemas` (TypeScript only), dynamic `params`,
+ *   `input` and `output` mappers, and inline actor logic.
+ * Descriptions, ids, targets (as written: `READING`, `.RESOLVING`), `meta`
+ * and `tags` are kept. Pure (it creates an actor without starting it); never throws.
+ */
+export function toMachineConfig(machine: AnyStateMachine): MachineConfigJson {
+  const rest = (stateJson(machine.config) ?? {}) as MachineConfigJson;
+  const context = typeof machine.config.context === 'function' ? defaultContextOf(machine) : plainJson(machine.config.context);
+  if (context === undefined) return { ...rest };
+  // Keep the config's key order: `context` after `initial`, where machines usually write it.
+  const ordered: MachineConfigJson = {};
+  for (const key of Object.keys(machine.config)) {
+    if (key === 'context') ordered['context'] = context;
+    else if (key in rest) ordered[key] = rest[key]!;
+  }
+  return ordered;
 }
 
 // ---------------------------------------------------------------------------
@@ -212,9 +401,15 @@ function dotTarget(chart: Chart, stateId: string): string {
   return childrenOf(chart, stateId).length > 0 ? initialNode(stateId) : stateId;
 }
 
-/** `event [guard]`, the head of a transition's label. */
+/** The mark of a refusing transition in every chart's text (`ChartTransition.refuses`). */
+export const REFUSAL_MARK = '✗';
+
+/** Red, for refusing transitions. */
+const REFUSAL_COLOR = '#cf222e';
+
+/** `event [guard]`, the head of a transition's label; `✗ event [guard]` when it refuses. */
 function transitionHead(transition: ChartTransition): string {
-  return `${transition.event}${transition.guard ? ` [${transition.guard}]` : ''}`;
+  return `${transition.refuses ? `${REFUSAL_MARK} ` : ''}${transition.event}${transition.guard ? ` [${transition.guard}]` : ''}`;
 }
 
 /** Lines of HTML-like label text, each left-aligned. */
@@ -224,10 +419,14 @@ function leftLines(text: string, width: number): string {
     .join('');
 }
 
-/** The HTML-like label of a transition edge: event and guard in bold, the description (unless left out) wrapped below. */
+/**
+ * The HTML-like label of a transition edge: event and guard in bold (after
+ * `✗` when it refuses), the description (unless left out) wrapped below.
+ */
 function edgeLabel(transition: ChartTransition, descriptions: boolean): string {
   const description = descriptions ? leftLines(transition.description ?? '', 34) : '';
-  return `<<b>${html(transition.event)}</b>${transition.guard ? ` [${html(transition.guard)}]` : ''}<br align="left"/>${
+  const mark = transition.refuses ? `${REFUSAL_MARK} ` : '';
+  return `<${mark}<b>${html(transition.event)}</b>${transition.guard ? ` [${html(transition.guard)}]` : ''}<br align="left"/>${
     description ? `<font point-size="9">${description}</font>` : ''
   }>`;
 }
@@ -250,16 +449,37 @@ function stateTable(
   if (internal.length > 0) rows.push('<hr/>');
   for (const transition of internal) {
     const text = transition.description ?? '';
+    // A refusing row: red text on a light red ground, with a dashed red frame.
+    const look = transition.refuses
+      ? { bg: '#ffebe9', head: REFUSAL_COLOR, body: REFUSAL_COLOR, frame: ` border="1" color="${REFUSAL_COLOR}" style="dashed"` }
+      : { bg: '#f6f8fa', head: '#24292f', body: '#57606a', frame: '' };
     rows.push(
-      `<tr><td align="left" balign="left" bgcolor="#f6f8fa" id=${quote(transition.id)} tooltip=${quote(text || transitionHead(transition))}>` +
-        `<font point-size="10">${html(transitionHead(transition))}</font><br align="left"/>` +
-        (text && descriptions ? `<font point-size="9" color="#57606a">${leftLines(text, 48)}</font>` : '') +
+      `<tr><td align="left" balign="left" bgcolor="${look.bg}"${look.frame} id=${quote(transition.id)} tooltip=${quote(text || transitionHead(transition))}>` +
+        `<font point-size="10" color="${look.head}">${html(transitionHead(transition))}</font><br align="left"/>` +
+        (text && descriptions ? `<font point-size="9" color="${look.body}">${leftLines(text, 48)}</font>` : '') +
         '</td></tr>',
     );
   }
   return `<<table border="1" cellborder="0" cellspacing="0" cellpadding="3" style="rounded${dashed ? ',dashed' : ''}" bgcolor="${
     dashed ? '#ffffff' : '#f6f8fa'
   }" color="#57606a">${rows.join('')}</table>>`;
+}
+
+/**
+ * The legend of a DOT chart: how an allowing and a refusing transition look,
+ * and what a row in a state box is.
+ */
+function legendTable(): string {
+  const refusing = REFUSING_ACTIONS.join(', ');
+  return (
+    `<<table border="1" cellborder="0" cellspacing="2" cellpadding="3" style="rounded" color="#8c959f" bgcolor="#ffffff">` +
+    `<tr><td align="left"><font point-size="10"><b>Legend</b></font></td></tr>` +
+    `<tr><td align="left" bgcolor="#f6f8fa"><font point-size="9">event [guard]: a transition that allows or records</font></td></tr>` +
+    `<tr><td align="left" bgcolor="#ffebe9" border="1" color="${REFUSAL_COLOR}" style="dashed"><font point-size="9" color="${REFUSAL_COLOR}">` +
+    `${REFUSAL_MARK} event [guard]: a refusing transition, its actions emit a refusal (${html(refusing)})</font></td></tr>` +
+    `<tr><td align="left"><font point-size="9" color="#57606a">rows in a state: transitions that stay in it; arrows: transitions to another state</font></td></tr>` +
+    `</table>>`
+  );
 }
 
 /**
@@ -270,13 +490,17 @@ function stateTable(
  * children is a cluster whose own transitions belong to its "any state" box.
  * Element ids for highlighting the SVG: states `state:<id>`, edges their
  * chart id, internal transitions `a_<chart id>` (see `ChartTransition.id`).
- * States are laid out left to right. Pure.
+ * A refusing transition (`ChartTransition.refuses`) is drawn apart: its
+ * edge red and dashed, its row red on light red in a dashed red frame, its
+ * label starting with `✗`; a legend node (id `legend`) says so. States are
+ * laid out left to right. Pure.
  *
  * @param options.descriptions false leaves transition descriptions out of
  *   the labels (they stay as tooltips): a compact chart for small screens.
  *   Default true.
+ * @param options.legend false leaves the legend out. Default true.
  */
-export function toDot(machine: AnyStateMachine, options: { descriptions?: boolean } = {}): string {
+export function toDot(machine: AnyStateMachine, options: { descriptions?: boolean; legend?: boolean } = {}): string {
   const descriptions = options.descriptions ?? true;
   const chart = chartOf(machine);
   const font = 'DejaVu Sans';
@@ -320,9 +544,11 @@ export function toDot(machine: AnyStateMachine, options: { descriptions?: boolea
     const from = dotSource(chart, transition.source);
     transition.targets.forEach((target, i) => {
       const id = transition.targets.length > 1 ? `${transition.id}:${i}` : transition.id;
-      out.push(`  ${quote(from)} -> ${quote(dotTarget(chart, target))} [id=${quote(id)}, label=${edgeLabel(transition, descriptions)}, tooltip=${quote(transition.description ?? transitionHead(transition))}];`);
+      const look = transition.refuses ? `, color="${REFUSAL_COLOR}", fontcolor="${REFUSAL_COLOR}", style=dashed` : '';
+      out.push(`  ${quote(from)} -> ${quote(dotTarget(chart, target))} [id=${quote(id)}, label=${edgeLabel(transition, descriptions)}, tooltip=${quote(transition.description ?? transitionHead(transition))}${look}];`);
     });
   }
+  if (options.legend ?? true) out.push(`  "legend" [id="legend", label=${legendTable()}, tooltip="Legend"];`);
   out.push('}');
   return out.join('\n') + '\n';
 }
@@ -340,11 +566,15 @@ function mermaidText(text: string): string {
 }
 
 /**
- * Mermaid `stateDiagram-v2` text of a machine, the same chart as `toDot`: a
- * state lists its description, then its targetless (internal) transitions
- * as `event [guard] — description` lines; every other transition is an
- * arrow labelled `event [guard]` and its description. Pure; the README
- * embeds it and a test keeps the two in step.
+ * Mermaid `stateDiagram-v2` text of a machine, the same chart as `toDot`:
+ * every state is declared by name (`state "RESOLVING" as RESOLVING`, so
+ * Mermaid titles its box with the name, not with the first description
+ * line), then lists its description and its targetless (internal)
+ * transitions as `event [guard] — description` lines; every other
+ * transition is an arrow labelled `event [guard]` and its description. A
+ * refusing transition's label starts with `✗` (Mermaid has no style for a
+ * state diagram's transitions), and a `%%` comment at the top says so. Pure;
+ * the README embeds it and a test keeps the two in step.
  */
 export function toMermaid(machine: AnyStateMachine): string {
   const chart = chartOf(machine);
@@ -375,6 +605,9 @@ export function toMermaid(machine: AnyStateMachine): string {
 
   const out: string[] = ['stateDiagram-v2'];
   if (chart.description) out.push(`  %% ${chart.id}: ${chart.description.replace(/\s+/g, ' ')}`);
+  if (chart.transitions.some((t) => t.refuses)) {
+    out.push(`  %% ${REFUSAL_MARK} marks a refusing transition: one of its actions emits a refusal (${REFUSING_ACTIONS.join(', ')}).`);
+  }
   const emitChildren = (parent: ChartState, indent: string) => {
     if (parent.initial !== null) out.push(`${indent}[*] --> ${names.get(parent.initial)}`);
     if (hasOwnTransitions(chart, parent.id)) {
@@ -387,6 +620,9 @@ export function toMermaid(machine: AnyStateMachine): string {
         out.push(`${indent}state ${name} {`);
         emitChildren(child, `${indent}  `);
         out.push(`${indent}}`);
+      } else {
+        // Declared by its name first: Mermaid then titles the box with it, the descriptions below.
+        out.push(`${indent}state "${mermaidText(child.key).replace(/"/g, '#quot;')}" as ${name}`);
       }
       if (child.description) out.push(`${indent}${name} : ${mermaidText(child.description)}`);
       if (childrenOf(chart, child.id).length === 0) {
@@ -530,7 +766,7 @@ export async function loadConfiguredMachine(
 
 /** The four files written for one machine. */
 export interface MachineCharts {
-  /** `machine.toJSON()`, pretty-printed (Stately Studio can import it). */
+  /** The machine config as JSON (`toMachineConfig`), pretty-printed: what `createMachine` accepts. */
   json: string;
   dot: string;
   svg: string;
@@ -541,7 +777,7 @@ export interface MachineCharts {
 export async function chartsOf(machine: AnyStateMachine): Promise<MachineCharts> {
   const dot = toDot(machine);
   return {
-    json: JSON.stringify(machine.toJSON(), null, 2) + '\n',
+    json: JSON.stringify(toMachineConfig(machine), null, 2) + '\n',
     dot,
     svg: await renderSvg(dot),
     mermaid: toMermaid(machine),
@@ -614,7 +850,7 @@ export function registerExportCommand(
   return program
     .command('export')
     .description(
-      "write each machine of stately.config.json as definition JSON (the machine's toJSON()), Graphviz DOT, SVG and Mermaid",
+      "write each machine of stately.config.json as its config in JSON (what createMachine accepts), Graphviz DOT, SVG and Mermaid",
     )
     .option('-c, --config <file>', 'the config listing the machines (default: ./stately.config.json)')
     .option('-o, --out <dir>', "output folder (default: the config's outDir, relative to the config)")
