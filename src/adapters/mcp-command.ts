@@ -16,10 +16,12 @@
  * only, Host and Origin checked against DNS rebinding).
  *
  * Lifetime: over stdio the proxy stops when its client closes stdin, on
- * SIGTERM or SIGINT, or when the upstream server goes away; stopping closes
- * the upstream (its stdin is ended, then SIGTERM, then SIGKILL, as the SDK's
- * stdio transport does) and waits for it to exit, so no process is left
- * behind. Exit codes: 0 stopped by its client or a signal; 1 the upstream
+ * SIGTERM or SIGINT, or when the upstream server goes away. When its client
+ * leaves, the upstream's stdin is ended (then SIGTERM, then SIGKILL, as the
+ * SDK's stdio transport does); on a signal the upstream gets SIGTERM at once
+ * and SIGKILL a second later; a signal while stopping hurries that along
+ * (SIGTERM now, then SIGKILL). The proxy waits for the upstream to exit, so
+ * no process is left behind. Exit codes: 0 stopped by its client or a signal; 1 the upstream
  * failed or went away; 2 bad arguments, catalog or configuration (e.g. no
  * upstream tool is a read: see `AdapterConfigError`).
  *
@@ -162,22 +164,39 @@ async function loadSdk() {
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
-/** A connected upstream client and a promise of its connection's end. */
+/** A connected upstream client, the end of its connection, and how to end it. */
 interface Upstream {
   client: Client;
+  /** Resolves when the connection has ended (for a stdio server: its process has exited). */
   closed: Promise<void>;
-  /** Closes the connection (ends an HTTP session first) and waits, at most `UPSTREAM_EXIT_WAIT_MS`, for its process to exit. */
+  /**
+   * Ends it gracefully: an HTTP session is terminated; a stdio server's stdin
+   * is ended (the SDK then sends SIGTERM after 2 s and SIGKILL after 2 more).
+   * Waits for the end, at most `UPSTREAM_EXIT_WAIT_MS`.
+   */
   close(): Promise<void>;
+  /**
+   * Ends it now (the proxy was told to stop by a signal): a stdio server gets
+   * SIGTERM at once and SIGKILL after `KILL_AFTER_MS`. Waits as `close`.
+   */
+  terminate(): Promise<void>;
+  /** A stdio server gets SIGKILL at once (a second signal: stop without waiting). */
+  kill(): void;
 }
+
+/** How long a server told to stop by SIGTERM has before SIGKILL. */
+const KILL_AFTER_MS = 1_000;
 
 /** The environment a stdio upstream starts with: the proxy's own (the host configured it for the server). */
 function inheritedEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 }
 
-function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 /** Connects a new upstream client: the server command over stdio, or the URL over Streamable HTTP. */
@@ -187,48 +206,83 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     // Declared for the client behind the proxy, which is not known yet: requests it cannot serve are answered with an error.
     { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
   );
-  let transport: Transport;
-  let terminate: () => Promise<void> = async () => {};
+  let ended = false;
+  const closed = new Promise<void>((resolve) => {
+    client.onclose = () => {
+      ended = true;
+      resolve();
+    };
+  });
   if (options.upstream !== undefined) {
     const http = new sdk.clientHttp.StreamableHTTPClientTransport(options.upstream);
-    terminate = () => http.terminateSession().catch(() => {});
-    transport = http;
-  } else {
-    transport = new sdk.clientStdio.StdioClientTransport({
-      command: command[0]!,
-      args: command.slice(1),
-      env: inheritedEnv(),
-      stderr: 'inherit',
-    });
+    await client.connect(http);
+    const close = async () => {
+      await http.terminateSession().catch(() => {});
+      await client.close().catch(() => {});
+      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
+    };
+    return { client, closed, close, terminate: close, kill: () => void client.close().catch(() => {}) };
   }
-  const closed = new Promise<void>((resolve) => {
-    client.onclose = resolve;
-  });
-  await client.connect(transport);
+  const stdio = new sdk.clientStdio.StdioClientTransport({ command: command[0]!, args: command.slice(1), env: inheritedEnv(), stderr: 'inherit' });
+  await client.connect(stdio);
+  const pid = stdio.pid; // read now: the SDK forgets it once closing starts
+  /** Signals the server's process unless it has already exited (its PID could be reused). */
+  const signal = (name: NodeJS.Signals): void => {
+    if (ended || pid === null) return;
+    try {
+      process.kill(pid, name);
+    } catch {
+      // already gone
+    }
+  };
   return {
     client,
     closed,
     async close() {
-      await terminate();
       await client.close().catch(() => {});
       await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
     },
+    async terminate() {
+      signal('SIGTERM');
+      void client.close().catch(() => {});
+      await waitAtMost(closed, KILL_AFTER_MS);
+      signal('SIGKILL');
+      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
+    },
+    kill: () => signal('SIGKILL'),
   };
 }
 
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
-function signalled(): { promise: Promise<string>; dispose(): void } {
-  let stop: (signal: string) => void = () => {};
-  const promise = new Promise<string>((resolve) => (stop = resolve));
-  const onTerm = () => stop('SIGTERM');
-  const onInt = () => stop('SIGINT');
-  process.once('SIGTERM', onTerm);
-  process.once('SIGINT', onInt);
+/**
+ * The proxy's SIGTERM and SIGINT handling, installed until `dispose`: the
+ * first signal resolves `promise` (stop); while stopping, a signal calls
+ * `hurry` with how many came (1: end the servers now, 2 and more: kill
+ * them), so the proxy never dies of a signal with a server still running.
+ */
+function signalled(hurry: (count: number) => void): { promise: Promise<void>; stopping(): void; dispose(): void } {
+  let stop: () => void = () => {};
+  const promise = new Promise<void>((resolve) => (stop = resolve));
+  let stopping = false;
+  let count = 0;
+  const onSignal = (): void => {
+    if (!stopping) {
+      stopping = true;
+      stop();
+      return;
+    }
+    count += 1;
+    hurry(count);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   return {
     promise,
+    stopping: () => {
+      stopping = true;
+    },
     dispose() {
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
     },
   };
 }
@@ -241,52 +295,56 @@ function setupFailure(sdk: Sdk, error: unknown, err: (text: string) => void): nu
 
 /** Over stdio: one client, one upstream, one session. */
 async function serveStdio(sdk: Sdk, command: string[], options: McpProxyOptions, gateOptions: GatingProxyOptions, err: (text: string) => void): Promise<number> {
-  const signals = signalled();
-  let upstream: Upstream;
+  let upstream: Upstream | undefined;
+  const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
   try {
-    upstream = await connectUpstream(sdk, command, options);
-  } catch (error) {
-    signals.dispose();
-    err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
-    return MCP_PROXY_EXIT.upstreamFailed;
-  }
-  let server: Server;
-  try {
-    server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
-  } catch (error) {
-    signals.dispose();
-    await upstream.close();
-    return setupFailure(sdk, error, err);
-  }
-  server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
-  const serverClosed = new Promise<void>((resolve) => {
-    const proxyOnClose = server.onclose;
-    server.onclose = () => {
-      proxyOnClose?.();
-      resolve();
-    };
-  });
-  const stdinEnded = new Promise<void>((resolve) => {
-    process.stdin.once('end', resolve);
-    process.stdin.once('close', resolve);
-  });
-  await server.connect(new sdk.serverStdio.StdioServerTransport());
+    try {
+      upstream = await connectUpstream(sdk, command, options);
+    } catch (error) {
+      err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
+      return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    let server: Server;
+    try {
+      server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
+    } catch (error) {
+      signals.stopping();
+      await upstream.close();
+      return setupFailure(sdk, error, err);
+    }
+    server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
+    const serverClosed = new Promise<void>((resolve) => {
+      const proxyOnClose = server.onclose;
+      server.onclose = () => {
+        proxyOnClose?.();
+        resolve();
+      };
+    });
+    const stdinEnded = new Promise<void>((resolve) => {
+      process.stdin.once('end', resolve);
+      process.stdin.once('close', resolve);
+    });
+    await server.connect(new sdk.serverStdio.StdioServerTransport());
 
-  const why = await Promise.race([
-    stdinEnded.then(() => 'client' as const),
-    serverClosed.then(() => 'client' as const),
-    signals.promise.then(() => 'signal' as const),
-    upstream.closed.then(() => 'upstream' as const),
-  ]);
-  signals.dispose();
-  await server.close().catch(() => {});
-  await upstream.close();
-  process.stdin.destroy();
-  if (why === 'upstream') {
-    err('pulse-safety mcp-proxy: the MCP server closed the connection\n');
-    return MCP_PROXY_EXIT.upstreamFailed;
+    const why = await Promise.race([
+      stdinEnded.then(() => 'client' as const),
+      serverClosed.then(() => 'client' as const),
+      signals.promise.then(() => 'signal' as const),
+      upstream.closed.then(() => 'upstream' as const),
+    ]);
+    signals.stopping();
+    const ending = why === 'signal' ? upstream.terminate() : upstream.close();
+    await server.close().catch(() => {});
+    await ending;
+    process.stdin.destroy();
+    if (why === 'upstream') {
+      err('pulse-safety mcp-proxy: the MCP server closed the connection\n');
+      return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    return MCP_PROXY_EXIT.stopped;
+  } finally {
+    signals.dispose();
   }
-  return MCP_PROXY_EXIT.stopped;
 }
 
 /** Reads a request body (at most `MAX_BODY_BYTES`) as JSON; undefined when it is not JSON or too long. */
@@ -430,27 +488,36 @@ async function serveHttp(
       jsonRpcError(res, 500, -32603, 'Internal error');
     });
   });
-  const signals = signalled();
+  const open = (): HttpSession[] => [...new Set([...sessions.values(), ...pending])];
+  const signals = signalled((count) => {
+    for (const session of open()) {
+      if (count === 1) void session.upstream.terminate();
+      else session.upstream.kill();
+    }
+  });
   try {
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen(port, '127.0.0.1', () => resolve());
-    });
-  } catch (error) {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject);
+        http.listen(port, '127.0.0.1', () => resolve());
+      });
+    } catch (error) {
+      err(`pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`);
+      return MCP_PROXY_EXIT.badInput;
+    }
+    port = (http.address() as { port: number }).port;
+    out(`pulse-safety mcp-proxy: listening on http://127.0.0.1:${port}/mcp\n`);
+    await signals.promise;
+    http.close();
+    http.closeAllConnections();
+    const closing = open();
+    const ending = closing.map((session) => session.upstream.terminate());
+    await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
+    await Promise.all(ending);
+    return MCP_PROXY_EXIT.stopped;
+  } finally {
     signals.dispose();
-    err(`pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`);
-    return MCP_PROXY_EXIT.badInput;
   }
-  port = (http.address() as { port: number }).port;
-  out(`pulse-safety mcp-proxy: listening on http://127.0.0.1:${port}/mcp\n`);
-  await signals.promise;
-  signals.dispose();
-  http.close();
-  http.closeAllConnections();
-  const open = [...sessions.values(), ...pending];
-  await Promise.all(open.map((session) => session.server.close().catch(() => {})));
-  await Promise.all(open.map((session) => session.upstream.close()));
-  return MCP_PROXY_EXIT.stopped;
 }
 
 /** Runs the proxy until it stops; resolves to the exit code. */

@@ -126,39 +126,6 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     expect(readFileSync(file, 'utf8')).toBe('two');
   });
 
-  it('refuses a write sent beside the first read: the read has not succeeded yet', async (t) => {
-    const fs = await filesystem(t);
-    const [read, write] = await Promise.all([
-      call(fs, 'list_directory', { path: fs.dir }),
-      call(fs, 'write_file', { path: join(fs.dir, 'a.txt'), content: 'one' }),
-    ]);
-    expect(read.isError).toBeFalsy();
-    expect(refusalOf(write).error).toMatchObject({ state: 'RESOLVING' });
-  });
-
-  it('refuses the second of two parallel writes while the first is in flight', async (t) => {
-    const fs = await filesystem(t);
-    await call(fs, 'list_directory', { path: fs.dir });
-    const [first, second] = await Promise.all([
-      call(fs, 'write_file', { path: join(fs.dir, 'a.txt'), content: 'a' }),
-      call(fs, 'write_file', { path: join(fs.dir, 'b.txt'), content: 'b' }),
-    ]);
-    expect(first.isError).toBeFalsy();
-    expect(refusalOf(second).error).toMatchObject({ state: 'WRITING' });
-    expect(existsSync(join(fs.dir, 'b.txt'))).toBe(false);
-  });
-
-  it('does not let a read that ran beside a write verify it', async (t) => {
-    const fs = await filesystem(t);
-    await call(fs, 'list_directory', { path: fs.dir });
-    await Promise.all([
-      call(fs, 'write_file', { path: join(fs.dir, 'a.txt'), content: 'a' }),
-      call(fs, 'list_directory', { path: fs.dir }),
-    ]);
-    const next = await call(fs, 'write_file', { path: join(fs.dir, 'b.txt'), content: 'b' });
-    expect(refusalOf(next).error).toMatchObject({ state: 'VERIFYING' });
-  });
-
   it('gives a refusal of a tool with an outputSchema no structuredContent, so the client\'s validation passes', async (t) => {
     const fs = await filesystem(t);
     const { tools } = await fs.client.listTools(); // caches write_file's output schema in the client
@@ -292,6 +259,18 @@ describe.concurrent('the proxy\'s lifetime', () => {
     const proxied = await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) });
     const upstreamPid = await readPid(pidFile);
     expect(isRunning(upstreamPid)).toBe(true);
+    await proxied.client.close();
+    await until(() => !isRunning(proxied.proxyPid), 'the proxy to exit');
+    await until(() => !isRunning(upstreamPid), 'the upstream server to exit');
+  });
+
+  it('leaves no process running even when the server does not exit at the end of its stdin', async () => {
+    const pidFile = fresh('pid');
+    const proxied = await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, EVERYTHING_SERVER, 'stdio']) });
+    const upstreamPid = await readPid(pidFile);
+    await call(proxied, 'echo', { message: 'look first' });
+    expect((await call(proxied, 'toggle-simulated-logging')).isError).toBeFalsy(); // a timer that keeps the server alive
+    // The SDK's client ends the proxy's stdin, then sends SIGTERM after 2 s and SIGKILL after 2 more.
     await proxied.client.close();
     await until(() => !isRunning(proxied.proxyPid), 'the proxy to exit');
     await until(() => !isRunning(upstreamPid), 'the upstream server to exit');
@@ -434,6 +413,42 @@ describe.concurrent('the everything server through mcp-proxy --trust: gated call
     const result = await call(proxied, 'toggle-simulated-logging');
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual(refusalOf(result));
+  });
+});
+
+describe.concurrent('parallel calls (the everything server; its long-running operation keeps a call in flight)', () => {
+  /** The everything server through the proxy; `slow` is the long-running operation, a read, or a write with `slowWrite`. */
+  async function parallel(t: TestContext, slowWrite = false): Promise<ProxiedClient> {
+    const extra: string[] = [];
+    if (slowWrite) {
+      const catalog = fresh('slow-write') + '.json';
+      writeFileSync(catalog, JSON.stringify({ name: 'slow-write', tools: { 'trigger-long-running-operation': 'write' } }));
+      extra.push('--catalog', catalog);
+    }
+    return closing(t, await startProxy({ proxyArgs: ['--trust', ...extra], upstream: [process.execPath, EVERYTHING_SERVER, 'stdio'] }));
+  }
+  const slow = { duration: 3, steps: 1 };
+
+  it('refuses a write sent beside the first read: the read has not succeeded yet', async (t) => {
+    const proxied = await parallel(t);
+    const [read, write] = await Promise.all([call(proxied, 'trigger-long-running-operation', slow), call(proxied, 'toggle-simulated-logging')]);
+    expect(read.isError).toBeFalsy();
+    expect(refusalOf(write).error).toMatchObject({ state: 'RESOLVING', tool: 'toggle-simulated-logging' });
+  });
+
+  it('refuses a second write while the first is in flight', async (t) => {
+    const proxied = await parallel(t, true);
+    await call(proxied, 'echo', { message: 'look first' });
+    const [first, second] = await Promise.all([call(proxied, 'trigger-long-running-operation', slow), call(proxied, 'toggle-simulated-logging')]);
+    expect(first.isError).toBeFalsy();
+    expect(refusalOf(second).error).toMatchObject({ state: 'WRITING', tool: 'toggle-simulated-logging' });
+  });
+
+  it('does not let a read that ran beside a write verify it', async (t) => {
+    const proxied = await parallel(t, true);
+    await call(proxied, 'echo', { message: 'look first' });
+    await Promise.all([call(proxied, 'trigger-long-running-operation', slow), call(proxied, 'echo', { message: 'beside the write' })]);
+    expect(refusalOf(await call(proxied, 'toggle-simulated-logging')).error).toMatchObject({ state: 'VERIFYING' });
   });
 });
 
