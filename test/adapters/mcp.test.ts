@@ -178,6 +178,18 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     expect(ids).not.toContain('undefined');
   });
 
+  it('with --store sqlite, resumes the session after a restart: an unverified write stays unverified', async (t) => {
+    const store = `sqlite:${fresh('sessions')}.db`;
+    const dir = freshDir();
+    const first = await startProxy({ proxyArgs: ['--trust', '--store', store], upstream: [process.execPath, FS_SERVER, dir] });
+    await call(first, 'list_directory', { path: dir });
+    await call(first, 'write_file', { path: join(dir, 'a.txt'), content: 'one' });
+    await first.client.close();
+    const second = closing(t, await startProxy({ proxyArgs: ['--trust', '--store', store], upstream: [process.execPath, FS_SERVER, dir] }));
+    const write = await call(second, 'write_file', { path: join(dir, 'a.txt'), content: 'two' });
+    expect(refusalOf(write).error).toMatchObject({ state: 'VERIFYING' });
+  });
+
   it('logs each check and outcome as a JSON line with its session and decision', async (t) => {
     const log = fresh('log') + '.jsonl';
     const fs = await filesystem(t, ['--log', log]);
