@@ -25,8 +25,20 @@ export {
   type PendingRecovery,
   type InFlightCall,
   type BlockRule,
+  type AnswerBlockRule,
 } from '../machines/safety.types.js';
-export { MAX_IN_FLIGHT, MAX_PENDING_RECOVERIES, TOOL_BLOCK_REASONS, ANSWER_BLOCK_REASONS, CLEARED_BY } from '../machines/safety.policy.js';
+export {
+  MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
+  MAX_ESTABLISHED_TARGETS,
+  SELF_VERIFY_TOOL,
+  TOOL_BLOCK_REASONS,
+  ANSWER_BLOCK_REASONS,
+  CLEARED_BY,
+  reasonWithTarget,
+} from '../machines/safety.policy.js';
+export { canonicalTarget } from '../machines/safety.targets.js';
+export { selfVerifies } from './self-verify.js';
 export {
   FSMBlockedError,
   CatalogError,
@@ -77,9 +89,11 @@ export {
   type Decision,
   type FinalAnswerDecision,
   type RecordResult,
+  type RecordOptions,
 } from './adapter.js';
 export {
   SNAPSHOT_VERSION,
+  READABLE_SNAPSHOT_VERSIONS,
   SnapshotError,
   parsePersistedSnapshot,
   toPersistedSnapshot,

@@ -33,7 +33,6 @@
  *
  * Spec: ASSISTANT_SAFETY.md (a session's state); DESIGN.md §3.7.
  */
-import type { Cluster, Redis } from 'ioredis';
 import {
   DEFAULT_SESSION_TTL_MS,
   firstSnapshotVersion,
@@ -84,6 +83,17 @@ if ARGV[4] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) else redis.call('P
 return {1, ARGV[2]}
 `;
 
+/**
+ * What the store uses of an ioredis client (`Redis` or `Cluster`), as a
+ * structural type: the package's declarations then never name ioredis, an
+ * optional peer an app without Redis does not install.
+ */
+export interface RedisClientLike {
+  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  del(...keys: string[]): Promise<number>;
+}
+
 /** The name the script is defined under on the client. */
 const COMMAND = 'pulseSafetyCompareAndSet';
 
@@ -110,7 +120,7 @@ function readRecord(version: unknown, snapshot: unknown): VersionedSnapshot | un
  * @throws TypeError when `client` has no `defineCommand` (not an ioredis client), or on a bad
  *   `keyPrefix` (not a string), `ttlMs` (not positive) or `timeoutMs` (not a positive integer).
  */
-export function createRedisSnapshotStore(client: Redis | Cluster, options: RedisSnapshotStoreOptions = {}): VersionedSnapshotStore {
+export function createRedisSnapshotStore(client: RedisClientLike, options: RedisSnapshotStoreOptions = {}): VersionedSnapshotStore {
   if (typeof (client as { defineCommand?: unknown } | null)?.defineCommand !== 'function') {
     throw new TypeError('createRedisSnapshotStore: expected an ioredis client (Redis or Cluster)');
   }
