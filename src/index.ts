@@ -138,4 +138,4 @@ export {
   type SqliteVersionedStoreOptions,
   type SessionStoreErrorCode,
 } from './shared-store.js';
-export { createRedisSnapshotStore, DEFAULT_REDIS_KEY_PREFIX, type RedisSnapshotStoreOptions } from './redis-store.js';
+export { createRedisSnapshotStore, DEFAULT_REDIS_KEY_PREFIX, type RedisSnapshotStoreOptions, type RedisClientLike } from './redis-store.js';
