@@ -1,10 +1,11 @@
 /**
  * The policy data the safety machine decides with: the error code, the
- * recovery TTL, and the refusal reasons. Pure constants.
+ * recovery TTL, the bounds of its context, and the refusal reasons. Pure
+ * constants (and two pure string helpers).
  *
- * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.5.
+ * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.5, §5.
  */
-import type { BlockRule, ToolKind } from './safety.types.js';
+import type { AnswerBlockRule, BlockRule, ToolKind } from './safety.types.js';
 
 /** The stable code of a blocked call (DESIGN.md §1, `ErrCodeFSMBlocked`). */
 export const ErrCodeFSMBlocked = 'FSM_BLOCKED';
@@ -35,6 +36,36 @@ export const MAX_IN_FLIGHT = 64;
 export const MAX_PENDING_RECOVERIES = 32;
 
 /**
+ * The most targets a session keeps established (DESIGN.md §5.3). Past it the
+ * target established least recently (by a successful resolve or read) is
+ * dropped: a write on it is then refused (`unknown-target`) until it is read
+ * again, so the bound can only make the gate stricter. 256 covers a long
+ * session on one project (each read names its own files) while a persisted
+ * snapshot stays bounded.
+ */
+export const MAX_ESTABLISHED_TARGETS = 256;
+
+/**
+ * The most targets the machine reads from one event. Mirrors
+ * `MAX_TARGETS_PER_CALL` of src/classification.ts (machines/ imports nothing
+ * from src/; a test checks the two agree). A write event naming more is
+ * refused as `unknown-target`: its targets cannot all be checked.
+ */
+export const MAX_TARGETS_PER_EVENT = 32;
+
+/**
+ * The longest target string kept, characters; a longer one is cut. Mirrors
+ * `MAX_TARGET_LENGTH` of src/classification.ts (a test checks the two agree).
+ */
+export const MAX_TARGET_LENGTH = 512;
+
+/**
+ * The tool name recorded as the last read when a write verifies itself
+ * (DESIGN.md §1: the original loop records a read named `self_verify`).
+ */
+export const SELF_VERIFY_TOOL = 'self_verify';
+
+/**
  * The `POLICY_BLOCKED:` reason of a refused tool call, by rule. Reasons say
  * what evidence is missing, never which tool to run (DESIGN.md §1).
  */
@@ -45,13 +76,17 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
     'POLICY_BLOCKED: the previous state-changing call still needs verification evidence before another one can run',
   'write-in-flight':
     'POLICY_BLOCKED: a state-changing call is still in flight; its outcome must be known before another one can run',
+  'unknown-target':
+    'POLICY_BLOCKED: state-changing tools need a validated target; nothing resolved or read in this session has touched this target',
+  'needs-confirmation':
+    "POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation, and none was given since the last state-changing call",
 };
 
 /**
  * The reason of a refused final answer, by rule. The final answer is never
- * refused for want of a target, so `no-target` has none.
+ * refused for want of a target or a confirmation, so those rules have none.
  */
-export const ANSWER_BLOCK_REASONS: Readonly<Record<Exclude<BlockRule, 'no-target'>, string>> = {
+export const ANSWER_BLOCK_REASONS: Readonly<Record<AnswerBlockRule, string>> = {
   'unverified-write':
     'POLICY_BLOCKED: the previous state-changing call needs verification evidence before responding about its result',
   'write-in-flight':
@@ -60,13 +95,27 @@ export const ANSWER_BLOCK_REASONS: Readonly<Record<Exclude<BlockRule, 'no-target
 
 /**
  * The kinds of call that clear a block of each rule. A write in flight is
- * cleared by its own recorded outcome, which is no new call: empty.
+ * cleared by its own recorded outcome, which is no new call: empty. An
+ * unknown target, or an unverified write with known targets, is cleared
+ * only by a resolve or read that touches the target the reason names.
  */
 export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'no-target': ['resolve', 'read'],
   'unverified-write': ['resolve', 'read'],
   'write-in-flight': [],
+  'unknown-target': ['resolve', 'read'],
+  'needs-confirmation': ['user_input'],
 };
+
+/**
+ * A reason naming the target it is about (DESIGN.md §5.4: the refusal names
+ * the target that still needs evidence): `<reason> (target: "<target>")`, the
+ * target as a JSON string (quotes and control characters escaped). The
+ * reason alone when `target` is null.
+ */
+export function reasonWithTarget(reason: string, target: string | null): string {
+  return target === null ? reason : `${reason} (target: ${JSON.stringify(target)})`;
+}
 
 /** The recovery id of a block: one pending recovery per error code and tool. */
 export function recoveryIdFor(errorCode: string, tool: string): string {

@@ -25,11 +25,20 @@ export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'W
  * Which rule refused something; a stable key for grouping blocks.
  * - `no-target`: a write in RESOLVING (no validated target).
  * - `unverified-write`: a write, or the final answer, while the last write
- *   still lacks verification evidence (VERIFYING).
+ *   still lacks verification evidence (VERIFYING); with known targets the
+ *   reason names the one that still needs evidence (DESIGN.md §5.4).
  * - `write-in-flight`: a write, or the final answer, while an admitted write
  *   has no recorded outcome yet (WRITING, DESIGN.md §3.3).
+ * - `unknown-target`: a write whose known targets were not all established
+ *   by a successful resolve or read in this session (DESIGN.md §5.3); the
+ *   reason names the first that was not.
+ * - `needs-confirmation`: a destructive write, with `confirmDestructive`,
+ *   and no user input succeeded since the last write (DESIGN.md §5.6).
  */
-export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight';
+export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight' | 'unknown-target' | 'needs-confirmation';
+
+/** The rules that can refuse the final answer. */
+export type AnswerBlockRule = 'unverified-write' | 'write-in-flight';
 
 /**
  * A pending recovery: a blocked operation the session remembers until a later
@@ -73,9 +82,18 @@ export interface InFlightCall {
   /**
    * The successful-write count (`writeSeq`) when a read or resolve was
    * admitted in VERIFYING, else null. Such a read verifies the write only if
-   * no other write succeeded in between (read-after-write, DESIGN.md §3.4).
+   * no other write succeeded in between (read-after-write, DESIGN.md §3.4),
+   * and, when the write has known targets, it touches one of them (§5.4).
    */
   verifiesWrite: number | null;
+  /**
+   * The call's targets, canonical (machines/safety.targets.ts), in the order
+   * given, at most `MAX_TARGETS_PER_EVENT`; absent when none are known. Its
+   * outcome is applied with them.
+   */
+  targets?: string[];
+  /** A destructive write (DESIGN.md §5.6); absent when not. Only writes carry it. */
+  destructive?: true;
 }
 
 /**
@@ -117,12 +135,39 @@ export interface SafetyContext {
   checksCalls: boolean;
   /** Treat a failed write as possibly applied: it needs verification too (DESIGN.md §3.8). */
   strictFailedWrites: boolean;
+  /**
+   * Targets established by successful resolves and reads (DESIGN.md §5.3),
+   * canonical, least recently established first, at most
+   * `MAX_ESTABLISHED_TARGETS` (the least recent dropped past it). A write
+   * with known targets is admitted only if each is one of these or under
+   * one. Cleared by Reset; kept by ResetKeepProgress.
+   */
+  establishedTargets: string[];
+  /**
+   * The known targets of the last recorded write, canonical; empty when it
+   * named none (or none was recorded since a reset). While VERIFYING, only a
+   * read touching one of them verifies it (DESIGN.md §5.4). Cleared by both
+   * resets (ResetKeepProgress drops the write's pending verification).
+   */
+  writeTargets: string[];
+  /** The last recorded write was destructive (DESIGN.md §5.6). Cleared by both resets. Reported, never decides. */
+  writeDestructive: boolean;
+  /**
+   * A `user_input` call succeeded since the last recorded write (or since the
+   * session began): a destructive write is confirmed (DESIGN.md §5.6).
+   * Cleared by a recorded write and by both resets.
+   */
+  confirmedSinceWrite: boolean;
+  /** Refuse destructive writes without a confirmation (`needs-confirmation`, DESIGN.md §5.6). */
+  confirmDestructive: boolean;
 }
 
 /** Input of the machine (`createActor(safetyMachine, { input })`). */
 export interface SafetyInput {
   /** DESIGN.md §3.8; default false. */
   strictFailedWrites?: boolean;
+  /** DESIGN.md §5.6; default false. */
+  confirmDestructive?: boolean;
 }
 
 /** Fields common to the tool events. `at` is epoch milliseconds. */
@@ -137,6 +182,17 @@ interface ToolEventBase {
    */
   kind: ToolKind;
   at: number;
+  /**
+   * The resources the call touches (DESIGN.md §5.1): paths, `<argument>=<value>`
+   * ids, `table:<name>`. Read totally: anything but an array of strings is
+   * none; only the first `MAX_TARGETS_PER_EVENT` are read (a write naming more
+   * is refused as `unknown-target`); each is cut to `MAX_TARGET_LENGTH` and
+   * made canonical. On an outcome, absent means the record states none (the
+   * admitted call's apply). Default none: the spec's session-wide rules.
+   */
+  targets?: string[];
+  /** The call is a destructive write (DESIGN.md §5.6); anything but `true` is false. */
+  destructive?: boolean;
 }
 
 /** A tool call asks to run: the gate decides (emits `gate.decided`). */
@@ -161,6 +217,14 @@ interface ToolOutcomeBase extends ToolEventBase {
 /** A tool call ran and succeeded. */
 export interface ToolSucceededEvent extends ToolOutcomeBase {
   type: 'tool.succeeded';
+  /**
+   * The result shows the write verified its own effect (DESIGN.md §1, §5.8:
+   * `verification.ok === true`, or a catalog's `selfVerifying` tool). A write
+   * so recorded is verified at once: a read named `self_verify` is recorded
+   * and verification completes. Ignored on anything the outcome does not
+   * apply as a write. Anything but `true` is false.
+   */
+  selfVerified?: boolean;
 }
 /** A tool call ran and failed. */
 export interface ToolFailedEvent extends ToolOutcomeBase {
@@ -219,6 +283,12 @@ export interface GateDecidedEvent {
   rule: BlockRule | null;
   reason: string | null;
   recoveryId: string | null;
+  /**
+   * Refusals naming a target only (DESIGN.md §5.3-5.4): for `unknown-target`
+   * the first target not established, for `unverified-write` the last
+   * write's first target. Absent otherwise.
+   */
+  target?: string;
   at: number;
 }
 

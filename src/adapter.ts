@@ -4,7 +4,8 @@
  * XState actor per guard; all session state lives in the actor's context.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
- * auto-completed verification, strict failed writes, time as an input).
+ * auto-completed verification, strict failed writes, time as an input), §1
+ * and §5 (targets, destructive writes, self-verifying writes).
  */
 import { createActor, type Actor } from 'xstate';
 import { isCallIdInFlight, safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
@@ -19,8 +20,10 @@ import type {
 } from '../machines/safety.types.js';
 import { TOOL_KINDS } from '../machines/safety.types.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
-import { classifyToolCall } from './classifier.js';
+import type { Classification } from './classification.js';
+import { classifyCall } from './classifier.js';
 import { FSMBlockedError } from './errors.js';
+import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 
 /**
@@ -28,14 +31,30 @@ import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } f
  * `record` (parallel calls need it; an empty id counts as none); `kind`
  * given skips classification. A record without an id matches the calls of
  * its tool checked without one: when several of them are in flight, its
- * `kind`, or its `args` classified, says which one it is, and without
- * either the worst case is assumed (see `SessionGuard.record`).
+ * `kind` and `targets`, or its `args` classified, say which one it is, and
+ * without them the worst case is assumed (see `SessionGuard.record`).
+ *
+ * `targets` (DESIGN.md §5.1: paths, `<argument>=<value>` ids, `table:<name>`)
+ * and `destructive` (§5.6), when given, are used as they are, like `kind`;
+ * otherwise the guard's classifier gives them (none, and false, for a
+ * kind-only classifier). A given `kind` without `targets` has no targets.
  */
 export interface ToolCall {
   id?: string;
   name: string;
   args?: unknown;
   kind?: ToolKind;
+  targets?: string[];
+  destructive?: boolean;
+}
+
+/**
+ * Options of `SessionGuard.record`. `result`: the tool's result (its text, or
+ * an object). A successful write whose result says `verification.ok === true`
+ * verifies itself (DESIGN.md §1, `selfVerifies`).
+ */
+export interface RecordOptions {
+  result?: unknown;
 }
 
 /** The gate's answer to `check`. */
@@ -53,8 +72,28 @@ export interface RecordResult {
 export interface SessionGuardOptions {
   /** The clock, epoch milliseconds; default `Date.now`. */
   now?: () => number;
-  /** The classifier used when a call has no `kind`; default the Pulse catalog's `classifyToolCall`. */
-  classify?: (name: string, args?: unknown) => ToolKind;
+  /**
+   * The classifier used when a call has no `kind` (or no `targets`): a
+   * kind-only `(name, args) => ToolKind`, or a full `CallClassifier`
+   * returning `{ kind, targets, destructive }` (src/classification.ts; told
+   * apart by what it returns); default the Pulse catalog's `classifyCall`. Read totally: a
+   * classifier that throws, or answers outside the vocabulary, fails closed
+   * to a `write`; malformed targets are none, a malformed destructive flag false.
+   */
+  classify?: (name: string, args?: unknown) => ToolKind | Classification;
+  /**
+   * Refuse a destructive write unless a `user_input` call succeeded since the
+   * last write (rule `needs-confirmation`, DESIGN.md §5.6); default false. On
+   * a restored session, true turns it on whatever the snapshot says.
+   */
+  confirmDestructive?: boolean;
+  /**
+   * Tools whose successful result reports the resulting state (a catalog's
+   * `selfVerifying` mark, e.g. `compileCatalog(catalog).isSelfVerifying`): a
+   * successful write of one verifies itself (DESIGN.md §5.8). Default none.
+   * What it throws counts as false.
+   */
+  selfVerifying?: (name: string) => boolean;
   /**
    * Complete verification as soon as a verifying read is recorded, as the
    * original loop does; default true. With false, call `completeVerification()`.
@@ -112,9 +151,15 @@ export interface SessionGuard {
    * otherwise the worst case is assumed: a success is a write's among them,
    * a failure is never a write's (DESIGN.md §3.4). Give the record the
    * call's `args` (or `kind`) when a tool's calls run in parallel without ids.
-   * @throws TypeError on a malformed call or an outcome other than `'success'` / `'error'`.
+   *
+   * A success whose `options.result` says `verification.ok === true`, or of a
+   * `selfVerifying` tool, verifies itself when it applies as a write
+   * (DESIGN.md §1, §5.8): a read named `self_verify` is recorded and
+   * verification completes at once (whatever `autoCompleteVerification` says).
+   * @throws TypeError on a malformed call, an outcome other than `'success'` / `'error'`,
+   *   or `options` that is not an object.
    */
-  record(call: ToolCall, outcome?: 'success' | 'error'): RecordResult;
+  record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): RecordResult;
   /** Decides whether the assistant may give its final answer (CanFinalAnswer). */
   finalAnswer(): FinalAnswerDecision;
   /** CompleteVerification: VERIFYING with read-after-write returns to READING. True when it did. */
@@ -143,12 +188,14 @@ function deepFreeze<T>(value: T): T {
  * can neither answer differently later nor throw anything but a TypeError.
  */
 function validCall(call: unknown, method: string): ToolCall {
-  const shape = `${method}: expected a tool call object { name: string, id?, args?, kind? }`;
+  const shape = `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive? }`;
   if (typeof call !== 'object' || call === null) throw new TypeError(shape);
-  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown };
+  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown };
   try {
-    const { name, id, args, kind } = call as Record<string, unknown>;
-    fields = { name, id, args, kind };
+    const { name, id, args, kind, targets, destructive } = call as Record<string, unknown>;
+    // Targets copied once, so a getter cannot answer differently to the machine.
+    const copied = Array.isArray(targets) ? [...(targets as unknown[])] : targets;
+    fields = { name, id, args, kind, targets: copied, destructive };
   } catch (error) {
     throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
   }
@@ -156,7 +203,39 @@ function validCall(call: unknown, method: string): ToolCall {
   if (fields.id !== undefined && typeof fields.id !== 'string') {
     throw new TypeError(`${method}: a tool call's id must be a string when given`);
   }
+  if (fields.targets !== undefined && (!Array.isArray(fields.targets) || !fields.targets.every((t) => typeof t === 'string'))) {
+    throw new TypeError(`${method}: a tool call's targets must be an array of strings when given`);
+  }
+  if (fields.destructive !== undefined && typeof fields.destructive !== 'boolean') {
+    throw new TypeError(`${method}: a tool call's destructive flag must be a boolean when given`);
+  }
   return fields as ToolCall;
+}
+
+/** Calls a predicate on a tool name; false when it throws or answers anything but true. */
+function holds(predicate: ((name: string) => boolean) | undefined, name: string): boolean {
+  if (predicate === undefined) return false;
+  try {
+    return predicate(name) === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a classifier answered, read totally: a kind (a kind-only
+ * classifier), or a `Classification` object (a full one). Anything else, or
+ * a field that cannot be read, fails closed: a write, no targets, not destructive.
+ */
+function readClassification(answer: unknown): { kind: unknown; targets: string[]; destructive: boolean } {
+  if (typeof answer !== 'object' || answer === null) return { kind: answer, targets: [], destructive: false };
+  try {
+    const { kind, targets, destructive } = answer as Partial<Record<keyof Classification, unknown>>;
+    const list = Array.isArray(targets) ? (targets as unknown[]).filter((t): t is string => typeof t === 'string') : [];
+    return { kind, targets: list, destructive: destructive === true };
+  } catch {
+    return { kind: undefined, targets: [], destructive: false };
+  }
 }
 
 /** Calls a telemetry hook outside the actor; what it throws is ignored. */
@@ -177,6 +256,7 @@ function blockedError(decision: GateDecidedEvent): FSMBlockedError {
     rule: decision.rule!,
     reason: decision.reason!,
     recoveryId: decision.recoveryId,
+    target: decision.target ?? null,
   });
 }
 
@@ -194,14 +274,16 @@ function blockedError(decision: GateDecidedEvent): FSMBlockedError {
  */
 export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
   const now = options.now ?? Date.now;
-  const classify = options.classify ?? classifyToolCall;
+  const classify = options.classify ?? classifyCall;
   const autoComplete = options.autoCompleteVerification ?? true;
-  const { onDecision, onRecovery } = options; // not `options` itself: the guard must not keep the snapshot it was given
+  // Not `options` itself: the guard must not keep the snapshot it was given.
+  const { onDecision, onRecovery, selfVerifying } = options;
 
   const restored = options.snapshot === undefined ? undefined : parsePersistedSnapshot(options.snapshot);
   if (restored !== undefined && options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
+  if (restored !== undefined && options.confirmDestructive === true) restored.context.confirmDestructive = true;
   const actor = createActor(safetyMachine, {
-    input: { strictFailedWrites: options.strictFailedWrites === true }, // ignored when restoring
+    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true }, // ignored when restoring
     ...(restored === undefined
       ? {}
       : { snapshot: safetyMachine.resolveState({ value: restored.state, context: restored.context }) }),
@@ -225,23 +307,29 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
   }
 
   /**
-   * The call's kind, and whether it is stated: given in the vocabulary, or
-   * classified from the call's arguments. The classifier's reading of a bare
+   * The call's classification, and whether it is stated. A call with a
+   * `kind` is not classified (the spec's API): its targets and destructive
+   * flag are those given, or none. Otherwise the classifier gives the kind,
+   * and the targets and flag not given. The classifier's reading of a bare
    * name, and any fail-closed `write` (unknown kind, classifier that throws
    * or answers outside the vocabulary), state nothing about which call it is.
    */
-  function kindOf(call: ToolCall): { kind: ToolKind; stated: boolean } {
-    let kind: unknown = call.kind;
-    let stated = true;
-    if (kind === undefined) {
-      stated = call.args !== undefined;
-      try {
-        kind = classify(call.name, call.args);
-      } catch {
-        kind = undefined; // a classifier that throws fails closed
-      }
+  function classificationOf(call: ToolCall): { kind: ToolKind; targets: string[]; destructive: boolean; stated: boolean } {
+    if (call.kind !== undefined) {
+      const known = TOOL_KINDS.includes(call.kind);
+      return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known };
     }
-    return TOOL_KINDS.includes(kind as ToolKind) ? { kind: kind as ToolKind, stated } : { kind: 'write', stated: false };
+    let classified: ReturnType<typeof readClassification>;
+    try {
+      classified = readClassification(classify(call.name, call.args));
+    } catch {
+      classified = { kind: undefined, targets: [], destructive: false }; // a classifier that throws fails closed
+    }
+    const targets = call.targets ?? classified.targets;
+    const destructive = call.destructive ?? classified.destructive;
+    return TOOL_KINDS.includes(classified.kind as ToolKind)
+      ? { kind: classified.kind as ToolKind, targets, destructive, stated: call.args !== undefined }
+      : { kind: 'write', targets, destructive, stated: false };
   }
 
   function decide(event: SafetyEvent): GateDecidedEvent {
@@ -252,16 +340,25 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     return decided;
   }
 
-  function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall): SafetyEvent {
-    const { kind, stated } = kindOf(call);
+  /**
+   * The machine event of a call. A check always carries its targets; an
+   * outcome only when it states them (given, or classified from its
+   * arguments): otherwise the admitted call's apply.
+   */
+  function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, selfVerified = false): SafetyEvent {
+    const { kind, targets, destructive, stated } = classificationOf(call);
+    const requested = type === 'tool.requested';
     return {
       type,
       tool: call.name,
       kind,
       at: clock(),
       ...(call.id === undefined ? {} : { callId: call.id }),
-      ...(type === 'tool.requested' || stated ? {} : { kindUnstated: true }),
-    };
+      ...(requested || stated ? {} : { kindUnstated: true }),
+      ...(requested || call.targets !== undefined || (stated && call.kind === undefined) ? { targets } : {}),
+      ...(destructive ? { destructive: true } : {}),
+      ...(selfVerified ? { selfVerified: true } : {}),
+    } as SafetyEvent;
   }
 
   return {
@@ -290,13 +387,23 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       const kind = decision.kind ?? 'write';
       return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
     },
-    record(call, outcome = 'success') {
+    record(call, outcome = 'success', options) {
       const valid = validCall(call, 'record');
       if (outcome !== 'success' && outcome !== 'error') {
         throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
       }
+      if (options !== undefined && (typeof options !== 'object' || options === null)) {
+        throw new TypeError('record: options must be an object { result? } when given');
+      }
+      let result: unknown;
+      try {
+        result = options?.result;
+      } catch (error) {
+        throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
+      }
+      const selfVerified = outcome === 'success' && (holds(selfVerifying, valid.name) || selfVerifies(result));
       recovered = undefined;
-      const outcomeEvent = toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid);
+      const outcomeEvent = toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, selfVerified);
       actor.send(outcomeEvent);
       const after = actor.getSnapshot();
       // `can` evaluates the machine's guard; the cheap test first skips it on most records.

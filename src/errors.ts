@@ -23,12 +23,20 @@ export interface FSMBlockedErrorInit {
   reason: string;
   /** The pending recovery opened or bumped by the block; null for the final answer. */
   recoveryId: string | null;
+  /**
+   * The target the reason names (DESIGN.md §5.3-5.4): the first not
+   * established (`unknown-target`), or the last write's, still without
+   * evidence (`unverified-write`); null or absent when none is named.
+   */
+  target?: string | null;
 }
 
 /**
  * The JSON object a loop sends back to the model as the refused tool's
  * result (DESIGN.md §3.1). `clearedBy` lists the kinds of call that clear the
- * block (empty when only the in-flight write's outcome can).
+ * block (empty when only the in-flight write's outcome can). `target`, present
+ * only when the refusal names one, is the target still without evidence
+ * (DESIGN.md §5.3-5.4): a resolve or read clears the block only if it touches it.
  */
 export interface BlockedToolResult {
   ok: false;
@@ -42,6 +50,7 @@ export interface BlockedToolResult {
     kind: ToolKind | null;
     recoveryId: string | null;
     clearedBy: ToolKind[];
+    target?: string;
   };
 }
 
@@ -64,6 +73,8 @@ export class FSMBlockedError extends Error {
   /** Always true: a block is never terminal. */
   readonly recoverable = true;
   readonly recoveryId: string | null;
+  /** The target the reason names, or null (see `FSMBlockedErrorInit.target`). */
+  readonly target: string | null;
 
   constructor(init: FSMBlockedErrorInit) {
     super(
@@ -78,6 +89,7 @@ export class FSMBlockedError extends Error {
     this.rule = init.rule;
     this.reason = init.reason;
     this.recoveryId = init.recoveryId;
+    this.target = typeof init.target === 'string' ? init.target : null;
   }
 
   /** The kinds of call that clear this block. */
@@ -99,6 +111,7 @@ export class FSMBlockedError extends Error {
         kind: this.toolKind,
         recoveryId: this.recoveryId,
         clearedBy: this.clearedBy,
+        ...(this.target === null ? {} : { target: this.target }),
       },
     };
   }

@@ -11,20 +11,42 @@
  *
  * Validation rejects, with an error naming the field, anything the machine
  * cannot reach: an unknown state, wrong types, negative counters, an unknown
- * version, and impossible combinations (derived from the transitions of
+ * version, more entries than the machine ever keeps (its caps), and
+ * impossible combinations (derived from the transitions of
  * `machines/safety.machine.ts`, see `reachabilityIssues`). A snapshot that
  * passes is one the machine could have produced, so a restored session never
  * admits a write the original would have refused.
  *
- * Spec: ASSISTANT_SAFETY.md "States", "The invariants"; DESIGN.md §3.3-3.5.
+ * Versions: 2 (written) adds the targets of DESIGN.md §5 and the
+ * `wrote: false` of a session whose ResetKeepProgress cleared
+ * `wroteThisEpisode`; 1 (still read) is version 2 without them, so a
+ * version-1 snapshot is restored as the same session (no targets, no
+ * confirmation, wrote this episode exactly when it records a write) and
+ * persists again as version 2.
+ *
+ * Spec: ASSISTANT_SAFETY.md "States", "The invariants"; DESIGN.md §1,
+ * §3.3-3.5, §5.3-5.6.
  */
 import { z } from 'zod';
-import { ErrCodeFSMBlocked, MAX_IN_FLIGHT, MAX_TIME_MS, recoveryIdFor } from '../machines/safety.policy.js';
+import {
+  ErrCodeFSMBlocked,
+  MAX_ESTABLISHED_TARGETS,
+  MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
+  MAX_TARGETS_PER_EVENT,
+  MAX_TARGET_LENGTH,
+  MAX_TIME_MS,
+  recoveryIdFor,
+} from '../machines/safety.policy.js';
+import { canonicalTarget } from '../machines/safety.targets.js';
 import type { InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { SAFETY_STATES, TOOL_KINDS } from '../machines/safety.types.js';
 
-/** The schema version this library writes and reads. */
-export const SNAPSHOT_VERSION = 1;
+/** The schema version this library writes. */
+export const SNAPSHOT_VERSION = 2;
+
+/** The schema versions this library reads: the current one, and 1 (migrated: see the module comment). */
+export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2];
 
 // Times are bounded by MAX_TIME_MS, the range of JavaScript dates: the base time,
 // every offset and every base + offset, so every time restored is a valid date
@@ -36,18 +58,32 @@ const positive = z.int().min(1);
 const inFlightKey = z
   .string()
   .regex(/^(id:[\s\S]+|anon:(0|[1-9][0-9]*))$/, 'must be `id:<call id>` or `anon:<n>`');
+const target = z.string().min(1).max(MAX_TARGET_LENGTH);
+const targetList = z.array(target).max(MAX_TARGETS_PER_EVENT);
+
+/**
+ * The top-level arrays and their caps (the machine's): checked on the raw
+ * value before the schema reads a single entry, so an oversized snapshot is
+ * refused at once.
+ */
+const ARRAY_CAPS: Readonly<Record<string, readonly [cap: number, what: string]>> = {
+  recoveries: [MAX_PENDING_RECOVERIES, 'pending recoveries (MAX_PENDING_RECOVERIES)'],
+  inFlight: [MAX_IN_FLIGHT, 'calls in flight (MAX_IN_FLIGHT)'],
+  targets: [MAX_ESTABLISHED_TARGETS, 'established targets (MAX_ESTABLISHED_TARGETS)'],
+  writeTargets: [MAX_TARGETS_PER_EVENT, 'targets of a write (MAX_TARGETS_PER_EVENT)'],
+};
 
 /** Names of the tuple positions, for error messages. */
 const TUPLE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   write: ['tool', 'at', 'seq'],
   read: ['tool', 'at'],
   recoveries: ['tool', 'createdAt', 'lastBlockedAt', 'attempts'],
-  inFlight: ['key', 'tool', 'kind', 'admittedAt', 'verifiesWrite'],
+  inFlight: ['key', 'tool', 'kind', 'admittedAt', 'verifiesWrite', 'targets', 'destructive'],
 };
 
 const shapeSchema = z.strictObject({
-  /** Schema version, `SNAPSHOT_VERSION`. */
-  v: z.literal(SNAPSHOT_VERSION),
+  /** Schema version: `SNAPSHOT_VERSION` (2), or 1 (read as version 2 without its new fields). */
+  v: z.union([z.literal(1), z.literal(SNAPSHOT_VERSION)]),
   /** The state. */
   state: z.enum(SAFETY_STATES as [SafetyState, ...SafetyState[]]),
   /**
@@ -69,16 +105,27 @@ const shapeSchema = z.strictObject({
   /** `finalAnswerBlocks`; absent means 0. */
   answerBlocks: count.optional(),
   /**
-   * Pending recoveries (code `FSM_BLOCKED`): `[tool, createdAt, lastBlockedAt, attempts]`.
-   * Absent: none.
+   * Pending recoveries (code `FSM_BLOCKED`): `[tool, createdAt, lastBlockedAt, attempts]`,
+   * at most `MAX_PENDING_RECOVERIES`. Absent: none.
    */
-  recoveries: z.array(z.tuple([z.string(), time, time, positive])).min(1).optional(),
+  recoveries: z.array(z.tuple([z.string(), time, time, positive])).min(1).max(MAX_PENDING_RECOVERIES).optional(),
   /**
-   * Calls in flight, oldest first: `[key, tool, kind, admittedAt, verifiesWrite]`.
-   * Absent: none.
+   * Calls in flight, oldest first: `[key, tool, kind, admittedAt, verifiesWrite]`,
+   * then `targets` (canonical) when it names any or is destructive, then `true`
+   * for a destructive write. At most `MAX_IN_FLIGHT`. Absent: none.
    */
   inFlight: z
-    .array(z.tuple([inFlightKey, z.string(), z.enum(TOOL_KINDS as [ToolKind, ...ToolKind[]]), time, positive.nullable()]))
+    .array(
+      z.tuple([
+        inFlightKey,
+        z.string(),
+        z.enum(TOOL_KINDS as [ToolKind, ...ToolKind[]]),
+        time,
+        positive.nullable(),
+        targetList.optional(),
+        z.literal(true).optional(),
+      ]),
+    )
     .min(1)
     .max(MAX_IN_FLIGHT)
     .optional(),
@@ -88,12 +135,47 @@ const shapeSchema = z.strictObject({
   checksCalls: z.boolean().optional(),
   /** `strictFailedWrites`; absent means false. */
   strict: z.boolean().optional(),
+  /**
+   * `wroteThisEpisode`, when it differs from "a write is recorded": `false`
+   * after ResetKeepProgress, which keeps the last write's record. Absent:
+   * true exactly when `write` is present.
+   */
+  wrote: z.literal(false).optional(),
+  /**
+   * `establishedTargets`, canonical, least recently established first, at
+   * most `MAX_ESTABLISHED_TARGETS`. Absent: none.
+   */
+  targets: z.array(target).min(1).max(MAX_ESTABLISHED_TARGETS).optional(),
+  /** `writeTargets`, canonical, at most `MAX_TARGETS_PER_EVENT`. Absent: none. */
+  writeTargets: targetList.min(1).optional(),
+  /** `writeDestructive`; absent means false. */
+  destructive: z.literal(true).optional(),
+  /** `confirmedSinceWrite`; absent means false. */
+  confirmed: z.literal(true).optional(),
+  /** `confirmDestructive`; absent means false. */
+  confirm: z.literal(true).optional(),
 });
 
+/** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
+const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm'] as const;
+
+/** A version-1 snapshot using what only version 2 has. */
+function version1Issues(s: PersistedSnapshot): Issue[] {
+  if (s.v !== 1) return [];
+  const issues: Issue[] = VERSION_2_FIELDS.filter((field) => s[field] !== undefined).map((field) => ({
+    path: [field],
+    message: 'is a version-2 field, in a version-1 snapshot',
+  }));
+  (s.inFlight ?? []).forEach((call, i) => {
+    if (call.length > 5) issues.push({ path: ['inFlight', i, 5], message: 'is a version-2 field, in a version-1 snapshot' });
+  });
+  return issues;
+}
+
 /**
- * A persisted session (plain JSON, schema version 1), e.g.
- * `{"v":1,"state":"VERIFYING","t":1700000010000,"write":["cancel_reservation",4000,1],"read":["get_reservation_details",0],"checksCalls":true}`.
- * Typically under 200 bytes as JSON; see `persistedSnapshotSchema` for the fields.
+ * A persisted session (plain JSON, schema version 2), e.g.
+ * `{"v":2,"state":"VERIFYING","t":1700000010000,"write":["cancel_reservation",4000,1],"read":["get_reservation_details",0],"checksCalls":true,"targets":["reservation_id=ABC123"],"writeTargets":["reservation_id=ABC123"]}`.
+ * Typically under 200 bytes as JSON without targets; see `persistedSnapshotSchema` for the fields.
  */
 export type PersistedSnapshot = z.infer<typeof shapeSchema>;
 
@@ -121,10 +203,19 @@ type Issue = { path: (string | number)[]; message: string };
  *   only as a write followed by a later call checked under the same id.
  * - Any call in flight, or any anonymous key, means a call was admitted by check.
  * - One pending recovery per tool.
+ * - Targets are kept canonical (machines/safety.targets.ts), each once per
+ *   list; only a recorded read establishes any; only a write has a
+ *   destructive flag; the last write's targets and destructive flag belong
+ *   to a recorded write.
+ * - A confirmation is tracked only with `confirmDestructive`.
+ * - `wroteThisEpisode` is cleared (with the last write's targets, its
+ *   destructive flag and any confirmation) only by ResetKeepProgress, which
+ *   leaves VERIFYING; every recorded write sets it again.
  * Times are not compared: the clock is an input and may step back.
  */
 function reachabilityIssues(s: PersistedSnapshot): Issue[] {
   const issues: Issue[] = [];
+  targetIssues(s, issues);
   const writeSeq = s.write?.[2] ?? 0;
   if (s.readAfterWrite && s.state !== 'VERIFYING') {
     issues.push({ path: ['readAfterWrite'], message: `is only ever set in VERIFYING, not ${s.state}` });
@@ -185,6 +276,49 @@ function reachabilityIssues(s: PersistedSnapshot): Issue[] {
   return issues;
 }
 
+/** The target rules of `reachabilityIssues`: canonical, unique, and tied to the records they need. */
+function targetIssues(s: PersistedSnapshot, issues: Issue[]): void {
+  const list = (path: (string | number)[], targets: readonly string[] | undefined): void => {
+    const seen = new Set<string>();
+    (targets ?? []).forEach((t, i) => {
+      const canonical = canonicalTarget(t);
+      if (canonical !== t) {
+        issues.push({ path: [...path, i], message: `is not canonical (the machine keeps ${JSON.stringify(canonical)})` });
+      } else if (seen.has(t)) {
+        issues.push({ path: [...path, i], message: `names ${JSON.stringify(t)} a second time` });
+      }
+      seen.add(t);
+    });
+  };
+  list(['targets'], s.targets);
+  list(['writeTargets'], s.writeTargets);
+  (s.inFlight ?? []).forEach((call, i) => {
+    list(['inFlight', i, 5], call[5]);
+    if (call[6] === true && call[2] !== 'write') {
+      issues.push({ path: ['inFlight', i, 6], message: `only a write is destructive, not a ${call[2]}` });
+    }
+  });
+  if (s.targets !== undefined && s.read === undefined) {
+    issues.push({ path: ['targets'], message: 'targets are established only by a recorded read' });
+  }
+  for (const field of ['writeTargets', 'destructive'] as const) {
+    if (s[field] !== undefined && s.write === undefined) {
+      issues.push({ path: [field], message: 'belongs to a recorded write, and none is recorded' });
+    } else if (s[field] !== undefined && s.wrote === false) {
+      issues.push({ path: [field], message: 'is cleared with wroteThisEpisode by ResetKeepProgress' });
+    }
+  }
+  if (s.confirmed === true && s.confirm !== true) {
+    issues.push({ path: ['confirmed'], message: 'confirmations are only tracked with confirmDestructive (confirm)' });
+  }
+  if (s.wrote === false && s.write === undefined) {
+    issues.push({ path: ['wrote'], message: 'is only written beside a recorded write (absent, it already means false)' });
+  }
+  if (s.wrote === false && s.state === 'VERIFYING') {
+    issues.push({ path: ['wrote'], message: 'VERIFYING follows a recorded write, which sets wroteThisEpisode' });
+  }
+}
+
 /** The times given as offsets whose sum with the base `t` leaves the range of JavaScript dates. */
 function timeRangeIssues(s: PersistedSnapshot): Issue[] {
   if (s.t === undefined) return [];
@@ -210,7 +344,7 @@ function timeRangeIssues(s: PersistedSnapshot): Issue[] {
  * reports every issue.
  */
 export const persistedSnapshotSchema = shapeSchema.superRefine((snapshot, ctx) => {
-  for (const issue of [...timeRangeIssues(snapshot), ...reachabilityIssues(snapshot)]) {
+  for (const issue of [...version1Issues(snapshot), ...timeRangeIssues(snapshot), ...reachabilityIssues(snapshot)]) {
     ctx.addIssue({ code: 'custom', ...issue });
   }
 });
@@ -274,19 +408,24 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     fail([], 'expected an object from guard.getPersistedSnapshot()');
   }
-  value = ownFields(value);
-  const version = Object.prototype.hasOwnProperty.call(value, 'v') ? (value as { v: unknown }).v : undefined;
-  if (version !== SNAPSHOT_VERSION) {
+  const fields = ownFields(value);
+  const version = Object.prototype.hasOwnProperty.call(fields, 'v') ? fields.v : undefined;
+  const readable = `this library reads versions ${READABLE_SNAPSHOT_VERSIONS.join(' and ')}`;
+  if (!READABLE_SNAPSHOT_VERSIONS.includes(version as number)) {
     fail(
       ['v'],
-      version === undefined
-        ? `missing schema version (this library reads version ${SNAPSHOT_VERSION})`
-        : `unknown schema version ${JSON.stringify(version)} (this library reads version ${SNAPSHOT_VERSION})`,
+      version === undefined ? `missing schema version (${readable})` : `unknown schema version ${JSON.stringify(version)} (${readable})`,
     );
+  }
+  for (const [field, [cap, what]] of Object.entries(ARRAY_CAPS)) {
+    const entries = fields[field];
+    if (Array.isArray(entries) && entries.length > cap) {
+      fail([field], `${entries.length} entries, but the machine keeps at most ${cap} ${what}`);
+    }
   }
   let result: ReturnType<typeof persistedSnapshotSchema.safeParse>;
   try {
-    result = persistedSnapshotSchema.safeParse(value);
+    result = persistedSnapshotSchema.safeParse(fields);
   } catch (error) {
     fail([], `cannot be read (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -296,6 +435,7 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
   }
   return { state: result.data.state, context: contextOf(result.data) };
 }
+
 
 /**
  * A plain copy of an object's own enumerable fields, read once each.
@@ -338,15 +478,17 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
       attempts,
     };
   }
-  const inFlight: InFlightCall[] = (s.inFlight ?? []).map(([key, tool, kind, admittedAt, verifiesWrite]) => ({
+  const inFlight: InFlightCall[] = (s.inFlight ?? []).map(([key, tool, kind, admittedAt, verifiesWrite, targets, destructive]) => ({
     key,
     tool,
     kind,
     admittedAt: time(admittedAt),
     verifiesWrite,
+    ...(targets === undefined || targets.length === 0 ? {} : { targets: [...targets] }),
+    ...(destructive === true ? { destructive } : {}),
   }));
   return {
-    wroteThisEpisode: s.write !== undefined,
+    wroteThisEpisode: s.write !== undefined && s.wrote !== false,
     readAfterWrite: s.readAfterWrite === true,
     consecutiveVerifyBlocks: s.verifyBlocks ?? 0,
     finalAnswerBlocks: s.answerBlocks ?? 0,
@@ -360,6 +502,11 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     anonSeq: s.anonSeq ?? 0,
     checksCalls: s.checksCalls === true,
     strictFailedWrites: s.strict === true,
+    establishedTargets: [...(s.targets ?? [])],
+    writeTargets: [...(s.writeTargets ?? [])],
+    writeDestructive: s.destructive === true,
+    confirmedSinceWrite: s.confirmed === true,
+    confirmDestructive: s.confirm === true,
   };
 }
 
@@ -385,7 +532,9 @@ function baseTime(context: SafetyContext): number {
  * for every context the machine reaches:
  * `parsePersistedSnapshot(toPersistedSnapshot(state, context))` gives them back.
  * Pending recoveries are kept as they are, expired or not (the machine drops
- * expired ones itself, by the time of its events).
+ * expired ones itself, by the time of its events). Fields added in version 2
+ * that a context lacks (one built by hand, or validated by a schema that
+ * does not know them) are taken at their initial value.
  */
 export function toPersistedSnapshot(state: SafetyState, context: SafetyContext): PersistedSnapshot {
   const snapshot: PersistedSnapshot = { v: SNAPSHOT_VERSION, state };
@@ -406,10 +555,24 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
     snapshot.recoveries = recoveries.map((r) => [r.tool, offset(r.createdAt), offset(r.lastBlockedAt), r.attempts]);
   }
   if (context.inFlight.length > 0) {
-    snapshot.inFlight = context.inFlight.map((c) => [c.key, c.tool, c.kind, offset(c.admittedAt), c.verifiesWrite]);
+    snapshot.inFlight = context.inFlight.map((c) => {
+      const call: NonNullable<PersistedSnapshot['inFlight']>[number] = [c.key, c.tool, c.kind, offset(c.admittedAt), c.verifiesWrite];
+      const targets = c.targets ?? [];
+      if (targets.length > 0 || c.destructive === true) call.push([...targets]);
+      if (c.destructive === true) call.push(true);
+      return call;
+    });
   }
   if (context.anonSeq > 0) snapshot.anonSeq = context.anonSeq;
   if (context.checksCalls) snapshot.checksCalls = true;
   if (context.strictFailedWrites) snapshot.strict = true;
+  if (context.wroteThisEpisode === false && snapshot.write !== undefined) snapshot.wrote = false;
+  const established = context.establishedTargets ?? [];
+  if (established.length > 0) snapshot.targets = [...established];
+  const writeTargets = context.writeTargets ?? [];
+  if (writeTargets.length > 0) snapshot.writeTargets = [...writeTargets];
+  if (context.writeDestructive === true) snapshot.destructive = true;
+  if (context.confirmedSinceWrite === true) snapshot.confirmed = true;
+  if (context.confirmDestructive === true) snapshot.confirm = true;
   return snapshot;
 }

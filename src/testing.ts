@@ -11,8 +11,13 @@
  * simple paths take every cycle-free route between the states that decide
  * anything (see `abstractDecisionState`).
  *
+ * With `targets`, calls also name one of two targets or none, writes may
+ * be destructive and results may verify themselves (DESIGN.md §1, §5), so
+ * the paths reach the target-aware rules as well.
+ *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
- * WRITING, strict failed writes, time as an input, auto-completed verification).
+ * WRITING, strict failed writes, time as an input, auto-completed
+ * verification), §1 and §5 (targets, destructive and self-verifying writes).
  */
 import { getShortestPaths, getSimplePaths } from '@xstate/graph';
 import { createActor, type ActorLogic, type AnyActorScope, type SnapshotFrom } from 'xstate';
@@ -79,6 +84,17 @@ export interface SafetyPathOptions {
    * clock may read (a path spans well under a day).
    */
   startAt?: number;
+  /**
+   * Also generate calls with targets (`PATH_TARGETS`: a directory and a file
+   * under it, or none), a destructive write, and writes whose result
+   * verifies itself (DESIGN.md §1, §5); default false. Shortest paths only
+   * (the simple paths would number in the millions): `getSimpleSafetyPaths`
+   * ignores it. Replay a step's call with `toolCallOf` (targets and
+   * destructive flag given) and its outcome with `recordOptionsOf`.
+   */
+  targets?: boolean;
+  /** Generate for a guard created with `confirmDestructive` (DESIGN.md §5.6); default false. */
+  confirmDestructive?: boolean;
 }
 
 /** How far the last step of a path may be after its first (epoch ms): one day, far above any generated path. */
@@ -100,6 +116,8 @@ const optionsSchema = z
     strictFailedWrites: z.boolean().optional(),
     autoCompleteVerification: z.boolean().optional(),
     includeUncheckedOutcomes: z.boolean().optional(),
+    targets: z.boolean().optional(),
+    confirmDestructive: z.boolean().optional(),
     startAt: z
       .number()
       .min(-(MAX_TIME_MS - MAX_PATH_SPAN_MS), START_RANGE)
@@ -167,22 +185,65 @@ function hasInFlight(snapshot: SafetySnapshot, callId: string): boolean {
   return snapshot.context.inFlight.some((call) => call.key === `id:${callId}`);
 }
 
+/**
+ * The two targets of paths with targets: a directory and a file under it,
+ * so a read of the first establishes and verifies the second, and a read of
+ * the second verifies, but does not establish, the first (DESIGN.md §5.3-5.4).
+ */
+export const PATH_TARGETS: readonly [string, string] = ['/srv/app', '/srv/app/app.conf'];
+
+/** The result a self-verifying write's outcome is replayed with (DESIGN.md §1). */
+export const SELF_VERIFYING_RESULT = '{"verification":{"ok":true}}';
+
 /** Which event cases a path set tries: the tool kinds, and writes recorded without an id. */
 export interface EventCaseSet {
   kinds: readonly ToolKind[];
   /** With `includeUncheckedOutcomes`: also record a write's outcome without an id or a check. */
   anonymousWrites: boolean;
+  /**
+   * The target lists each resolve, read and write is checked with; `[[]]`
+   * for none. User input, and outcomes recorded without a check, name no
+   * target. A write is also checked destructive, with the first list that
+   * names a target, and a write's success also recorded self-verified, when
+   * `targetCases` is set.
+   */
+  targetLists: readonly (readonly string[])[];
+  targetCases: boolean;
+  /** With `includeUncheckedOutcomes`: the kinds whose outcomes are also recorded without a check (default all of `kinds`). */
+  uncheckedKinds?: readonly ToolKind[];
 }
 
-/** The event cases of the shortest paths: all five kinds, and (with unchecked outcomes) anonymous writes. */
-export const SHORTEST_PATH_CASES: EventCaseSet = { kinds: TOOL_KINDS, anonymousWrites: true };
+/** The event cases of the shortest paths: all five kinds, and (with unchecked outcomes) anonymous writes; no targets. */
+export const SHORTEST_PATH_CASES: EventCaseSet = { kinds: TOOL_KINDS, anonymousWrites: true, targetLists: [[]], targetCases: false };
+
+/**
+ * The event cases of the shortest paths with targets: a read, a write and
+ * user input (a resolve is a read to every target rule, and `neutral` is
+ * `user_input` to the machine, DESIGN.md §3.6; the paths without targets
+ * take both), each with no target or either target of `PATH_TARGETS`; a
+ * destructive write; self-verifying write results; with unchecked
+ * outcomes, those of writes only (a self-verifying write recorded without
+ * a check is the one target-aware transition that needs them).
+ */
+export const TARGET_PATH_CASES: EventCaseSet = {
+  kinds: ['read', 'write', 'user_input'],
+  anonymousWrites: true,
+  targetLists: [[], [PATH_TARGETS[0]], [PATH_TARGETS[1]]],
+  targetCases: true,
+  uncheckedKinds: ['write'],
+};
 
 /**
  * The event cases of the simple paths: every kind but `neutral`, which the
  * machine treats exactly as `user_input` (DESIGN.md §3.6; the shortest paths
- * take it). With it, the simple paths would double again.
+ * take it). With it, the simple paths would double again. No targets.
  */
-export const SIMPLE_PATH_CASES: EventCaseSet = { kinds: ['resolve', 'read', 'write', 'user_input'], anonymousWrites: false };
+export const SIMPLE_PATH_CASES: EventCaseSet = {
+  kinds: ['resolve', 'read', 'write', 'user_input'],
+  anonymousWrites: false,
+  targetLists: [[]],
+  targetCases: false,
+};
 
 /**
  * The events tried from a snapshot, one case per event type and tool kind
@@ -201,6 +262,15 @@ export const SIMPLE_PATH_CASES: EventCaseSet = { kinds: ['resolve', 'read', 'wri
  * All events but the clock jump share one model time: with a single time,
  * only a jump can age a pending recovery, so "expired" means "a jump happened
  * since its latest block", which the re-timed paths preserve.
+ *
+ * With targets (`cases.targetLists`), each check of a resolve, read or
+ * write is tried once per target list (and a write once more, destructive,
+ * with the first list naming a target), each outcome of a call in flight
+ * is recorded with that call's targets (as a loop records the call it
+ * checked), and each success of a write once more self-verified
+ * (`selfVerified: true`; replay with `recordOptionsOf`). Unchecked outcomes
+ * and user input name no target: they reach no target rule a checked call
+ * does not, and each target list would multiply the graph again.
  */
 export function safetyEventCases(
   snapshot: SafetySnapshot,
@@ -214,6 +284,14 @@ export function safetyEventCases(
   const events: SafetyEvent[] = [];
   const otherCallInFlight = (callId: string) =>
     snapshot.context.inFlight.some((call) => call.kind !== 'write' && call.key !== `id:${callId}`);
+  const withTargets = (targets: readonly string[]) => (targets.length === 0 ? {} : { targets: [...targets] });
+  /** A success, failure and (for a write, with target cases) self-verified success of one call. */
+  const outcomes = (base: Omit<SafetyEvent & { type: 'tool.succeeded' }, 'type'>): SafetyEvent[] => [
+    { type: 'tool.succeeded', ...base },
+    { type: 'tool.failed', ...base },
+    ...(cases.targetCases && base.kind === 'write' ? [{ type: 'tool.succeeded' as const, ...base, selfVerified: true }] : []),
+  ];
+  const firstTargeted = cases.targetLists.find((targets) => targets.length > 0);
   for (const kind of kinds) {
     const call = { tool: tools[kind], kind, at };
     const first = callIdFor(kind, 1);
@@ -223,11 +301,19 @@ export function safetyEventCases(
     // another one under a second id (the write WRITING refuses).
     const checkId = !firstInFlight ? first : kind === 'write' && !hasInFlight(snapshot, second) ? second : null;
     if (checkId !== null && (kind === 'write' || !otherCallInFlight(checkId))) {
-      events.push({ type: 'tool.requested', callId: checkId, ...call });
+      for (const targets of kind === 'user_input' || kind === 'neutral' ? [[]] : cases.targetLists) {
+        events.push({ type: 'tool.requested', callId: checkId, ...call, ...withTargets(targets) });
+      }
+      if (kind === 'write' && cases.targetCases && firstTargeted !== undefined) {
+        events.push({ type: 'tool.requested', callId: checkId, ...call, ...withTargets(firstTargeted), destructive: true });
+      }
     }
     for (const callId of [first, second]) {
-      if ((callId === first && unchecked) || hasInFlight(snapshot, callId)) {
-        events.push({ type: 'tool.succeeded', callId, ...call }, { type: 'tool.failed', callId, ...call });
+      const admitted = snapshot.context.inFlight.find((c) => c.key === `id:${callId}`);
+      if (admitted !== undefined) {
+        events.push(...outcomes({ callId, ...call, ...withTargets(admitted.targets ?? []) }));
+      } else if (callId === first && unchecked && (cases.uncheckedKinds ?? kinds).includes(kind)) {
+        events.push(...outcomes({ callId, ...call }));
       }
     }
   }
@@ -235,7 +321,7 @@ export function safetyEventCases(
     // A write recorded without an id or a check: the only way to record a
     // write while another is in flight, since one id per kind would settle it.
     const write = { tool: tools.write, kind: 'write' as const, at };
-    events.push({ type: 'tool.succeeded', ...write }, { type: 'tool.failed', ...write });
+    events.push(...outcomes(write));
   }
   events.push({ type: 'answer.requested', at });
   if (options.autoCompleteVerification === false) events.push({ type: 'verification.completed', at });
@@ -252,7 +338,7 @@ const COUNTER_CAP = 3;
 /** Attempts of a pending recovery beyond this many look alike. */
 const ATTEMPTS_CAP = 2;
 
-/** Calls in flight, abstracted: key, kind, and whether a read would verify the current write. */
+/** Calls in flight, abstracted: key, kind, whether a read would verify the current write, targets, destructive. */
 function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]): unknown[] {
   const context = snapshot.context;
   return context.inFlight
@@ -261,8 +347,24 @@ function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]):
       call.key.startsWith('anon:') ? `anon:${call.tool}` : call.key,
       call.kind,
       call.verifiesWrite === null ? null : call.verifiesWrite === context.writeSeq ? 'current' : 'stale',
+      ...(call.targets === undefined && call.destructive === undefined ? [] : [call.targets ?? [], call.destructive === true]),
     ])
     .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
+}
+
+/**
+ * The target part of an abstract state: established targets (sorted: with
+ * two targets nothing is ever dropped, so their order decides nothing), the
+ * last write's targets, and a confirmation when it can matter. Empty for a
+ * session without targets or confirmations, so the abstraction of paths
+ * without targets is what it always was.
+ */
+function abstractTargets(snapshot: SafetySnapshot): unknown[] {
+  const context = snapshot.context;
+  const established = [...context.establishedTargets].sort();
+  const confirmed = context.confirmDestructive && context.confirmedSinceWrite;
+  if (established.length === 0 && context.writeTargets.length === 0 && !context.confirmDestructive) return [];
+  return [established, context.writeTargets, context.confirmDestructive, confirmed];
 }
 
 /**
@@ -281,8 +383,11 @@ function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]):
  *   `safetyEventCases`); `writeSeq`, which matters only as "would this read
  *   in flight verify the current write" (`current` / `stale` / null);
  *   `anonSeq` (it only numbers keys).
+ * - Kept, with targets: the established targets, the last write's targets,
+ *   a confirmation (with `confirmDestructive`), and each call's targets and
+ *   destructive flag.
  * - Dropped: `wroteThisEpisode`, the final-answer block count, the last read
- *   and write records: no guard reads them.
+ *   and write records, the last write's destructive flag: no guard reads them.
  *
  * Calls in flight are listed by key (a stable sort): with ids and fewer than
  * `MAX_IN_FLIGHT` calls their order decides nothing (the event cases never
@@ -301,6 +406,7 @@ export function abstractSafetyState(snapshot: SafetySnapshot): string {
     abstractInFlight(snapshot, TOOL_KINDS),
     context.checksCalls,
     context.strictFailedWrites,
+    ...abstractTargets(snapshot),
   ]);
 }
 
@@ -317,9 +423,51 @@ export function abstractSafetyState(snapshot: SafetySnapshot): string {
 export function abstractDecisionState(snapshot: SafetySnapshot): string {
   const context = snapshot.context;
   const inFlight = context.inFlight
-    .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq] as const)
+    .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq, ...(call.targets ?? [])] as const)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight]);
+  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight, ...abstractTargets(snapshot)]);
+}
+
+/**
+ * The coarser abstraction of the shortest paths with targets: what decides
+ * the target rules and the event cases (the state, read-after-write, the
+ * calls in flight with their targets, whether the session checks its calls,
+ * the established targets, the last write's targets, a confirmation), but
+ * not the blocked-write counter or the pending recoveries, which no target
+ * rule reads and the paths without targets cover. With them the graph
+ * would not be enumerable in minutes.
+ */
+export function abstractTargetState(snapshot: SafetySnapshot): string {
+  const context = snapshot.context;
+  return JSON.stringify([
+    snapshot.value,
+    context.readAfterWrite,
+    abstractInFlight(snapshot, TOOL_KINDS),
+    context.checksCalls,
+    context.strictFailedWrites,
+    ...abstractTargets(snapshot),
+  ]);
+}
+
+
+/**
+ * The vertex key of the shortest paths with targets: `abstractTargetState`
+ * and the transitions that led to it (`selectedTransitions`), so every
+ * transition into every such state is taken; except the final answer,
+ * CompleteVerification and the clock jump, which no target rule changes
+ * (the paths without targets take each of them in every state): a state
+ * they lead to is keyed by itself alone, which keeps the graph to about
+ * half.
+ */
+export function targetCoverageKey(
+  snapshot: SafetySnapshot,
+  event: SafetyEvent | undefined,
+  previous: SafetySnapshot | undefined,
+): string {
+  const state = abstractTargetState(snapshot);
+  if (previous === undefined || event === undefined) return state;
+  if (event.type === 'answer.requested' || event.type === 'verification.completed' || event.type === 'clock.ticked') return state;
+  return `${state} via ${selectedTransitions(previous, event)}`;
 }
 
 /**
@@ -467,7 +615,10 @@ function generate(
 ): SafetyPath[] {
   const startAt = options.startAt ?? DEFAULT_PATH_START;
   const logic = pathLogic(options.autoCompleteVerification !== false);
-  const input: SafetyInput = { strictFailedWrites: options.strictFailedWrites === true };
+  const input: SafetyInput = {
+    strictFailedWrites: options.strictFailedWrites === true,
+    confirmDestructive: options.confirmDestructive === true,
+  };
   const statePaths = generator(logic, {
     input,
     events: (snapshot: SafetySnapshot) => safetyEventCases(snapshot, options, cases),
@@ -483,14 +634,18 @@ function generate(
  * through every transition that can enter it, and through every recovery and
  * expiry (`transitionCoverageKey`), so together they take every transition
  * of the machine that the event cases can reach. Paths that are a prefix of
- * another are left out.
+ * another are left out. With `targets`, the same over `abstractTargetState`
+ * (`targetCoverageKey`).
  *
  * @throws TypeError when `options` is not an object of the known options
  *   with their types (an unknown key, a non-boolean flag, an empty tool name,
  *   `startAt` outside ±(`MAX_TIME_MS` − `MAX_PATH_SPAN_MS`)).
  */
 export function getShortestSafetyPaths(options?: SafetyPathOptions): SafetyPath[] {
-  return generate(getShortestPaths, transitionCoverageKey, parseOptions(options), SHORTEST_PATH_CASES);
+  const parsed = parseOptions(options);
+  return parsed.targets === true
+    ? generate(getShortestPaths, targetCoverageKey, parsed, TARGET_PATH_CASES)
+    : generate(getShortestPaths, transitionCoverageKey, parsed, SHORTEST_PATH_CASES);
 }
 
 /**
@@ -509,11 +664,27 @@ export function getSimpleSafetyPaths(options?: SafetyPathOptions): SafetyPath[] 
 
 /**
  * The tool call of a tool event, as `check` and `record` take it
- * (`{ id, name, kind }`); null for other events.
+ * (`{ id, name, kind, targets?, destructive? }`; targets and the destructive
+ * flag only when the event has them); null for other events.
  */
-export function toolCallOf(event: SafetyEvent): { id?: string; name: string; kind: ToolKind } | null {
+export function toolCallOf(
+  event: SafetyEvent,
+): { id?: string; name: string; kind: ToolKind; targets?: string[]; destructive?: boolean } | null {
   if (event.type !== 'tool.requested' && event.type !== 'tool.succeeded' && event.type !== 'tool.failed') return null;
-  return event.callId === undefined
-    ? { name: event.tool, kind: event.kind }
-    : { id: event.callId, name: event.tool, kind: event.kind };
+  return {
+    ...(event.callId === undefined ? {} : { id: event.callId }),
+    name: event.tool,
+    kind: event.kind,
+    ...(event.targets === undefined ? {} : { targets: [...event.targets] }),
+    ...(event.destructive === true ? { destructive: true } : {}),
+  };
+}
+
+/**
+ * The third argument of `record` for a tool event: `{ result }` with a
+ * self-verifying result (`SELF_VERIFYING_RESULT`) for a success marked
+ * `selfVerified`; undefined otherwise.
+ */
+export function recordOptionsOf(event: SafetyEvent): { result: string } | undefined {
+  return event.type === 'tool.succeeded' && event.selfVerified === true ? { result: SELF_VERIFYING_RESULT } : undefined;
 }

@@ -531,14 +531,14 @@ describe('reset and resetKeepProgress', () => {
     expect(guard.check({ id: 'w2', name: 'pulse_control' }).allowed).toBe(true);
   });
 
-  it('resetKeepProgress keeps pending recoveries and the last read and write', () => {
+  it('resetKeepProgress keeps pending recoveries and the last read and write, and clears wroteThisEpisode (DESIGN §1)', () => {
     const { guard } = verifying();
     guard.check({ id: 'w2', name: 'pulse_control_guest' });
     guard.resetKeepProgress();
     expect(guard.context).toMatchObject({
       lastWriteTool: 'pulse_control',
       lastReadTool: 'pulse_query',
-      wroteThisEpisode: true,
+      wroteThisEpisode: false,
       pendingRecoveries: { 'FSM_BLOCKED:pulse_control_guest': expect.objectContaining({ attempts: 1 }) },
     });
   });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSessionGuard } from '../src/adapter.js';
 import { builtinCatalogs } from '../src/classifier.js';
 import { CatalogError, ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS } from '../src/errors.js';
-import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
+import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS, reasonWithTarget } from '../machines/safety.policy.js';
 import type { BlockRule } from '../machines/safety.types.js';
 
 /** A write refused in RESOLVING, as the guard builds it. */
@@ -214,5 +214,67 @@ describe('clearedBy, per rule', () => {
 describe('CatalogError', () => {
   it('has an empty path when none is given', () => {
     expect(new CatalogError('catalog x: bad').path).toEqual([]);
+  });
+});
+
+describe('target-aware refusals (DESIGN §5.3-5.6)', () => {
+  function targetError(target?: unknown): FSMBlockedError {
+    return new FSMBlockedError({
+      state: 'READING',
+      toolName: 'Edit',
+      toolKind: 'write',
+      rule: 'unknown-target',
+      reason: reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], typeof target === 'string' ? target : null),
+      recoveryId: 'FSM_BLOCKED:Edit',
+      ...(target === undefined ? {} : { target: target as string }),
+    });
+  }
+
+  it('carries the target the reason names', () => {
+    expect(targetError('/srv/app.conf').target).toBe('/srv/app.conf');
+  });
+
+  it('puts the target in the tool result and the JSON form', () => {
+    const error = targetError('/srv/app.conf');
+    expect(error.toToolResult().error.target).toBe('/srv/app.conf');
+    expect(JSON.parse(JSON.stringify(error))).toStrictEqual(error.toToolResult().error);
+  });
+
+  it('has a null target and no target field when none is named', () => {
+    const error = targetError();
+    expect(error.target).toBeNull();
+    expect(error.toToolResult().error).not.toHaveProperty('target');
+  });
+
+  it('reads a target that is not a string as none', () => {
+    expect(targetError(42).target).toBeNull();
+  });
+
+  it('an unknown target is cleared by a resolve or a read (one that touches it)', () => {
+    expect(targetError('/x').clearedBy).toEqual(['resolve', 'read']);
+  });
+
+  it('a destructive write without confirmation is cleared by user input only', () => {
+    expect(toolError('needs-confirmation').clearedBy).toEqual(['user_input']);
+  });
+
+  it('the reason names the target as a JSON string, quotes and line breaks escaped', () => {
+    expect(reasonWithTarget('POLICY_BLOCKED: r', 'a"b\nc')).toBe('POLICY_BLOCKED: r (target: "a\\"b\\nc")');
+  });
+
+  it('the reason is unchanged when no target is named', () => {
+    expect(reasonWithTarget('POLICY_BLOCKED: r', null)).toBe('POLICY_BLOCKED: r');
+  });
+
+  it('an unknown target says state-changing tools need a validated target', () => {
+    expect(TOOL_BLOCK_REASONS['unknown-target']).toMatch(/^POLICY_BLOCKED: state-changing tools need a validated target/);
+  });
+
+  it('a destructive write without confirmation says the user’s confirmation is needed', () => {
+    expect(TOOL_BLOCK_REASONS['needs-confirmation']).toMatch(/^POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation/);
+  });
+
+  it('the final answer has no reason for the rules that never refuse it', () => {
+    expect(Object.keys(ANSWER_BLOCK_REASONS).sort()).toEqual(['unverified-write', 'write-in-flight']);
   });
 });

@@ -4,7 +4,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_IN_FLIGHT, MAX_TIME_MS } from '../machines/safety.policy.js';
+import {
+  MAX_ESTABLISHED_TARGETS,
+  MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
+  MAX_TARGETS_PER_EVENT,
+  MAX_TARGET_LENGTH,
+  MAX_TIME_MS,
+} from '../machines/safety.policy.js';
 import type { ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../src/adapter.js';
 import {
@@ -79,7 +86,7 @@ describe('the persisted form', () => {
   it('keeps a single time as it is, without a base', () => {
     const guard = createSessionGuard({ now: () => T0 });
     guard.record({ name: READ });
-    expect(guard.getPersistedSnapshot()).toEqual({ v: 1, state: 'READING', read: [READ, T0] });
+    expect(guard.getPersistedSnapshot()).toEqual({ v: SNAPSHOT_VERSION, state: 'READING', read: [READ, T0] });
   });
 
   it('keeps times that are not safe integers as they are, without a base', () => {
@@ -93,7 +100,7 @@ describe('the persisted form', () => {
   });
   it('keeps times further apart than the range of JavaScript dates as they are, without a base', () => {
     const guard = createSessionGuard({ snapshot: { v: 1, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] } });
-    expect(guard.getPersistedSnapshot()).toEqual({ v: 1, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] });
+    expect(guard.getPersistedSnapshot()).toEqual({ v: SNAPSHOT_VERSION, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] });
   });
 });
 
@@ -151,8 +158,8 @@ describe('a snapshot that does not validate', () => {
   });
 
   it('names an unknown version', () => {
-    expect(restoreError({ ...verifyingSnapshot(), v: 2 })?.message).toBe(
-      'snapshot: v: unknown schema version 2 (this library reads version 1)',
+    expect(restoreError({ ...verifyingSnapshot(), v: 3 })?.message).toBe(
+      'snapshot: v: unknown schema version 3 (this library reads versions 1 and 2)',
     );
   });
 
@@ -353,7 +360,16 @@ describe('an impossible combination', () => {
 // Properties: any run, persisted and restored at any point.
 
 type Op =
-  | { op: 'check' | 'record'; id?: string; name: string; kind?: ToolKind; outcome: 'success' | 'error' }
+  | {
+      op: 'check' | 'record';
+      id?: string;
+      name: string;
+      kind?: ToolKind;
+      outcome: 'success' | 'error';
+      targets?: string[];
+      destructive?: boolean;
+      result?: string;
+    }
   | { op: 'answer' | 'complete' | 'reset' | 'resetKeep' }
   | { op: 'wait'; ms: number };
 
@@ -398,7 +414,7 @@ function apply(guard: SessionGuard, op: Op, clock: { t: number }): unknown {
       return d.allowed ? d : { allowed: false, kind: d.kind, error: d.error.toJSON(), rule: d.error.rule };
     }
     case 'record':
-      return guard.record(op, op.outcome);
+      return guard.record(op, op.outcome, op.result === undefined ? undefined : { result: op.result });
     case 'answer': {
       const d = guard.finalAnswer();
       return d.allowed ? d : { allowed: false, error: d.error.toJSON() };
@@ -492,6 +508,280 @@ describe('round trip (property)', () => {
           }
           expect(resumed.state).toBe(straight.state);
           expect(resumed.actor.getSnapshot().context).toEqual(straight.actor.getSnapshot().context);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Version 2: targets, destructive writes, confirmations, `wrote: false` (DESIGN.md §1, §5).
+
+const FILE = '/srv/app/app.conf';
+const DIR = '/srv/app';
+
+/** READING with DIR established, then a write of FILE recorded (VERIFYING). */
+function targetedGuard(options: SessionGuardOptions = {}): SessionGuard {
+  const guard = createSessionGuard({ now: clockFrom(), ...options });
+  guard.check({ id: 'r', name: READ, kind: 'read', targets: [DIR] });
+  guard.record({ id: 'r', name: READ, kind: 'read' });
+  guard.check({ id: 'w', name: WRITE, kind: 'write', targets: [FILE], destructive: true });
+  guard.record({ id: 'w', name: WRITE, kind: 'write' });
+  return guard;
+}
+
+describe('version 2: the persisted targets', () => {
+  it('keeps the established targets, the last write’s targets and its destructive flag', () => {
+    expect(targetedGuard().getPersistedSnapshot()).toMatchObject({
+      v: SNAPSHOT_VERSION,
+      targets: [DIR],
+      writeTargets: [FILE],
+      destructive: true,
+    });
+  });
+
+  it('keeps a call in flight’s targets, and its destructive flag, after verifiesWrite', () => {
+    // The read is recorded at the base time t; the write is checked one clock step (1000 ms) later.
+    const guard = createSessionGuard({ now: clockFrom() });
+    guard.check({ id: 'r', name: READ, kind: 'read', targets: [DIR] });
+    guard.record({ id: 'r', name: READ, kind: 'read' });
+    guard.check({ id: 'w', name: WRITE, kind: 'write', targets: [FILE], destructive: true });
+    expect(guard.getPersistedSnapshot().inFlight).toEqual([['id:w', WRITE, 'write', 1000, null, [FILE], true]]);
+  });
+
+  it('keeps a destructive write without targets with an empty target list before the flag', () => {
+    const guard = createSessionGuard({ now: clockFrom() });
+    guard.record({ name: READ });
+    guard.check({ id: 'w', name: WRITE, kind: 'write', destructive: true });
+    expect(guard.getPersistedSnapshot().inFlight).toEqual([['id:w', WRITE, 'write', 1000, null, [], true]]);
+  });
+
+  it('keeps confirmDestructive and a confirmation', () => {
+    const guard = createSessionGuard({ now: clockFrom(), confirmDestructive: true });
+    guard.record({ name: 'pulse_question' });
+    expect(guard.getPersistedSnapshot()).toMatchObject({ confirm: true, confirmed: true });
+  });
+
+  it('writes wrote: false after ResetKeepProgress, which keeps the last write’s record', () => {
+    const guard = targetedGuard();
+    guard.resetKeepProgress();
+    const snapshot = guard.getPersistedSnapshot();
+    expect(snapshot).toMatchObject({ wrote: false, write: [WRITE, expect.any(Number), 1] });
+    expect(createSessionGuard({ snapshot }).context.wroteThisEpisode).toBe(false);
+  });
+
+  it('restores every version-2 field', () => {
+    const guard = targetedGuard({ confirmDestructive: true });
+    const restored = createSessionGuard({ snapshot: JSON.parse(JSON.stringify(guard.getPersistedSnapshot())) });
+    expect(restored.context).toEqual(guard.actor.getSnapshot().context);
+  });
+
+  it('a restored session goes on deciding with its targets: a read of the directory verifies the write', () => {
+    const restored = createSessionGuard({ snapshot: targetedGuard().getPersistedSnapshot() });
+    restored.record({ name: READ, kind: 'read', targets: [FILE] });
+    expect(restored.state).toBe('VERIFYING'); // a record without a check verifies nothing in a session that checks
+    restored.check({ id: 'r2', name: READ, kind: 'read', targets: [DIR] });
+    restored.record({ id: 'r2', name: READ, kind: 'read' });
+    expect(restored.state).toBe('READING');
+  });
+
+  it('a version-2 snapshot without targets is as small as before', () => {
+    const snapshot = verifyingSnapshot();
+    expect(Object.keys(snapshot).sort()).toEqual(['checksCalls', 'read', 'state', 't', 'v', 'write']);
+  });
+});
+
+describe('version 1 still restores (migration)', () => {
+  /** A snapshot exactly as version 1 of this library wrote it: a VERIFYING session with a read in flight. */
+  const VERSION_1 =
+    '{"v":1,"state":"VERIFYING","t":1700000001000,"write":["cancel_reservation",1000,1],"read":["get_reservation_details",0],' +
+    '"recoveries":[["cancel_reservation",2000,2000,1]],"inFlight":[["id:call_7","get_reservation_details","read",3000,1]],"checksCalls":true}';
+
+  it('restores the session it stands for', () => {
+    const guard = createSessionGuard({ snapshot: VERSION_1 });
+    expect(guard.state).toBe('VERIFYING');
+    expect(guard.context).toMatchObject({
+      wroteThisEpisode: true,
+      lastWriteTool: 'cancel_reservation',
+      lastWriteAt: 1700000002000,
+      establishedTargets: [],
+      writeTargets: [],
+      writeDestructive: false,
+      confirmedSinceWrite: false,
+      confirmDestructive: false,
+    });
+  });
+
+  it('goes on deciding as version 1 did: the read in flight verifies the write', () => {
+    const guard = createSessionGuard({ snapshot: VERSION_1, now: () => 1700000010000 });
+    guard.record({ id: 'call_7', name: 'get_reservation_details' });
+    expect(guard.state).toBe('READING');
+  });
+
+  it('persists again as version 2, the same fields otherwise', () => {
+    const persisted = createSessionGuard({ snapshot: VERSION_1 }).getPersistedSnapshot();
+    expect(persisted).toEqual({ ...JSON.parse(VERSION_1), v: SNAPSHOT_VERSION });
+  });
+
+  it('refuses a version-2 field in a version-1 snapshot', () => {
+    const error = restoreError({ ...JSON.parse(VERSION_1), targets: [DIR] });
+    expect(error?.path).toEqual(['targets']);
+    expect(error?.message).toBe('snapshot: targets: is a version-2 field, in a version-1 snapshot');
+  });
+
+  it('refuses a version-1 call in flight with targets', () => {
+    const snapshot = JSON.parse(VERSION_1);
+    snapshot.inFlight[0].push([FILE]);
+    expect(restoreError(snapshot)?.path).toEqual(['inFlight', 0, 'targets']);
+  });
+
+  it('persistedSnapshotSchema accepts version 1 too', () => {
+    expect(persistedSnapshotSchema.safeParse(JSON.parse(VERSION_1)).success).toBe(true);
+  });
+});
+
+describe('version 2: impossible target fields', () => {
+  const base = (): PersistedSnapshot => targetedGuard().getPersistedSnapshot();
+
+  it('refuses a target that is not canonical, naming the canonical form', () => {
+    const error = restoreError({ ...base(), targets: ['/srv/./app/'] });
+    expect(error?.path).toEqual(['targets', 0]);
+    expect(error?.message).toBe('snapshot: targets[0]: is not canonical (the machine keeps "/srv/app")');
+  });
+
+  it('refuses a target named twice', () => {
+    expect(restoreError({ ...base(), targets: [DIR, DIR] })?.path).toEqual(['targets', 1]);
+  });
+
+  it('refuses a non-canonical target of the last write', () => {
+    expect(restoreError({ ...base(), writeTargets: ['/a//b'] })?.path).toEqual(['writeTargets', 0]);
+  });
+
+  it('refuses a non-canonical target of a call in flight', () => {
+    const inFlight = [['id:r2', READ, 'read', T0, 1, ['a/']]];
+    expect(restoreError({ ...base(), inFlight })?.path).toEqual(['inFlight', 0, 'targets', 0]);
+  });
+
+  it('refuses a destructive flag on a call in flight that is not a write', () => {
+    const inFlight = [['id:r2', READ, 'read', T0, 1, [], true]];
+    expect(restoreError({ ...base(), inFlight })?.path).toEqual(['inFlight', 0, 'destructive']);
+  });
+
+  it('refuses established targets without a recorded read', () => {
+    const { read: _read, ...noRead } = base();
+    expect(restoreError({ ...noRead, targets: [DIR] })?.path).toEqual(['targets']);
+  });
+
+  it('refuses the last write’s targets, or its flag, without a recorded write', () => {
+    const snapshot = { v: SNAPSHOT_VERSION, state: 'READING', read: [READ, T0] };
+    expect(restoreError({ ...snapshot, writeTargets: [FILE] })?.path).toEqual(['writeTargets']);
+    expect(restoreError({ ...snapshot, destructive: true })?.path).toEqual(['destructive']);
+  });
+
+  it('refuses the last write’s targets beside wrote: false (ResetKeepProgress clears both)', () => {
+    expect(restoreError({ ...base(), state: 'READING', wrote: false })?.path).toEqual(['writeTargets']);
+  });
+
+  it('refuses wrote: false without a recorded write', () => {
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'READING', read: [READ, T0], wrote: false })?.path).toEqual(['wrote']);
+  });
+
+  it('refuses wrote: false in VERIFYING', () => {
+    const { writeTargets: _t, destructive: _d, ...plain } = base();
+    expect(restoreError({ ...plain, wrote: false })?.path).toEqual(['wrote']);
+  });
+
+  it('refuses wrote: true, which is never written', () => {
+    expect(restoreError({ ...base(), wrote: true })?.path).toEqual(['wrote']);
+  });
+
+  it('refuses a confirmation without confirmDestructive', () => {
+    expect(restoreError({ ...base(), confirmed: true })?.path).toEqual(['confirmed']);
+  });
+
+  it(`refuses a target longer than MAX_TARGET_LENGTH (${MAX_TARGET_LENGTH})`, () => {
+    expect(restoreError({ ...base(), targets: [`/${'a'.repeat(MAX_TARGET_LENGTH)}`] })?.path).toEqual(['targets', 0]);
+  });
+
+  it('refuses an empty target', () => {
+    expect(restoreError({ ...base(), writeTargets: [''] })?.path).toEqual(['writeTargets', 0]);
+  });
+});
+
+describe('the machine’s caps, enforced before anything else is read', () => {
+  it(`refuses more than MAX_PENDING_RECOVERIES (${MAX_PENDING_RECOVERIES}) pending recoveries`, () => {
+    const recoveries = Array.from({ length: MAX_PENDING_RECOVERIES + 1 }, (_, i) => [`tool_${i}`, 0, 0, 1]);
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries })?.message).toBe(
+      `snapshot: recoveries: ${MAX_PENDING_RECOVERIES + 1} entries, but the machine keeps at most ${MAX_PENDING_RECOVERIES} pending recoveries (MAX_PENDING_RECOVERIES)`,
+    );
+  });
+
+  it(`accepts exactly MAX_PENDING_RECOVERIES pending recoveries`, () => {
+    const recoveries = Array.from({ length: MAX_PENDING_RECOVERIES }, (_, i) => [`tool_${i}`, 0, 0, 1]);
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries })).toBeNull();
+  });
+
+  it('refuses 100,000 pending recoveries with a SnapshotError naming the field, without reading the entries', () => {
+    const entry = Object.defineProperty([], 0, {
+      get() {
+        throw new Error('an entry was read');
+      },
+    });
+    const recoveries = new Array(100_000).fill(entry);
+    const error = restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries });
+    expect(error).toBeInstanceOf(SnapshotError);
+    expect(error?.path).toEqual(['recoveries']);
+    expect(error?.message).toMatch(/^snapshot: recoveries: 100000 entries, but the machine keeps at most 32 /);
+  });
+
+  it(`refuses more than MAX_ESTABLISHED_TARGETS (${MAX_ESTABLISHED_TARGETS}) established targets`, () => {
+    const targets = Array.from({ length: MAX_ESTABLISHED_TARGETS + 1 }, (_, i) => `/t/${i}`);
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'READING', read: [READ, T0], targets })?.path).toEqual(['targets']);
+  });
+
+  it(`refuses more than MAX_TARGETS_PER_EVENT (${MAX_TARGETS_PER_EVENT}) targets of the last write`, () => {
+    const writeTargets = Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `/t/${i}`);
+    expect(restoreError({ ...verifyingSnapshot(), writeTargets })?.path).toEqual(['writeTargets']);
+  });
+
+  it('refuses more targets on a call in flight than an event carries', () => {
+    const targets = Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `/t/${i}`);
+    const inFlight = [['id:r2', READ, 'read', T0, 1, targets]];
+    expect(restoreError({ ...verifyingSnapshot(), inFlight })?.path).toEqual(['inFlight', 0, 'targets']);
+  });
+});
+
+describe('round trip with targets (property)', () => {
+  const targetPool = ['/srv', DIR, FILE, '/srv/./other/', '.', 'src/a.ts', '~', 'reservation_id=A', 'table:users'];
+  const targetedCallArb: fc.Arbitrary<Op> = fc
+    .record({
+      op: fc.constantFrom('check' as const, 'check' as const, 'record' as const),
+      id: fc.constantFrom('a', 'b', 'c', undefined),
+      name: fc.constantFrom(...TOOLS),
+      kind: fc.option(fc.constantFrom(...KINDS), { freq: 5, nil: undefined }),
+      outcome: fc.constantFrom('success' as const, 'success' as const, 'error' as const),
+      targets: fc.option(fc.array(fc.constantFrom(...targetPool), { maxLength: 3 }), { nil: undefined }),
+      destructive: fc.option(fc.boolean(), { nil: undefined }),
+      result: fc.option(fc.constantFrom('{"verification":{"ok":true}}', 'ok'), { nil: undefined }),
+    })
+    .map((call) => Object.fromEntries(Object.entries(call).filter(([, value]) => value !== undefined)) as Op);
+  const targetedOpArb: fc.Arbitrary<Op> = fc.oneof({ weight: 8, arbitrary: targetedCallArb }, { weight: 2, arbitrary: opArb });
+
+  it('every snapshot a run with targets reaches validates, and restores to the same state and context', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ strictFailedWrites: fc.boolean(), autoCompleteVerification: fc.boolean(), confirmDestructive: fc.boolean() }),
+        fc.array(targetedOpArb, { maxLength: 60, size: 'max' }),
+        (options, ops) => {
+          const clock = { t: T0 };
+          const guard = createSessionGuard({ ...options, now: () => (clock.t += 7) });
+          for (const op of ops) {
+            apply(guard, op, clock);
+            const restored = parsePersistedSnapshot(JSON.parse(JSON.stringify(guard.getPersistedSnapshot())));
+            expect(restored.state).toBe(guard.state);
+            expect(restored.context).toEqual(guard.actor.getSnapshot().context);
+          }
         },
       ),
       { numRuns: 200 },

@@ -11,7 +11,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SnapshotError } from '../src/snapshot.js';
+import { SNAPSHOT_VERSION, SnapshotError } from '../src/snapshot.js';
 import {
   createMemoryStore,
   createSessionStore,
@@ -103,7 +103,7 @@ describe('saving on every decision', () => {
     sessions.session('a').check({ id: 'r', name: READ });
     expect(store.saves).toHaveLength(1);
     expect(store.saves[0]![0]).toBe('a');
-    expect(JSON.parse(store.saves[0]![1])).toMatchObject({ v: 1, state: 'RESOLVING', inFlight: [['id:r', READ, 'read', T0, null]] });
+    expect(JSON.parse(store.saves[0]![1])).toMatchObject({ v: SNAPSHOT_VERSION, state: 'RESOLVING', inFlight: [['id:r', READ, 'read', T0, null]] });
     expect(store.saves[0]![2]).toBe(T0);
   });
 
@@ -129,7 +129,7 @@ describe('saving on every decision', () => {
     const store = spyStore();
     const { sessions } = storeAt(store);
     sessions.session('a').finalAnswer();
-    expect(store.saves.map(([id, snapshot]) => [id, snapshot])).toEqual([['a', '{"v":1,"state":"RESOLVING"}']]);
+    expect(store.saves.map(([id, snapshot]) => [id, snapshot])).toEqual([['a', `{"v":${SNAPSHOT_VERSION},"state":"RESOLVING"}`]]);
   });
 
   it('does not save again a decision that changed nothing', () => {

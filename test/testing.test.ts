@@ -2,7 +2,7 @@
  * `pulse-safety-fsm/testing` (src/testing.ts): the generated paths, their
  * expected decisions, and the abstraction they are enumerated over.
  *
- * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3.
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3, §5 (paths with targets).
  */
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
@@ -19,9 +19,15 @@ import {
   getShortestSafetyPaths,
   getSimpleSafetyPaths,
   MAX_PATH_SPAN_MS,
+  PATH_TARGETS,
+  recordOptionsOf,
+  SELF_VERIFYING_RESULT,
   safetyEventCases,
   selectedTransitions,
   SHORTEST_PATH_CASES,
+  TARGET_PATH_CASES,
+  abstractTargetState,
+  targetCoverageKey,
   toolCallOf,
   type SafetyPath,
   type SafetyPathOptions,
@@ -48,6 +54,7 @@ function mismatches(path: SafetyPath, options: SafetyPathOptions = {}): string[]
     now: () => now,
     strictFailedWrites: options.strictFailedWrites === true,
     autoCompleteVerification: options.autoCompleteVerification !== false,
+    confirmDestructive: options.confirmDestructive === true,
   });
   const found: string[] = [];
   path.steps.forEach((step, index) => {
@@ -63,7 +70,9 @@ function mismatches(path: SafetyPath, options: SafetyPathOptions = {}): string[]
       }
       case 'tool.succeeded':
       case 'tool.failed':
-        recoveryId = guard.record(call!, step.event.type === 'tool.succeeded' ? 'success' : 'error').recovered?.recoveryId ?? null;
+        recoveryId =
+          guard.record(call!, step.event.type === 'tool.succeeded' ? 'success' : 'error', recordOptionsOf(step.event)).recovered
+            ?.recoveryId ?? null;
         break;
       case 'answer.requested': {
         const d = guard.finalAnswer();
@@ -410,5 +419,125 @@ describe('the abstraction', () => {
     );
     expect(selectedTransitions(fresh, { type: 'session.reset', at: T })).toBe('RESOLVING|safety|session.reset#0');
     expect(selectedTransitions(fresh, { type: 'verification.completed', at: T })).toBe('RESOLVING|none');
+  });
+});
+
+describe('paths with targets (DESIGN §5)', () => {
+  const options: SafetyPathOptions = { targets: true, confirmDestructive: true };
+  const targeted = once(() => getShortestSafetyPaths(options));
+  const steps = () => targeted().flatMap((path) => path.steps);
+
+  it('the session guard decides every step as the paths expect', () => {
+    expect(targeted().flatMap((path) => mismatches(path, options))).toEqual([]);
+  });
+
+  it('some step refuses a write as unknown-target, and some as needs-confirmation', () => {
+    const rules = new Set(steps().map((step) => step.decision?.rule));
+    expect(rules).toContain('unknown-target');
+    expect(rules).toContain('needs-confirmation');
+  });
+
+  it('some step records a self-verifying write, which leaves the session READING', () => {
+    const selfVerified = steps().filter((step) => recordOptionsOf(step.event) !== undefined);
+    expect(selfVerified.length).toBeGreaterThan(0);
+    expect(selfVerified.some((step) => step.state === 'READING')).toBe(true);
+  });
+
+  it('calls name no target, or one of PATH_TARGETS', () => {
+    const lists = new Set(steps().map((step) => JSON.stringify(toolCallOf(step.event)?.targets ?? [])));
+    expect([...lists].sort()).toEqual([JSON.stringify([]), JSON.stringify([PATH_TARGETS[0]]), JSON.stringify([PATH_TARGETS[1]])].sort());
+  });
+
+  it('the simple paths ignore targets', () => {
+    expect(getSimpleSafetyPaths({ targets: true }).length).toBe(getSimpleSafetyPaths().length);
+  });
+
+  it('refuses a targets option that is not a boolean', () => {
+    expect(() => getShortestSafetyPaths({ targets: 'yes' } as unknown as SafetyPathOptions)).toThrow(
+      /^invalid path options: targets: /,
+    );
+  });
+
+  it('a fresh session is offered a read and a write per target list, a destructive write, and user input without targets', () => {
+    const checks = safetyEventCases(freshSnapshot(), options, TARGET_PATH_CASES).filter((e) => e.type === 'tool.requested');
+    const described = checks.map((e) => `${e.kind} ${JSON.stringify(e.targets ?? [])}${e.destructive ? ' destructive' : ''}`);
+    expect(described).toEqual([
+      'read []',
+      `read ["${PATH_TARGETS[0]}"]`,
+      `read ["${PATH_TARGETS[1]}"]`,
+      'write []',
+      `write ["${PATH_TARGETS[0]}"]`,
+      `write ["${PATH_TARGETS[1]}"]`,
+      `write ["${PATH_TARGETS[0]}"] destructive`,
+      'user_input []',
+    ]);
+  });
+
+  it('an outcome of a call in flight names the targets it was checked with; a write’s success is also offered self-verified', () => {
+    const snapshot = snapshotAfter([
+      { type: 'tool.succeeded', at: T, tool: 'pulse_metrics', kind: 'read', targets: [PATH_TARGETS[0]] },
+      { type: 'tool.requested', at: T, tool: 'pulse_control', kind: 'write', callId: 'write-1', targets: [PATH_TARGETS[1]] },
+    ]);
+    const outcomes = safetyEventCases(snapshot, options, TARGET_PATH_CASES).filter((e) => e.type !== 'tool.requested' && 'callId' in e);
+    expect(outcomes).toEqual([
+      { type: 'tool.succeeded', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]] },
+      { type: 'tool.failed', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]] },
+      { type: 'tool.succeeded', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]], selfVerified: true },
+    ]);
+  });
+
+  it('with unchecked outcomes, only writes are recorded without a check, and without targets', () => {
+    const events = safetyEventCases(freshSnapshot(), { ...options, includeUncheckedOutcomes: true }, TARGET_PATH_CASES);
+    const unchecked = events.filter((e) => e.type === 'tool.succeeded' || e.type === 'tool.failed');
+    expect(new Set(unchecked.map((e) => e.kind))).toEqual(new Set(['write']));
+    expect(unchecked.every((e) => e.targets === undefined)).toBe(true);
+  });
+
+  it('the target abstraction keeps established targets and the write’s, but not counters', () => {
+    const established = snapshotAfter([{ type: 'tool.succeeded', at: T, tool: 'r', kind: 'read', targets: ['/b', '/a'] }]);
+    const plain = snapshotAfter([{ type: 'tool.succeeded', at: T, tool: 'r', kind: 'read' }]);
+    expect(abstractTargetState(established)).not.toBe(abstractTargetState(plain));
+    expect(abstractTargetState(established)).toContain('["/a","/b"]');
+    const blocked = snapshotAfter([
+      { type: 'tool.succeeded', at: T, tool: 'r', kind: 'read' },
+      { type: 'tool.succeeded', at: T, tool: 'w', kind: 'write' },
+      { type: 'tool.requested', at: T, tool: 'w', kind: 'write' },
+    ]);
+    const unblocked = snapshotAfter([
+      { type: 'tool.succeeded', at: T, tool: 'r', kind: 'read' },
+      { type: 'tool.succeeded', at: T, tool: 'w', kind: 'write' },
+    ]);
+    expect(abstractTargetState(blocked)).toBe(abstractTargetState(unblocked));
+  });
+
+  it('the paths without targets abstract a session without targets as before', () => {
+    expect(abstractSafetyState(freshSnapshot())).toBe(JSON.stringify(['RESOLVING', false, 0, [], [], false, false]));
+  });
+
+  it('keys a step by its abstract state and transition, but the final answer, completion and the clock by the state alone', () => {
+    const fresh = freshSnapshot();
+    const answer = { type: 'answer.requested' as const, at: T };
+    expect(targetCoverageKey(fresh, answer, fresh)).toBe(abstractTargetState(fresh));
+    const read = { type: 'tool.succeeded' as const, at: T, tool: 'r', kind: 'read' as const };
+    const after = snapshotAfter([read]);
+    expect(targetCoverageKey(after, read, fresh)).toBe(`${abstractTargetState(after)} via ${selectedTransitions(fresh, read)}`);
+  });
+});
+
+describe('toolCallOf and recordOptionsOf with targets', () => {
+  it('toolCallOf gives the targets and the destructive flag the event has', () => {
+    expect(toolCallOf({ type: 'tool.requested', at: T, ...w, targets: ['/a'], destructive: true })).toEqual({
+      id: 'w',
+      name: 'pulse_control',
+      kind: 'write',
+      targets: ['/a'],
+      destructive: true,
+    });
+  });
+
+  it('recordOptionsOf gives a self-verifying result for a self-verified success, and nothing otherwise', () => {
+    expect(recordOptionsOf({ type: 'tool.succeeded', at: T, ...w, selfVerified: true })).toEqual({ result: SELF_VERIFYING_RESULT });
+    expect(recordOptionsOf({ type: 'tool.succeeded', at: T, ...w })).toBeUndefined();
+    expect(recordOptionsOf({ type: 'tool.failed', at: T, ...w })).toBeUndefined();
   });
 });

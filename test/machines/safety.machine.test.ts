@@ -839,10 +839,10 @@ describe('Resetting', () => {
     expect(s.state).toBe('VERIFYING');
   });
 
-  it('wroteThisEpisode means wrote at all in the session: ResetKeepProgress keeps it', () => {
+  it("ResetKeepProgress clears wroteThisEpisode (DESIGN §1: the original's own test)", () => {
     const s = inState('VERIFYING');
     s.send({ type: 'session.resetKeepingProgress', at: T + 10 });
-    expect(s.context.wroteThisEpisode).toBe(true);
+    expect(s.context.wroteThisEpisode).toBe(false);
   });
 
   it('wroteThisEpisode is cleared by Reset', () => {

@@ -1,0 +1,184 @@
+/**
+ * Targets as the safety machine compares them (DESIGN.md §5.3, §5.4): the
+ * canonical form of a target string, whether one target touches another,
+ * and the bounded, least-recently-established-first list of established
+ * targets. Pure functions on strings; no I/O, no imports from src/.
+ *
+ * Target strings are those of src/classification.ts (`pathTarget`,
+ * `idTarget`, `tableTarget`):
+ * - a path: absolute (`/etc/nginx.conf`), home-relative (`~`, `~/notes`), or
+ *   relative (`src/app.ts`, `.`), compared as written when no working
+ *   directory made it absolute: `/a` and `a` are unrelated;
+ * - an id `<argument>=<value>` (no `/` before the first `=`), e.g.
+ *   `reservation_id=ABC123`;
+ * - a table `table:<name>`.
+ * Ids and tables match only themselves. Paths match by segments: `/a/b` is
+ * under `/a`, `/ab` is not; `.` is above every relative path that does not
+ * climb out of it. A path that climbs above its root (`~/../x`, `../x`) is
+ * compared as an exact string: where it leads is not known here.
+ *
+ * Spec: DESIGN.md §5.1 (target strings), §5.3 (validated target), §5.4
+ * (verification, target-aware).
+ */
+import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from './safety.policy.js';
+
+/** How a canonical target is compared: as a path under a root, or as an exact string. */
+type Root = '/' | '~' | '.' | 'exact';
+
+/** `table:` targets and `<argument>=<value>` ids are exact; everything else is a path. */
+function isPathForm(target: string): boolean {
+  if (target.startsWith('table:')) return false;
+  if (target.startsWith('/') || target === '~' || target.startsWith('~/')) return true;
+  const equals = target.indexOf('=');
+  return equals < 0 || target.slice(0, equals).includes('/');
+}
+
+/**
+ * The canonical form of a target string: cut to `MAX_TARGET_LENGTH`
+ * characters, then, for a path, empty and `.` segments dropped, `..` folded
+ * (`/..` is `/`), a trailing `/` dropped. Ids and tables are only cut.
+ * Idempotent; never longer than `MAX_TARGET_LENGTH`; never empty for a
+ * non-empty input.
+ *
+ * @example canonicalTarget('/srv/./app//conf/') === '/srv/app/conf'
+ * @example canonicalTarget('a/../..') === '..'
+ */
+export function canonicalTarget(raw: string): string {
+  const target = raw.slice(0, MAX_TARGET_LENGTH);
+  if (!isPathForm(target)) return target;
+  const root = target.startsWith('/') ? '/' : target === '~' || target.startsWith('~/') ? '~' : '.';
+  const rest = root === '/' ? target.slice(1) : root === '~' ? target.slice(2) : target;
+  const segments: string[] = [];
+  for (const segment of rest.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') segments.push(segment);
+    else if (segments.length > 0 && segments[segments.length - 1] !== '..') segments.pop();
+    else if (root !== '/') segments.push('..'); // climbs above `~` or `.`: kept, compared exactly
+  }
+  if (root === '/') return `/${segments.join('/')}`;
+  if (root === '~') return segments.length === 0 ? '~' : `~/${segments.join('/')}`;
+  return segments.length === 0 ? '.' : segments.join('/');
+}
+
+/** How a canonical target compares (see the module comment). */
+function rootOf(target: string): Root {
+  if (!isPathForm(target)) return 'exact';
+  if (target.startsWith('/')) return '/';
+  if (target === '~' || target.startsWith('~/')) return target === '~/..' || target.startsWith('~/../') ? 'exact' : '~';
+  return target === '..' || target.startsWith('../') ? 'exact' : '.';
+}
+
+/**
+ * The canonical target `child` is `parent` or under it (by path segments;
+ * exact targets only equal themselves). Both must be canonical.
+ */
+export function isUnder(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const root = rootOf(parent);
+  if (root === 'exact' || rootOf(child) !== root) return false;
+  if (parent === '/' || parent === '.') return true; // every path of that root
+  return child.startsWith(`${parent}/`);
+}
+
+/** Two canonical targets touch: one is the other, or under it (DESIGN.md §5.4). */
+export function touches(a: string, b: string): boolean {
+  return isUnder(a, b) || isUnder(b, a);
+}
+
+/**
+ * The canonical target itself and every target it is under (`/a/b`:
+ * `/`, `/a`, `/a/b`; `a/b`: `.`, `a`, `a/b`; an exact target: itself),
+ * shortest first. At most one per segment, so at most `MAX_TARGET_LENGTH / 2 + 1`.
+ */
+export function ancestorsOf(target: string): string[] {
+  const root = rootOf(target);
+  if (root === 'exact') return [target];
+  const out: string[] = [root];
+  if (target === root) return out;
+  const start = root === '.' ? 0 : root.length + 1; // past `/` or `~/`
+  for (let i = target.indexOf('/', start); i >= 0; i = target.indexOf('/', i + 1)) {
+    if (i > 0) out.push(target.slice(0, i));
+  }
+  out.push(target);
+  return out;
+}
+
+/** Sets of established targets, built once per list: the context's arrays are never changed in place. */
+const setsOf = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function setOf(list: readonly string[]): ReadonlySet<string> {
+  let set = setsOf.get(list);
+  if (set === undefined) {
+    set = new Set(list);
+    setsOf.set(list, set);
+  }
+  return set;
+}
+
+/**
+ * A canonical target is established by the list: it, or a target it is
+ * under, is in it (DESIGN.md §5.3: a read of a directory establishes
+ * everything under it). One set look-up per ancestor: the cost does not grow
+ * with the list (its set is built once and kept while the list lives).
+ */
+export function isEstablished(established: readonly string[], target: string): boolean {
+  if (established.length === 0) return false;
+  const set = setOf(established);
+  return ancestorsOf(target).some((ancestor) => set.has(ancestor));
+}
+
+/**
+ * The established list after a successful resolve or read of `targets`:
+ * each moved to the end (most recent), the least recently established
+ * dropped past `MAX_ESTABLISHED_TARGETS`. Returns `established` itself when
+ * `targets` is empty.
+ */
+export function establish(established: string[], targets: readonly string[]): string[] {
+  if (targets.length === 0) return established;
+  const adding = new Set(targets);
+  const next = [...established.filter((target) => !adding.has(target)), ...adding];
+  return next.length > MAX_ESTABLISHED_TARGETS ? next.slice(next.length - MAX_ESTABLISHED_TARGETS) : next;
+}
+
+/**
+ * Some target of `reads` touches some target of `writes`: evidence about the
+ * write (DESIGN.md §5.4). A write without known targets is touched by any
+ * read, as in the spec.
+ */
+export function touchesAny(reads: readonly string[], writes: readonly string[]): boolean {
+  if (writes.length === 0) return true;
+  return reads.some((read) => writes.some((write) => touches(read, write)));
+}
+
+/** The targets common to every list (exact strings), in the first list's order. */
+export function commonTargets(lists: readonly (readonly string[])[]): string[] {
+  const [first = [], ...rest] = lists;
+  return first.filter((target) => rest.every((list) => list.includes(target)));
+}
+
+/** Two target lists name the same targets (as sets). */
+export function sameTargets(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((target) => b.includes(target));
+}
+
+/**
+ * Reads a target list totally: anything but an array is none; only the first
+ * `MAX_TARGETS_PER_EVENT` entries are read, and `overflow` says there were
+ * more; entries that are not non-empty strings are skipped; the rest are
+ * made canonical, without duplicates, in the order given. Never throws (an
+ * array whose length or entries cannot be read is none).
+ */
+export function readTargets(raw: unknown): { targets: string[]; overflow: boolean } {
+  try {
+    if (!Array.isArray(raw)) return { targets: [], overflow: false };
+    const length = raw.length;
+    const seen = new Set<string>();
+    for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) {
+      const entry: unknown = raw[i];
+      if (typeof entry === 'string' && entry !== '') seen.add(canonicalTarget(entry));
+    }
+    return { targets: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
+  } catch {
+    return { targets: [], overflow: false }; // a revoked proxy or a throwing getter reads as none
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Write self-verification (DESIGN.md §1, the original's rule): a tool
+ * result that reports its own effect checked. Pure and total.
+ *
+ * Spec: DESIGN.md §1 ("Write self-verification"), §5.8.
+ */
+
+/** Own data property of a plain value; undefined when absent or when reading it throws. */
+function own(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  try {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    return descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
+  } catch {
+    return undefined; // a proxy trap that throws reads as absent
+  }
+}
+
+/**
+ * Whether a successful write's result says the write verified itself: the
+ * result is an object, or a string whose text from its first `{` to the end
+ * parses as one JSON object, and that object's `verification.ok` is the
+ * boolean `true` (DESIGN.md §1).
+ *
+ * Not self-verifying: `"ok": "true"` (a string), `ok: false`, a missing
+ * `verification` or `ok`, malformed JSON, text after the object, an array, or
+ * anything that is neither a string nor an object. Getters are not run (only
+ * own data properties are read). Never throws: JSON too deep for the parser
+ * is no self-verification either.
+ *
+ * @example selfVerifies('{"verification": {"ok": true}}') === true
+ * @example selfVerifies('done. {"verification": {"ok": "true"}}') === false
+ */
+export function selfVerifies(result: unknown): boolean {
+  let value = result;
+  if (typeof value === 'string') {
+    const start = value.indexOf('{');
+    if (start < 0) return false;
+    try {
+      value = JSON.parse(value.slice(start));
+    } catch {
+      return false; // malformed, text after the object, or nested past the parser's depth
+    }
+  }
+  return own(own(value, 'verification'), 'ok') === true;
+}

@@ -1,0 +1,312 @@
+/**
+ * Targets as the machine compares them (machines/safety.targets.ts): the
+ * canonical form, "touches", establishment with its bound, and reading a
+ * target list totally.
+ *
+ * Spec: DESIGN.md §5.1, §5.3, §5.4.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from '../../machines/safety.policy.js';
+import {
+  ancestorsOf,
+  canonicalTarget,
+  commonTargets,
+  establish,
+  isEstablished,
+  isUnder,
+  readTargets,
+  sameTargets,
+  touches,
+  touchesAny,
+} from '../../machines/safety.targets.js';
+import {
+  MAX_TARGETS_PER_CALL,
+  MAX_TARGET_LENGTH as CLASSIFICATION_MAX_TARGET_LENGTH,
+  idTarget,
+  pathTarget,
+  tableTarget,
+} from '../../src/classification.js';
+
+describe('the caps mirror src/classification.ts', () => {
+  it('targets per event are the targets per call', () => {
+    expect(MAX_TARGETS_PER_EVENT).toBe(MAX_TARGETS_PER_CALL);
+  });
+
+  it('the longest target is the same', () => {
+    expect(MAX_TARGET_LENGTH).toBe(CLASSIFICATION_MAX_TARGET_LENGTH);
+  });
+});
+
+describe('canonicalTarget', () => {
+  it.each([
+    ['/srv/./app//conf/', '/srv/app/conf'],
+    ['/srv/x/../app', '/srv/app'],
+    ['/..', '/'],
+    ['/../etc', '/etc'],
+    ['/', '/'],
+    ['~/', '~'],
+    ['~/a/./b/', '~/a/b'],
+    ['~/a/..', '~'],
+    ['~/..', '~/..'],
+    ['~/../etc', '~/../etc'],
+    ['./src/', 'src'],
+    ['a/..', '.'],
+    ['a/../..', '..'],
+    ['../x/', '../x'],
+    ['.', '.'],
+  ])('makes the path %s canonical as %s', (raw, canonical) => {
+    expect(canonicalTarget(raw)).toBe(canonical);
+  });
+
+  it('keeps an id as it is, slashes and dots included', () => {
+    expect(canonicalTarget('url=https://x/./y/')).toBe('url=https://x/./y/');
+  });
+
+  it('keeps a table as it is', () => {
+    expect(canonicalTarget('table:a/../b')).toBe('table:a/../b');
+  });
+
+  it('reads a relative path whose first `=` follows a slash as a path', () => {
+    expect(canonicalTarget('dir/./a=b')).toBe('dir/a=b');
+  });
+
+  it('cuts a target to MAX_TARGET_LENGTH characters before making it canonical', () => {
+    const canonical = canonicalTarget(`/${'a/'.repeat(400)}`);
+    expect(canonical.length).toBeLessThanOrEqual(MAX_TARGET_LENGTH);
+    expect(canonical.endsWith('/')).toBe(false);
+  });
+
+  it('cuts an id to MAX_TARGET_LENGTH characters', () => {
+    expect(canonicalTarget(`id=${'x'.repeat(1000)}`)).toHaveLength(MAX_TARGET_LENGTH);
+  });
+
+  it('is idempotent on the targets the classification makes', () => {
+    for (const target of [pathTarget('src/../b/', '/repo')!, pathTarget('~/x/')!, idTarget('reservation_id', ' A1 '), tableTarget('users')]) {
+      expect(canonicalTarget(target)).toBe(target);
+      expect(canonicalTarget(canonicalTarget(target))).toBe(canonicalTarget(target));
+    }
+  });
+});
+
+describe('isUnder and touches', () => {
+  it('a path is under itself', () => {
+    expect(isUnder('/a', '/a')).toBe(true);
+  });
+
+  it('/a/b is under /a', () => {
+    expect(isUnder('/a/b', '/a')).toBe(true);
+  });
+
+  it('/ab is not under /a', () => {
+    expect(isUnder('/ab', '/a')).toBe(false);
+  });
+
+  it('/a is not under /a/b', () => {
+    expect(isUnder('/a', '/a/b')).toBe(false);
+  });
+
+  it('every absolute path is under /', () => {
+    expect(isUnder('/etc/passwd', '/')).toBe(true);
+  });
+
+  it('every relative path is under .', () => {
+    expect(isUnder('src/app.ts', '.')).toBe(true);
+  });
+
+  it('a relative path climbing out of . is not under it', () => {
+    expect(isUnder('../x', '.')).toBe(false);
+  });
+
+  it('~ is not under . (ls in a project does not reach the home directory)', () => {
+    expect(isUnder('~', '.')).toBe(false);
+  });
+
+  it('~/notes is under ~', () => {
+    expect(isUnder('~/notes', '~')).toBe(true);
+  });
+
+  it('a path climbing above ~ is not under ~', () => {
+    expect(isUnder('~/../etc', '~')).toBe(false);
+  });
+
+  it('an absolute path is not under a relative one of the same name, nor the other way', () => {
+    expect(isUnder('/src/a', 'src')).toBe(false);
+    expect(isUnder('src/a', '/src')).toBe(false);
+  });
+
+  it('nothing is under an id but the id itself', () => {
+    expect(isUnder('reservation_id=A/x', 'reservation_id=A')).toBe(false);
+    expect(isUnder('reservation_id=A', 'reservation_id=A')).toBe(true);
+  });
+
+  it('nothing is under a table but the table itself', () => {
+    expect(isUnder('table:users/x', 'table:users')).toBe(false);
+  });
+
+  it('touches is either way: an ancestor, a descendant, or the same', () => {
+    expect(touches('/a', '/a/b')).toBe(true);
+    expect(touches('/a/b', '/a')).toBe(true);
+    expect(touches('/a/b', '/a/c')).toBe(false);
+  });
+
+  it('a write without known targets is touched by any read, even one without targets', () => {
+    expect(touchesAny([], [])).toBe(true);
+  });
+
+  it('a read without targets touches no write with targets', () => {
+    expect(touchesAny([], ['/a'])).toBe(false);
+  });
+
+  it('a read touches a write when one of its targets touches one of the write’s', () => {
+    expect(touchesAny(['/b', '/a/x'], ['/c', '/a'])).toBe(true);
+  });
+});
+
+describe('ancestorsOf', () => {
+  it('lists an absolute path and every directory above it, root first', () => {
+    expect(ancestorsOf('/a/b/c')).toEqual(['/', '/a', '/a/b', '/a/b/c']);
+  });
+
+  it('lists a home path under ~', () => {
+    expect(ancestorsOf('~/a/b')).toEqual(['~', '~/a', '~/a/b']);
+  });
+
+  it('lists a relative path under .', () => {
+    expect(ancestorsOf('a/b')).toEqual(['.', 'a', 'a/b']);
+  });
+
+  it('lists a root alone', () => {
+    expect(ancestorsOf('/')).toEqual(['/']);
+    expect(ancestorsOf('.')).toEqual(['.']);
+    expect(ancestorsOf('~')).toEqual(['~']);
+  });
+
+  it('lists an exact target alone', () => {
+    expect(ancestorsOf('reservation_id=A')).toEqual(['reservation_id=A']);
+    expect(ancestorsOf('../x')).toEqual(['../x']);
+  });
+
+  it('agrees with isUnder on every ancestor', () => {
+    for (const target of ['/a/b/c', '~/a/b', 'a/b/c']) {
+      for (const ancestor of ancestorsOf(target)) expect(isUnder(target, ancestor)).toBe(true);
+    }
+  });
+});
+
+describe('isEstablished', () => {
+  it('nothing is established by an empty list', () => {
+    expect(isEstablished([], '/a')).toBe(false);
+  });
+
+  it('a target under an established directory is established (DESIGN §5.3)', () => {
+    expect(isEstablished(['/srv/app'], '/srv/app/conf/x.yml')).toBe(true);
+  });
+
+  it('a directory above an established file is not', () => {
+    expect(isEstablished(['/srv/app/conf'], '/srv/app')).toBe(false);
+  });
+
+  it('a sibling sharing a prefix is not', () => {
+    expect(isEstablished(['/srv/app'], '/srv/application')).toBe(false);
+  });
+
+  it('an id is established only by itself', () => {
+    expect(isEstablished(['reservation_id=A'], 'reservation_id=A')).toBe(true);
+    expect(isEstablished(['reservation_id=A'], 'reservation_id=B')).toBe(false);
+  });
+
+  it('answers the same for a list it has seen before (the set is kept per list)', () => {
+    const list = ['/a'];
+    expect(isEstablished(list, '/a/b')).toBe(true);
+    expect(isEstablished(list, '/b')).toBe(false);
+  });
+});
+
+describe('establish', () => {
+  it('returns the same list when nothing is added', () => {
+    const list = ['/a'];
+    expect(establish(list, [])).toBe(list);
+  });
+
+  it('appends new targets, most recent last', () => {
+    expect(establish(['/a'], ['/b', '/c'])).toEqual(['/a', '/b', '/c']);
+  });
+
+  it('moves a target read again to the end', () => {
+    expect(establish(['/a', '/b'], ['/a'])).toEqual(['/b', '/a']);
+  });
+
+  it(`keeps at most MAX_ESTABLISHED_TARGETS (${MAX_ESTABLISHED_TARGETS}), dropping the least recently established`, () => {
+    const full = Array.from({ length: MAX_ESTABLISHED_TARGETS }, (_, i) => `/t${i}`);
+    const next = establish(full, ['/new']);
+    expect(next).toHaveLength(MAX_ESTABLISHED_TARGETS);
+    expect(next[0]).toBe('/t1');
+    expect(next.at(-1)).toBe('/new');
+  });
+
+  it('does not change the list it is given', () => {
+    const list = ['/a'];
+    establish(list, ['/b']);
+    expect(list).toEqual(['/a']);
+  });
+});
+
+describe('readTargets', () => {
+  it('reads anything but an array as none', () => {
+    for (const raw of [undefined, null, '/a', 3, { 0: '/a', length: 1 }]) {
+      expect(readTargets(raw)).toEqual({ targets: [], overflow: false });
+    }
+  });
+
+  it('skips entries that are not non-empty strings', () => {
+    expect(readTargets(['/a', 3, '', null, '/b'])).toEqual({ targets: ['/a', '/b'], overflow: false });
+  });
+
+  it('makes targets canonical and drops duplicates, in the order given', () => {
+    expect(readTargets(['/b/', '/a', '/b'])).toEqual({ targets: ['/b', '/a'], overflow: false });
+  });
+
+  it(`reads only the first MAX_TARGETS_PER_EVENT (${MAX_TARGETS_PER_EVENT}) entries and says there were more`, () => {
+    const raw = Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `/t${i}`);
+    const read = readTargets(raw);
+    expect(read.targets).toHaveLength(MAX_TARGETS_PER_EVENT);
+    expect(read.overflow).toBe(true);
+  });
+
+  it(`exactly MAX_TARGETS_PER_EVENT entries are no overflow`, () => {
+    const raw = Array.from({ length: MAX_TARGETS_PER_EVENT }, (_, i) => `/t${i}`);
+    expect(readTargets(raw).overflow).toBe(false);
+  });
+
+  it('reads an array whose entries throw as none, without throwing', () => {
+    const hostile = new Proxy(['/a'], {
+      get(target, key) {
+        if (key === '0') throw new Error('trap');
+        return Reflect.get(target, key);
+      },
+    });
+    expect(readTargets(hostile)).toEqual({ targets: [], overflow: false });
+  });
+
+  it('reads a huge array in bounded time: only its first entries are looked at', () => {
+    const huge = new Array(10_000_000);
+    huge[0] = '/a';
+    expect(readTargets(huge)).toEqual({ targets: ['/a'], overflow: true });
+  });
+});
+
+describe('commonTargets and sameTargets', () => {
+  it('keeps the targets every list names, in the first list’s order', () => {
+    expect(commonTargets([['/b', '/a', '/c'], ['/a', '/b'], ['/b', '/a', '/x']])).toEqual(['/b', '/a']);
+  });
+
+  it('of no lists is none', () => {
+    expect(commonTargets([])).toEqual([]);
+  });
+
+  it('compares lists as sets', () => {
+    expect(sameTargets(['/a', '/b'], ['/b', '/a'])).toBe(true);
+    expect(sameTargets(['/a'], ['/a', '/b'])).toBe(false);
+    expect(sameTargets(['/a', '/c'], ['/a', '/b'])).toBe(false);
+  });
+});
