@@ -9,16 +9,27 @@
  * interleaved parallel calls (check A, check B, record B, record A), among
  * them calls of one tool without ids and records that name only the tool,
  * so one outcome could belong to several calls, and ids checked again
- * while in flight (both sides refuse them with a TypeError). The
+ * while in flight (both sides refuse them with a TypeError). Calls name
+ * targets from a small pool (paths, their ancestors and descendants, ids,
+ * tables, forms that normalize alike, a path climbing out of its root, now
+ * and then more than a call may name), writes may be destructive, and
+ * write results may say they verified themselves (DESIGN.md §5). The
  * default run checks 2,000 sequences; `npm run test:deep` (DEEP=1) checks
  * 100,000 and every path set. A failure prints the shrunk operation list.
  *
- * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3.
+ * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §1, §3, §5.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../src/adapter.js';
-import { getShortestSafetyPaths, getSimpleSafetyPaths, toolCallOf, type SafetyPathOptions } from '../src/testing.js';
+import type { FSMBlockedError } from '../src/errors.js';
+import {
+  getShortestSafetyPaths,
+  getSimpleSafetyPaths,
+  recordOptionsOf,
+  toolCallOf,
+  type SafetyPathOptions,
+} from '../src/testing.js';
 import type { SafetyEvent } from '../machines/safety.types.js';
 import { SafetyOracle, TEN_MINUTES_MS, type OracleKind, type OracleView, type RefusalCause } from './oracle.js';
 
@@ -33,9 +44,22 @@ const T0 = 1_700_000_000_000;
 // Operations, as a loop performs them.
 
 type Operation =
-  | { op: 'check'; id?: string; tool: string; kind: OracleKind }
-  /** `nameOnly`: the record gives the tool's name alone; `kind` is then what the name classifies as (`NAME_KINDS`). */
-  | { op: 'record'; id?: string; tool: string; kind: OracleKind; outcome: 'success' | 'error'; nameOnly?: boolean }
+  | { op: 'check'; id?: string; tool: string; kind: OracleKind; targets?: string[]; destructive?: boolean }
+  /**
+   * `nameOnly`: the record gives the tool's name alone; `kind` is then what
+   * the name classifies as (`NAME_KINDS`). `result`: the tool's result.
+   */
+  | {
+      op: 'record';
+      id?: string;
+      tool: string;
+      kind: OracleKind;
+      outcome: 'success' | 'error';
+      nameOnly?: boolean;
+      targets?: string[];
+      destructive?: boolean;
+      result?: unknown;
+    }
   | { op: 'answer' }
   | { op: 'complete' }
   | { op: 'reset' }
@@ -46,14 +70,26 @@ type Operation =
 interface Settings {
   strictFailedWrites: boolean;
   autoCompleteVerification: boolean;
+  confirmDestructive?: boolean;
+  /** Tools marked self-verifying (the guard's `selfVerifying`). */
+  selfVerifyingTools?: string[];
+}
+
+function describeTargets(operation: { targets?: string[]; destructive?: boolean }): string {
+  const targets = operation.targets === undefined ? '' : ` ${JSON.stringify(operation.targets)}`;
+  return `${targets}${operation.destructive ? ' destructive' : ''}`;
 }
 
 function describeOperation(operation: Operation): string {
   switch (operation.op) {
     case 'check':
-      return `check ${operation.id ?? '(no id)'} ${operation.tool} (${operation.kind})`;
+      return `check ${operation.id ?? '(no id)'} ${operation.tool}${describeTargets(operation)} (${operation.kind})`;
     case 'record':
-      return `record ${operation.id ?? '(no id)'} ${operation.tool} (${operation.kind}${operation.nameOnly ? ', name only' : ''}) ${operation.outcome}`;
+      return (
+        `record ${operation.id ?? '(no id)'} ${operation.tool}${describeTargets(operation)}` +
+        `${operation.result === undefined ? '' : ` result ${JSON.stringify(operation.result)}`}` +
+        ` (${operation.kind}${operation.nameOnly ? ', name only' : ''}) ${operation.outcome}`
+      );
     case 'wait':
       return `wait ${operation.ms} ms`;
     default:
@@ -81,6 +117,8 @@ const CAUSE_OF_RULE: Readonly<Record<string, RefusalCause>> = {
   'no-target': 'no-target',
   'unverified-write': 'unverified',
   'write-in-flight': 'in-flight',
+  'unknown-target': 'unknown-resource',
+  'needs-confirmation': 'unconfirmed',
 };
 
 /** The adapter's session in the oracle's terms (pending recoveries past their TTL already left out). */
@@ -102,6 +140,26 @@ function viewOf(guard: SessionGuard): OracleView {
         lastBlockedAt: recovery.lastBlockedAt,
       }))
       .sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
+    established: [...context.establishedTargets],
+    writeResources: [...context.writeTargets],
+    writeDestructive: context.writeDestructive,
+    confirmed: context.confirmedSinceWrite,
+  };
+}
+
+/** A refusal in comparable form; the reason must name the target the error names, or none. */
+function refusalOf(error: FSMBlockedError): unknown {
+  const reasonAt = error.message.indexOf('POLICY_BLOCKED:');
+  const named = /\(target: ("(?:[^"\\]|\\.)*")\)$/.exec(error.reason);
+  return {
+    allowed: false,
+    state: error.state,
+    cause: CAUSE_OF_RULE[error.rule],
+    resource: error.target,
+    named: named === null ? null : (JSON.parse(named[1]!) as string),
+    messagePrefix: reasonAt < 0 ? error.message : error.message.slice(0, reasonAt),
+    code: error.code,
+    recoverable: error.recoverable,
   };
 }
 
@@ -111,28 +169,31 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
     case 'check': {
       let decision: ReturnType<SessionGuard['check']>;
       try {
-        decision = guard.check({ id: operation.id, name: operation.tool, kind: operation.kind });
+        decision = guard.check({
+          id: operation.id,
+          name: operation.tool,
+          kind: operation.kind,
+          ...(operation.targets === undefined ? {} : { targets: operation.targets }),
+          ...(operation.destructive === undefined ? {} : { destructive: operation.destructive }),
+        });
       } catch (error) {
         if (error instanceof TypeError && /^check: call id '.*' is already in flight/.test(error.message)) return ID_IN_FLIGHT;
         throw error;
       }
       if (decision.allowed) return { allowed: true };
-      const { error } = decision;
-      const reasonAt = error.message.indexOf('POLICY_BLOCKED:');
-      return {
-        allowed: false,
-        state: error.state,
-        cause: CAUSE_OF_RULE[error.rule],
-        messagePrefix: reasonAt < 0 ? error.message : error.message.slice(0, reasonAt),
-        code: error.code,
-        recoverable: error.recoverable,
-      };
+      return refusalOf(decision.error);
     }
     case 'record': {
       const call = operation.nameOnly
         ? { id: operation.id, name: operation.tool }
-        : { id: operation.id, name: operation.tool, kind: operation.kind };
-      const { recovered } = guard.record(call, operation.outcome);
+        : {
+            id: operation.id,
+            name: operation.tool,
+            kind: operation.kind,
+            ...(operation.targets === undefined ? {} : { targets: operation.targets }),
+            ...(operation.destructive === undefined ? {} : { destructive: operation.destructive }),
+          };
+      const { recovered } = guard.record(call, operation.outcome, operation.result === undefined ? undefined : { result: operation.result });
       return recovered === undefined
         ? null
         : {
@@ -145,16 +206,7 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
     case 'answer': {
       const decision = guard.finalAnswer();
       if (decision.allowed) return { allowed: true };
-      const { error } = decision;
-      const reasonAt = error.message.indexOf('POLICY_BLOCKED:');
-      return {
-        allowed: false,
-        state: error.state,
-        cause: CAUSE_OF_RULE[error.rule],
-        messagePrefix: reasonAt < 0 ? error.message : error.message.slice(0, reasonAt),
-        code: error.code,
-        recoverable: error.recoverable,
-      };
+      return refusalOf(decision.error);
     }
     case 'complete':
       return guard.completeVerification();
@@ -184,13 +236,15 @@ function oracleResult(oracle: SafetyOracle, operation: Operation, at: number): u
         allowed: false,
         state: decision.state,
         cause: decision.cause,
+        resource: decision.resource,
+        named: decision.resource,
         messagePrefix: decision.messagePrefix,
         code: 'FSM_BLOCKED',
         recoverable: true,
       };
     }
     case 'record':
-      return oracle.record(operation, operation.outcome, at);
+      return oracle.record(operation, operation.outcome, at, operation.result);
     case 'answer': {
       const decision = oracle.finalAnswer(at);
       if (decision.allowed) return { allowed: true };
@@ -198,6 +252,8 @@ function oracleResult(oracle: SafetyOracle, operation: Operation, at: number): u
         allowed: false,
         state: decision.state,
         cause: decision.cause,
+        resource: decision.resource,
+        named: decision.resource,
         messagePrefix: decision.messagePrefix,
         code: 'FSM_BLOCKED',
         recoverable: true,
@@ -232,7 +288,13 @@ function runBoth(
   makeOracle: (settings: Settings) => SafetyOracle = (s) => new SafetyOracle(s),
 ): number {
   let now = T0;
-  const guard = createSessionGuard({ now: () => now, classify: classifyByName, ...settings });
+  const { selfVerifyingTools = [], ...options } = settings;
+  const guard = createSessionGuard({
+    now: () => now,
+    classify: classifyByName,
+    ...options,
+    selfVerifying: (name) => selfVerifyingTools.includes(name),
+  });
   const oracle = makeOracle(settings);
   timed.forEach(({ operation, at }, index) => {
     now = at;
@@ -268,12 +330,19 @@ function timeline(operations: readonly Operation[]): Timed[] {
 function pathOperations(events: readonly SafetyEvent[]): Timed[] {
   return events.map((event, index) => {
     const call = toolCallOf(event);
-    const base = call && { ...(call.id === undefined ? {} : { id: call.id }), tool: call.name, kind: call.kind };
+    const base = call && {
+      ...(call.id === undefined ? {} : { id: call.id }),
+      tool: call.name,
+      kind: call.kind,
+      ...(call.targets === undefined ? {} : { targets: call.targets }),
+      ...(call.destructive === undefined ? {} : { destructive: call.destructive }),
+    };
+    const result = recordOptionsOf(event)?.result;
     const operation: Operation =
       event.type === 'tool.requested'
         ? { op: 'check', ...base! }
         : event.type === 'tool.succeeded'
-          ? { op: 'record', ...base!, outcome: 'success' }
+          ? { op: 'record', ...base!, outcome: 'success', ...(result === undefined ? {} : { result }) }
           : event.type === 'tool.failed'
             ? { op: 'record', ...base!, outcome: 'error' }
             : event.type === 'answer.requested'
@@ -297,11 +366,67 @@ const kinds = fc.constantFrom<OracleKind>('resolve', 'read', 'write', 'user_inpu
 const tools = fc.constantFrom('pulse_control', 'pulse_query', 'pulse_metrics', 'pulse_question');
 const ids = fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined, freq: 4 });
 const outcomes = fc.constantFrom<'success' | 'error'>('success', 'success', 'error');
-const call = fc.record({ id: ids, tool: tools, kind: kinds });
-/** Two calls of one tool without ids, of any kinds: an outcome of either could be the other's. */
+/**
+ * Targets that touch and do not: a directory, its file and its sibling
+ * (`/srv/a` and `/srv/ab` do not touch), the same directory written
+ * differently, a relative path under `.`, `~` and a path climbing out of
+ * it, ids and a table.
+ */
+const TARGET_POOL = [
+  '/srv',
+  '/srv/a',
+  '/srv/a/conf',
+  '/srv/ab',
+  '/srv/./a/',
+  '/srv/x/../a//conf',
+  '.',
+  'src/app.ts',
+  '~',
+  '~/../etc',
+  'reservation_id=A',
+  'reservation_id=B',
+  'table:users',
+];
+/** A call's targets: none known (most often), one to three from the pool, or now and then more than a call may name. */
+const targetLists = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 4, arbitrary: fc.array(fc.constantFrom(...TARGET_POOL), { minLength: 1, maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.constant<string[]>([]) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(...TARGET_POOL)
+      .map((extra) => [...Array.from({ length: 32 }, (_, i) => `/srv/a/f${i}`), extra]),
+  },
+);
+const call = fc
+  .record({ id: ids, tool: tools, kind: kinds, targets: targetLists, destructive: fc.constantFrom(undefined, false, true) })
+  .map(({ targets, destructive, ...rest }) => ({
+    ...rest,
+    ...(targets === undefined ? {} : { targets }),
+    ...(destructive === undefined ? {} : { destructive }),
+  }));
+/** Two calls of one tool without ids, of any kinds and targets: an outcome of either could be the other's. */
 const sameToolPair = fc
-  .tuple(tools, kinds, kinds)
-  .map(([tool, kindA, kindB]) => [{ tool, kind: kindA }, { tool, kind: kindB }] as const);
+  .tuple(tools, kinds, kinds, targetLists, targetLists)
+  .map(
+    ([tool, kindA, kindB, targetsA, targetsB]) =>
+      [
+        { tool, kind: kindA, ...(targetsA === undefined ? {} : { targets: targetsA }) },
+        { tool, kind: kindB, ...(targetsB === undefined ? {} : { targets: targetsB }) },
+      ] as const,
+  );
+/** A write's result: none, self-verifying (text or object), and near misses of it (DESIGN.md §1). */
+const results = fc.constantFrom<unknown>(
+  undefined,
+  undefined,
+  '{"verification": {"ok": true}}',
+  'done: {"verification":{"ok":true},"state":"saved"}',
+  { verification: { ok: true } },
+  '{"verification": {"ok": "true"}}',
+  '{"verification": {"ok": true}} trailing text',
+  'ok',
+);
 /** A record gives the tool's name alone one time in three. */
 const nameOnly = fc.constantFrom(false, false, true);
 /** Around the ten-minute TTL, exactly on it, and anywhere up to twice it. */
@@ -315,22 +440,31 @@ const withId = <T extends { id?: string | undefined }>(value: T) => {
   return id === undefined ? rest : { ...rest, id };
 };
 
-/** The record of a call: with its kind, or (`byName`) with the tool's name alone. */
-function recordOf(c: { id?: string | undefined; tool: string; kind: OracleKind }, outcome: 'success' | 'error', byName: boolean): Operation {
+/** The record of a call: with its kind (and targets), or (`byName`) with the tool's name alone; with a result when given. */
+function recordOf(
+  c: { id?: string | undefined; tool: string; kind: OracleKind; targets?: string[]; destructive?: boolean },
+  outcome: 'success' | 'error',
+  byName: boolean,
+  result?: unknown,
+): Operation {
+  const withResult = result === undefined ? {} : { result };
   return byName
-    ? { op: 'record', ...withId({ ...c, kind: classifyByName(c.tool) }), outcome, nameOnly: true }
-    : { op: 'record', ...withId(c), outcome };
+    ? { op: 'record', ...withId({ id: c.id, tool: c.tool, kind: classifyByName(c.tool) }), outcome, nameOnly: true, ...withResult }
+    : { op: 'record', ...withId(c), outcome, ...withResult };
 }
 
 /** Groups of operations; a group is one step of a loop. */
 const group: fc.Arbitrary<Operation[]> = fc.oneof(
   { weight: 4, arbitrary: call.map((c) => [{ op: 'check' as const, ...withId(c) }]) },
-  { weight: 3, arbitrary: fc.tuple(call, outcomes, nameOnly).map(([c, outcome, byName]) => [recordOf(c, outcome, byName)]) },
+  {
+    weight: 3,
+    arbitrary: fc.tuple(call, outcomes, nameOnly, results).map(([c, outcome, byName, result]) => [recordOf(c, outcome, byName, result)]),
+  },
   {
     weight: 4,
-    arbitrary: fc.tuple(call, outcomes, nameOnly).map(([c, outcome, byName]): Operation[] => [
+    arbitrary: fc.tuple(call, outcomes, nameOnly, results).map(([c, outcome, byName, result]): Operation[] => [
       { op: 'check', ...withId(c) },
-      recordOf(c, outcome, byName),
+      recordOf(c, outcome, byName, result),
     ]),
   },
   {
@@ -363,7 +497,12 @@ const group: fc.Arbitrary<Operation[]> = fc.oneof(
 );
 
 const sequences = fc.record({
-  settings: fc.record({ strictFailedWrites: fc.boolean(), autoCompleteVerification: fc.boolean() }),
+  settings: fc.record({
+    strictFailedWrites: fc.boolean(),
+    autoCompleteVerification: fc.boolean(),
+    confirmDestructive: fc.boolean(),
+    selfVerifyingTools: fc.constantFrom<string[]>([], [], ['pulse_control']),
+  }),
   // `size: 'max'`: lengths spread over the whole range, not clustered near zero.
   operations: fc
     .array(group, { minLength: 1, maxLength: MAX_OPERATIONS, size: 'max' })
@@ -400,11 +539,22 @@ function agreeOnRandomSequences(
 
 // ---------------------------------------------------------------------------
 
-/** Path sets compared: the machine's own vocabulary and a default loop's, each plain and strict (all eight when deep). */
+/**
+ * Path sets compared: the machine's own vocabulary and a default loop's, each
+ * plain and strict, and a default loop's with targets and confirmDestructive
+ * (when deep: all eight without targets, all eight with).
+ */
 const PATH_SETTINGS: SafetyPathOptions[] = DEEP
-  ? [false, true].flatMap((autoCompleteVerification) =>
-      [false, true].flatMap((includeUncheckedOutcomes) =>
-        [false, true].map((strictFailedWrites) => ({ autoCompleteVerification, includeUncheckedOutcomes, strictFailedWrites })),
+  ? [false, true].flatMap((targets) =>
+      [false, true].flatMap((autoCompleteVerification) =>
+        [false, true].flatMap((includeUncheckedOutcomes) =>
+          [false, true].map((strictFailedWrites) => ({
+            autoCompleteVerification,
+            includeUncheckedOutcomes,
+            strictFailedWrites,
+            ...(targets ? { targets, confirmDestructive: true } : {}),
+          })),
+        ),
       ),
     )
   : [
@@ -412,6 +562,7 @@ const PATH_SETTINGS: SafetyPathOptions[] = DEEP
       { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: true },
       { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: false },
       { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: true },
+      { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: false, targets: true, confirmDestructive: true },
     ];
 
 describe('adapter against the independent oracle', () => {
@@ -419,10 +570,12 @@ describe('adapter against the independent oracle', () => {
     const settings: Settings = {
       strictFailedWrites: options.strictFailedWrites === true,
       autoCompleteVerification: options.autoCompleteVerification !== false,
+      confirmDestructive: options.confirmDestructive === true,
     };
     const name = JSON.stringify(options);
     it(`agrees at every step of every shortest and simple path, ${name}`, () => {
-      const paths = [...getShortestSafetyPaths(options), ...getSimpleSafetyPaths(options)];
+      // The simple paths ignore `targets`: with it, only the shortest are new.
+      const paths = [...getShortestSafetyPaths(options), ...(options.targets === true ? [] : getSimpleSafetyPaths(options))];
       let steps = 0;
       for (const path of paths) steps += runBoth(pathOperations(path.steps.map((step) => step.event)), settings);
       console.info(`differential: ${paths.length} generated paths (${steps} steps) agree, ${name}`);

@@ -1,13 +1,16 @@
 /**
  * An independent model of the assistant safety rules, for differential
- * tests: plain TypeScript written from ASSISTANT_SAFETY.md and DESIGN.md §3
- * alone. It imports nothing from the statechart or the adapter, shares no
- * names with them beyond the spec's own, and keeps its state in plain fields
- * rather than a context object, so that a slip in one is unlikely to be
- * repeated in the other.
+ * tests: plain TypeScript written from ASSISTANT_SAFETY.md and DESIGN.md §1,
+ * §3 and §5 alone. It imports nothing from the statechart or the adapter,
+ * shares no names with them beyond the spec's own, and keeps its state in
+ * plain fields rather than a context object, so that a slip in one is
+ * unlikely to be repeated in the other. Targets are compared here as
+ * segment lists (after node's own path normalization), where the machine
+ * compares canonical strings.
  *
  * Where the spec is silent, the choice made here is written beside the code.
  */
+import { posix } from 'node:path';
 
 /** Tool kinds (ASSISTANT_SAFETY.md "Tool kinds"; `neutral` from DESIGN.md §3.6). */
 export type OracleKind = 'resolve' | 'read' | 'write' | 'user_input' | 'neutral';
@@ -19,24 +22,37 @@ export type OracleState = 'RESOLVING' | 'READING' | 'WRITING' | 'VERIFYING';
  * Why something was refused, in this model's own words:
  * - `no-target`: a write before any target was established;
  * - `unverified`: a write or the final answer while the last write lacks evidence;
- * - `in-flight`: a write or the final answer while an admitted write has no outcome yet.
+ * - `in-flight`: a write or the final answer while an admitted write has no outcome yet;
+ * - `unknown-resource`: a write naming a resource nothing read so far covers (DESIGN.md §5.3);
+ * - `unconfirmed`: a destructive write the user has not confirmed since the last write (§5.6).
  */
-export type RefusalCause = 'no-target' | 'unverified' | 'in-flight';
+export type RefusalCause = 'no-target' | 'unverified' | 'in-flight' | 'unknown-resource' | 'unconfirmed';
 
 /** Pending recoveries expire ten minutes after their latest block (ASSISTANT_SAFETY.md; DESIGN.md §3.5). */
 export const TEN_MINUTES_MS = 10 * 60 * 1000;
+
+/** The most resources read from one call; one write naming more cannot be checked (DESIGN.md §5.1 caps). */
+export const RESOURCES_PER_CALL = 32;
+/** The longest resource name kept, characters. */
+export const RESOURCE_NAME_LIMIT = 512;
+/** The most resources a session remembers as established; the least recently read go first. */
+export const REMEMBERED_RESOURCES = 256;
 
 /**
  * A call as the loop sees it: an optional id (an empty one is none), the
  * tool's name, its kind. For an outcome, `nameOnly` says the loop named the
  * tool and nothing more (no kind, no arguments): `kind` is then only what
  * the name suggests, and says nothing about which of a tool's calls it was.
+ * `targets`: the resources it touches (DESIGN.md §5.1), when known; on an
+ * outcome, given means the loop states them. `destructive`: a destructive write.
  */
 export interface OracleCall {
   id?: string;
   tool: string;
   kind: OracleKind;
   nameOnly?: boolean;
+  targets?: readonly string[];
+  destructive?: boolean;
 }
 
 /** The answer to a tool check. `state` is where the session stood when it was asked. */
@@ -44,6 +60,8 @@ export interface OracleCheck {
   allowed: boolean;
   state: OracleState;
   cause: RefusalCause | null;
+  /** The resource a refusal is about: the first unknown one, or the unverified write's first; else null. */
+  resource: string | null;
   /** DESIGN.md §1's text form up to the reason, for refusals: `FSM blocked tool '<tool>' (<kind>) in state <STATE>: `. */
   messagePrefix: string | null;
 }
@@ -53,6 +71,8 @@ export interface OracleAnswer {
   allowed: boolean;
   state: OracleState;
   cause: RefusalCause | null;
+  /** The unverified write's first resource, for a refusal of an unverified write; else null. */
+  resource: string | null;
   /** `FSM blocked in state <STATE>: ` for refusals. */
   messagePrefix: string | null;
 }
@@ -76,20 +96,110 @@ export interface OracleView {
   lastRead: { tool: string; at: number } | null;
   /** Live pending recoveries, by tool name (sorted). */
   pending: OraclePending[];
+  /** Resources established, least recently read first (normalized names). */
+  established: string[];
+  /** The last write's resources, and whether it was destructive (cleared by both resets). */
+  writeResources: string[];
+  writeDestructive: boolean;
+  /** With `confirmDestructive`: the user answered since the last write. */
+  confirmed: boolean;
 }
 
-/** Options, as DESIGN.md §3.8 and the seed's CompleteVerification describe them. */
+/** Options, as DESIGN.md §3.8, §5.6, §5.8 and the seed's CompleteVerification describe them. */
 export interface OracleOptions {
   /** A failed write may have applied: it needs verification like a successful one. */
   strictFailedWrites?: boolean;
   /** Complete verification as soon as it is possible after a recorded outcome (the original loop's habit); default true. */
   autoCompleteVerification?: boolean;
+  /** A destructive write needs the user's answer since the last write. */
+  confirmDestructive?: boolean;
+  /** Tools whose successful result reports their own effect (a catalog's `selfVerifying`). */
+  selfVerifyingTools?: readonly string[];
+}
+
+// ---------------------------------------------------------------------------
+// Resources (DESIGN.md §5.1, §5.3, §5.4), as segment lists.
+
+/** A resource name, normalized: paths by node's posix rules (`~` kept as the first segment); ids and tables as given. */
+export function normalizeResource(raw: string): string {
+  const name = raw.slice(0, RESOURCE_NAME_LIMIT);
+  const equals = name.indexOf('=');
+  const isId = equals >= 0 && !name.slice(0, equals).includes('/');
+  if (name.startsWith('table:') || (isId && !name.startsWith('/') && name !== '~' && !name.startsWith('~/'))) return name;
+  const trim = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+  if (name === '~' || name.startsWith('~/')) {
+    const rest = trim(posix.normalize(name.slice(2) || '.'));
+    return rest === '.' ? '~' : `~/${rest}`;
+  }
+  return trim(posix.normalize(name));
+}
+
+/** A normalized resource as a root and segments; `exact` for ids, tables, and paths climbing above `~` or `.`. */
+function shapeOf(resource: string): { root: string; segments: string[] } {
+  const equals = resource.indexOf('=');
+  const isId = equals >= 0 && !resource.slice(0, equals).includes('/');
+  const path = resource.startsWith('/') || resource === '~' || resource.startsWith('~/');
+  if (resource.startsWith('table:') || (isId && !path)) return { root: `exact:${resource}`, segments: [] };
+  const parts = resource.split('/').filter((part) => part !== '');
+  if (resource.startsWith('/')) return { root: '/', segments: parts };
+  if (parts[0] === '~') {
+    return parts[1] === '..' ? { root: `exact:${resource}`, segments: [] } : { root: '~', segments: parts.slice(1) };
+  }
+  if (parts[0] === '..') return { root: `exact:${resource}`, segments: [] };
+  return { root: '.', segments: resource === '.' ? [] : parts };
+}
+
+/** `inner` is `outer` or inside it. */
+function within(inner: string, outer: string): boolean {
+  const a = shapeOf(inner);
+  const b = shapeOf(outer);
+  if (a.root !== b.root) return false;
+  return b.segments.length <= a.segments.length && b.segments.every((segment, i) => a.segments[i] === segment);
+}
+
+/** Evidence about `written` (any resource when it names none): some read resource is one of them, inside one, or contains one. */
+function evidenceFor(read: readonly string[], written: readonly string[]): boolean {
+  if (written.length === 0) return true;
+  return read.some((r) => written.some((w) => within(r, w) || within(w, r)));
+}
+
+/** The resources a call names, as read: the first `RESOURCES_PER_CALL` non-empty strings, normalized, once each; and whether it named more. */
+function resourcesOf(call: { targets?: readonly string[] }): { resources: string[]; tooMany: boolean } {
+  const given = call.targets ?? [];
+  const resources: string[] = [];
+  for (const raw of given.slice(0, RESOURCES_PER_CALL)) {
+    if (raw === '') continue;
+    const resource = normalizeResource(raw);
+    if (!resources.includes(resource)) resources.push(resource);
+  }
+  return { resources, tooMany: given.length > RESOURCES_PER_CALL };
+}
+
+/** What DESIGN.md §1 says a self-verifying result is: an object, or text whose part from the first `{` parses as one, with `verification.ok === true`. */
+function verifiesItself(result: unknown): boolean {
+  let value = result;
+  if (typeof value === 'string') {
+    const brace = value.indexOf('{');
+    if (brace === -1) return false;
+    try {
+      value = JSON.parse(value.substring(brace));
+    } catch {
+      return false;
+    }
+  }
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isRecord(value) || !Object.hasOwn(value, 'verification')) return false;
+  const verification = value['verification'];
+  return isRecord(verification) && Object.hasOwn(verification, 'ok') && verification['ok'] === true;
 }
 
 interface AdmittedCall {
   id: string | null;
   tool: string;
   kind: OracleKind;
+  /** Normalized resources; its outcome is applied with them. */
+  resources: string[];
+  destructive: boolean;
   /**
    * The number of the successful write this call can serve as evidence for:
    * set when a resolve or read is admitted in VERIFYING (so after that
@@ -131,10 +241,20 @@ export class SafetyOracle {
   private checksCalls = false;
   private readonly strict: boolean;
   private readonly autoComplete: boolean;
+  private readonly confirmDestructive: boolean;
+  private readonly selfVerifying: ReadonlySet<string>;
+  /** Resources read so far, least recently read first (DESIGN.md §5.3). */
+  private established: string[] = [];
+  private writeResources: string[] = [];
+  private writeDestructive = false;
+  /** The user answered since the last write (tracked only with `confirmDestructive`). */
+  private confirmed = false;
 
   constructor(options: OracleOptions = {}) {
     this.strict = options.strictFailedWrites === true;
     this.autoComplete = options.autoCompleteVerification !== false;
+    this.confirmDestructive = options.confirmDestructive === true;
+    this.selfVerifying = new Set(options.selfVerifyingTools ?? []);
   }
 
   /**
@@ -147,31 +267,56 @@ export class SafetyOracle {
     if (id !== null && this.admitted.some((c) => c.id === id)) throw new TypeError(`call id ${id} is in flight already`);
     const state = this.state;
     if (call.kind === 'write') {
-      const cause: RefusalCause | null =
+      let cause: RefusalCause | null =
         state === 'RESOLVING' ? 'no-target' : state === 'VERIFYING' ? 'unverified' : state === 'WRITING' ? 'in-flight' : null;
+      let resource: string | null = cause === 'unverified' ? (this.writeResources[0] ?? null) : null;
+      if (cause === null) {
+        // DESIGN.md §5.3, then §5.6: only in READING, where the spec would admit the write.
+        const { resources, tooMany } = resourcesOf(call);
+        const unknown = resources.find((r) => !this.established.some((known) => within(r, known)));
+        if (unknown !== undefined || tooMany) {
+          cause = 'unknown-resource';
+          resource = unknown ?? null;
+        } else if (this.confirmDestructive && call.destructive === true && !this.confirmed) {
+          cause = 'unconfirmed';
+        }
+      }
       if (cause !== null) {
         if (state === 'VERIFYING') this.blockedWritesWhileVerifying += 1;
         this.remember(call.tool, at);
-        return { allowed: false, state, cause, messagePrefix: `FSM blocked tool '${call.tool}' (${call.kind}) in state ${state}: ` };
+        return { allowed: false, state, cause, resource, messagePrefix: `FSM blocked tool '${call.tool}' (${call.kind}) in state ${state}: ` };
       }
       this.state = 'WRITING'; // DESIGN.md §3.3: entered when a write is admitted
     }
     this.admit(call);
-    return { allowed: true, state, cause: null, messagePrefix: null };
+    return { allowed: true, state, cause: null, resource: null, messagePrefix: null };
   }
 
-  /** A call ran: record its outcome. Returns the pending recovery a success cleared, if any. */
-  record(call: OracleCall, outcome: 'success' | 'error', at: number): OraclePending | null {
-    const settled = this.settle(call, outcome);
-    const kind = settled?.kind ?? call.kind; // the admitted kind wins
+  /**
+   * A call ran: record its outcome, with the tool's result when known.
+   * Returns the pending recovery a success cleared, if any.
+   */
+  record(call: OracleCall, outcome: 'success' | 'error', at: number, result?: unknown): OraclePending | null {
+    const { taken, resources } = this.settle(call, outcome);
+    const kind = taken?.kind ?? call.kind; // the admitted kind wins
+    const destructive = taken !== null ? taken.destructive : call.destructive === true && kind === 'write';
     let recovered: OraclePending | null = null;
     if (outcome === 'success') {
-      if (kind === 'write') this.wrote(call.tool, at);
-      else if (isDiscovery(kind)) this.readSucceeded(call.tool, at, settled);
+      if (kind === 'write') {
+        this.wrote(call.tool, at, resources, destructive);
+        if (this.selfVerifying.has(call.tool) || verifiesItself(result)) {
+          // DESIGN.md §1: the loop records a read named self_verify, then completes verification.
+          this.lastRead = { tool: 'self_verify', at };
+          this.readAfterWrite = true;
+          this.blockedWritesWhileVerifying = 0;
+          this.completeVerification(at);
+        }
+      } else if (isDiscovery(kind)) this.readSucceeded(call.tool, at, taken, resources);
+      else if (kind === 'user_input' && this.confirmDestructive) this.confirmed = true;
       recovered = this.recover(call.tool, at);
     } else if (kind === 'write') {
-      if (this.strict) this.wrote(call.tool, at);
-      else if (settled !== null && this.state === 'WRITING' && !this.writeInFlight()) this.state = 'READING';
+      if (this.strict) this.wrote(call.tool, at, resources, destructive);
+      else if (taken !== null && this.state === 'WRITING' && !this.writeInFlight()) this.state = 'READING';
       // Otherwise a failed call changes nothing (DESIGN.md §1).
     }
     if (this.autoComplete) this.completeVerification(at);
@@ -184,9 +329,10 @@ export class SafetyOracle {
     const state = this.state;
     const cause: RefusalCause | null =
       state === 'VERIFYING' && !this.readAfterWrite ? 'unverified' : this.writeInFlight() ? 'in-flight' : null;
-    if (cause === null) return { allowed: true, state, cause, messagePrefix: null };
+    if (cause === null) return { allowed: true, state, cause, resource: null, messagePrefix: null };
     this.refusedAnswers += 1;
-    return { allowed: false, state, cause, messagePrefix: `FSM blocked in state ${state}: ` };
+    const resource = cause === 'unverified' ? (this.writeResources[0] ?? null) : null;
+    return { allowed: false, state, cause, resource, messagePrefix: `FSM blocked in state ${state}: ` };
   }
 
   /** CompleteVerification: a verified session with no write in flight goes back to READING. True when it did. */
@@ -212,20 +358,29 @@ export class SafetyOracle {
     this.writes = 0;
     this.admitted = [];
     this.pending.clear();
+    this.established = [];
+    this.writeResources = [];
+    this.writeDestructive = false;
+    this.confirmed = false;
   }
 
   /**
    * ResetKeepProgress: verification tracking dropped (flags, counters, the
-   * calls in flight); the target, the last read and write, pending
-   * recoveries and "wrote this episode" kept (DESIGN.md §3.2).
+   * calls in flight, the last write's resources, a confirmation) and "wrote
+   * this episode" cleared (DESIGN.md §1); the target, the resources read, the
+   * last read and write and pending recoveries kept (DESIGN.md §3.2).
    */
   resetKeepProgress(at: number): void {
     void at;
     if (this.state === 'VERIFYING' || this.state === 'WRITING') this.state = 'READING';
+    this.wroteThisEpisode = false;
     this.readAfterWrite = false;
     this.blockedWritesWhileVerifying = 0;
     this.refusedAnswers = 0;
     this.admitted = [];
+    this.writeResources = [];
+    this.writeDestructive = false;
+    this.confirmed = false;
   }
 
   /** The session at time `at`: pending recoveries past their ten minutes are left out. */
@@ -243,6 +398,10 @@ export class SafetyOracle {
       lastWrite: this.lastWrite && { ...this.lastWrite },
       lastRead: this.lastRead && { ...this.lastRead },
       pending,
+      established: [...this.established],
+      writeResources: [...this.writeResources],
+      writeDestructive: this.writeDestructive,
+      confirmed: this.confirmed,
     };
   }
 
@@ -279,6 +438,8 @@ export class SafetyOracle {
       id: idOf(call),
       tool: call.tool,
       kind: call.kind,
+      resources: resourcesOf(call).resources,
+      destructive: call.kind === 'write' && call.destructive === true,
       evidenceFor: this.state === 'VERIFYING' && isDiscovery(call.kind) ? this.writes : null,
     });
   }
@@ -292,7 +453,7 @@ export class SafetyOracle {
   private gain(c: AdmittedCall): number {
     if (c.kind === 'write') return 0;
     if (!isDiscovery(c.kind)) return 1;
-    return c.evidenceFor === this.writes ? 3 : 2;
+    return c.evidenceFor === this.writes && evidenceFor(c.resources, this.writeResources) ? 3 : 2;
   }
 
   /**
@@ -314,46 +475,79 @@ export class SafetyOracle {
    * outcome, and the most generous of the others leaves instead. A failure
    * that says it is not a write's never ends a write. Among equals the
    * oldest call is taken.
+   *
+   * Resources (DESIGN.md §5.3) are read the same way: resources the loop
+   * states narrow the calls further to those naming the same ones; a
+   * success that could be any of several reads establishes only what all of
+   * them name; after a failure that could be any of several, the reads left
+   * keep only what they share with the one that left. Returns the call
+   * taken and the resources its outcome applies with.
    */
-  private settle(call: OracleCall, outcome: 'success' | 'error'): AdmittedCall | null {
+  private settle(call: OracleCall, outcome: 'success' | 'error'): { taken: AdmittedCall | null; resources: string[] } {
     const id = idOf(call);
+    const own = resourcesOf(call).resources;
     const sharing = this.admitted.filter((c) => (id !== null ? c.id === id : c.id === null && c.tool === call.tool));
-    if (sharing.length === 0) return null;
+    if (sharing.length === 0) return { taken: null, resources: call.nameOnly === true ? [] : own };
     const sameKind = call.nameOnly === true ? [] : sharing.filter((c) => c.kind === call.kind);
-    const open = sameKind.length > 0 ? sameKind : sharing;
+    const byKind = sameKind.length > 0 ? sameKind : sharing;
+    const stated = call.nameOnly !== true && call.targets !== undefined;
+    const sameResources = stated
+      ? byKind.filter((c) => c.resources.length === own.length && c.resources.every((r) => own.includes(r)))
+      : [];
+    const open = sameResources.length > 0 ? sameResources : byKind;
     const ordered = [...open].sort((a, b) => this.gain(a) - this.gain(b)); // stable: oldest first among equals
     const meekest = ordered[0]!;
     const boldest = ordered.find((c) => this.gain(c) === this.gain(ordered[ordered.length - 1]!))!;
+    const shared = (calls: readonly AdmittedCall[]) =>
+      calls[0]!.resources.filter((r) => calls.every((c) => c.resources.includes(r)));
     if (outcome === 'success') {
       this.admitted.splice(this.admitted.indexOf(meekest.kind === 'write' ? boldest : meekest), 1);
-      return meekest;
+      const resources = open.length === 1 || meekest.kind === 'write' ? meekest.resources : shared(open);
+      return { taken: meekest, resources };
     }
-    if (boldest.kind === 'write' && call.nameOnly !== true && call.kind !== 'write') return null;
+    if (boldest.kind === 'write' && call.nameOnly !== true && call.kind !== 'write') return { taken: null, resources: own };
     this.admitted.splice(this.admitted.indexOf(boldest), 1);
-    return boldest;
+    if (open.length > 1) {
+      for (const other of open) {
+        if (other !== boldest && isDiscovery(other.kind)) other.resources = shared([other, boldest]);
+      }
+    }
+    return { taken: boldest, resources: boldest.resources };
   }
 
   private writeInFlight(): boolean {
     return this.admitted.some((c) => c.kind === 'write');
   }
 
-  /** A write happened (or, strictly, may have): VERIFYING, evidence needed again. */
-  private wrote(tool: string, at: number): void {
+  /** A write happened (or, strictly, may have): VERIFYING, evidence needed again, about its resources. */
+  private wrote(tool: string, at: number, resources: string[], destructive: boolean): void {
     this.state = 'VERIFYING';
     this.wroteThisEpisode = true;
     this.readAfterWrite = false;
     this.blockedWritesWhileVerifying = 0; // the run of blocked writes is broken by a write
     this.lastWrite = { tool, at };
     this.writes += 1;
+    this.writeResources = [...resources];
+    this.writeDestructive = destructive;
+    this.confirmed = false; // a confirmation is for the next write only
   }
 
-  /** A resolve or read succeeded: a target in RESOLVING; evidence in VERIFYING if admitted after the write. */
-  private readSucceeded(tool: string, at: number, settled: AdmittedCall | null): void {
+  /**
+   * A resolve or read succeeded: its resources established; a target in
+   * RESOLVING; evidence in VERIFYING if admitted after the write and about
+   * one of its resources (DESIGN.md §5.4).
+   */
+  private readSucceeded(tool: string, at: number, settled: AdmittedCall | null, resources: string[]): void {
     this.lastRead = { tool, at };
+    if (resources.length > 0) {
+      this.established = [...this.established.filter((r) => !resources.includes(r)), ...resources];
+      while (this.established.length > REMEMBERED_RESOURCES) this.established.shift();
+    }
     if (this.state === 'RESOLVING') this.state = 'READING';
     if (this.state !== 'VERIFYING') return;
-    const evidence = settled !== null ? settled.evidenceFor === this.writes : !this.checksCalls;
-    if (evidence) {
+    const inTime = settled !== null ? settled.evidenceFor === this.writes : !this.checksCalls;
+    const about = evidenceFor(settled !== null ? settled.resources : resources, this.writeResources);
+    if (inTime && about) {
       this.readAfterWrite = true;
       this.blockedWritesWhileVerifying = 0;
     }

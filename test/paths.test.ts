@@ -13,14 +13,17 @@
  * write". Shortest paths run over that key plus the transition that entered
  * the state (so every transition into every abstract state is taken);
  * simple paths over the coarser decision key (state, read-after-write,
- * calls in flight), with a read and a write tool.
+ * calls in flight), with a read and a write tool. A third set, with
+ * targets (one of two, or none, on every call), destructive writes,
+ * self-verifying results and `confirmDestructive`, runs the shortest paths
+ * over `abstractTargetState`, so every target-aware transition is taken.
  *
  * The adapter runs on its own clock, which only grows: one millisecond a
  * step, and ten minutes and one millisecond at a clock jump. Compared with
  * the model, times therefore differ, and everything else must not.
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery",
- * "Resetting"; DESIGN.md §3.
+ * "Resetting"; DESIGN.md §1, §3, §5.
  */
 import { createTestModel, getSimplePaths, toDirectedGraph, type DirectedGraphNode } from '@xstate/graph';
 import { describe, expect, it } from 'vitest';
@@ -32,9 +35,13 @@ import { createSessionGuard, type SessionGuard } from '../src/adapter.js';
 import {
   abstractDecisionState,
   abstractSafetyState,
+  abstractTargetState,
+  recordOptionsOf,
   safetyEventCases,
+  targetCoverageKey,
   transitionCoverageKey,
   SHORTEST_PATH_CASES,
+  TARGET_PATH_CASES,
   toolCallOf,
   SIMPLE_PATH_CASES,
   type SafetyPathOptions,
@@ -48,6 +55,8 @@ import {
  */
 const SHORTEST_OPTIONS: SafetyPathOptions = { autoCompleteVerification: false, includeUncheckedOutcomes: true };
 const SIMPLE_OPTIONS: SafetyPathOptions = { autoCompleteVerification: false };
+/** The shortest paths with targets: the same vocabulary, with targets and confirmDestructive. */
+const TARGET_OPTIONS: SafetyPathOptions = { ...SHORTEST_OPTIONS, targets: true, confirmDestructive: true };
 
 /** The simple paths with strict failed writes are twice as many again: `npm run test:deep` only. */
 const DEEP = process.env.DEEP === '1';
@@ -58,13 +67,20 @@ const T0 = 1_700_000_000_000;
 
 type Generator = 'shortest' | 'simple';
 
-/** The shortest paths, by `createTestModel` over the abstraction plus the transition that entered each state (`transitionCoverageKey`). */
-function shortestPaths(strictFailedWrites: boolean): StepsOf[] {
+/**
+ * The shortest paths, by `createTestModel` over the abstraction plus the
+ * transition that entered each state (`transitionCoverageKey`); with
+ * targets, over `abstractTargetState` (`targetCoverageKey`).
+ */
+function shortestPaths(strictFailedWrites: boolean, targets = false): StepsOf[] {
   const model = createTestModel(safetyMachine, {
-    input: { strictFailedWrites },
-    events: (snapshot: SafetySnapshot) => safetyEventCases(snapshot, SHORTEST_OPTIONS, SHORTEST_PATH_CASES),
+    input: { strictFailedWrites, confirmDestructive: targets },
+    events: (snapshot: SafetySnapshot) =>
+      targets
+        ? safetyEventCases(snapshot, TARGET_OPTIONS, TARGET_PATH_CASES)
+        : safetyEventCases(snapshot, SHORTEST_OPTIONS, SHORTEST_PATH_CASES),
     serializeState: (snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous?: SafetySnapshot) =>
-      transitionCoverageKey(snapshot, event, previous),
+      targets ? targetCoverageKey(snapshot, event, previous) : transitionCoverageKey(snapshot, event, previous),
   });
   return model.getShortestPaths();
 }
@@ -96,12 +112,13 @@ interface StepsOf {
   state: SafetySnapshot;
 }
 
-/** The path sets: shortest, plain and strict; simple, plain (and strict when deep). */
-const PATH_SETS = [
-  { generator: 'shortest' as const, strictFailedWrites: false },
-  { generator: 'shortest' as const, strictFailedWrites: true },
-  { generator: 'simple' as const, strictFailedWrites: false },
-  ...(DEEP ? [{ generator: 'simple' as const, strictFailedWrites: true }] : []),
+/** The path sets: shortest, plain and strict, and with targets; simple, plain (and strict when deep). */
+const PATH_SETS: readonly { generator: Generator; strictFailedWrites: boolean; targets: boolean }[] = [
+  { generator: 'shortest', strictFailedWrites: false, targets: false },
+  { generator: 'shortest', strictFailedWrites: true, targets: false },
+  { generator: 'shortest', strictFailedWrites: false, targets: true },
+  { generator: 'simple', strictFailedWrites: false, targets: false },
+  ...(DEEP ? [{ generator: 'simple' as const, strictFailedWrites: true, targets: false }] : []),
 ];
 
 type PathSet = (typeof PATH_SETS)[number] & { paths: StepsOf[]; ms: number };
@@ -117,7 +134,8 @@ function pathSet(spec: (typeof PATH_SETS)[number]): PathSet {
   let set = enumerated.get(spec);
   if (set === undefined) {
     const start = performance.now();
-    const paths = spec.generator === 'shortest' ? shortestPaths(spec.strictFailedWrites) : simplePaths(spec.strictFailedWrites);
+    const paths =
+      spec.generator === 'shortest' ? shortestPaths(spec.strictFailedWrites, spec.targets) : simplePaths(spec.strictFailedWrites);
     set = { ...spec, paths, ms: performance.now() - start };
     enumerated.set(spec, set);
   }
@@ -196,6 +214,21 @@ function writeInFlight(context: Readonly<SafetyContext>): boolean {
   return context.inFlight.some((call) => call.kind === 'write');
 }
 
+/** `inner` is `outer` or under it, for the canonical absolute paths of `PATH_TARGETS`. */
+function under(inner: string, outer: string): boolean {
+  return inner === outer || inner.startsWith(`${outer}/`);
+}
+
+/** Every target is one a successful read established, or under one (DESIGN §5.3). */
+function allEstablished(context: Readonly<SafetyContext>, targets: readonly string[]): boolean {
+  return targets.every((target) => context.establishedTargets.some((known) => under(target, known)));
+}
+
+/** Some read target touches some written target; any read touches a write without targets (DESIGN §5.4). */
+function touchesWritten(reads: readonly string[], written: readonly string[]): boolean {
+  return written.length === 0 || reads.some((r) => written.some((w) => under(r, w) || under(w, r)));
+}
+
 /**
  * The adapter under test, beside an actor of the machine fed the same model
  * events: the adapter must decide as the machine does and hold the same
@@ -211,9 +244,10 @@ class System {
   constructor(
     strictFailedWrites: boolean,
     private readonly key: (snapshot: SafetySnapshot) => string,
+    private readonly confirmDestructive = false,
   ) {
-    this.guard = createSessionGuard({ now: () => this.now, autoCompleteVerification: false, strictFailedWrites });
-    this.model = createActor(safetyMachine, { input: { strictFailedWrites } });
+    this.guard = createSessionGuard({ now: () => this.now, autoCompleteVerification: false, strictFailedWrites, confirmDestructive });
+    this.model = createActor(safetyMachine, { input: { strictFailedWrites, confirmDestructive } });
     this.model.on('gate.decided', (decision) => {
       this.modelDecision = decision;
     });
@@ -235,8 +269,11 @@ class System {
         const decision = guard.check(call!);
         expect(decision.allowed).toBe(expected?.allowed);
         if (event.kind === 'write') {
-          // No write in RESOLVING, VERIFYING or WRITING; one is admitted only in READING.
-          expect(decision.allowed, `write admitted in ${before.state}`).toBe(before.state === 'READING');
+          // No write in RESOLVING, VERIFYING or WRITING; one is admitted only in READING, on
+          // established targets (DESIGN §5.3), and, destructive, confirmed (§5.6).
+          const unconfirmed = this.confirmDestructive && event.destructive === true && !before.context.confirmedSinceWrite;
+          const admissible = before.state === 'READING' && allEstablished(before.context, event.targets ?? []) && !unconfirmed;
+          expect(decision.allowed, `write admitted in ${before.state}`).toBe(admissible);
         } else {
           expect(decision.allowed, `${event.kind} refused in ${before.state}`).toBe(true);
         }
@@ -257,9 +294,17 @@ class System {
         return;
       }
       case 'tool.succeeded':
-      case 'tool.failed':
-        guard.record(call!, event.type === 'tool.succeeded' ? 'success' : 'error');
+      case 'tool.failed': {
+        guard.record(call!, event.type === 'tool.succeeded' ? 'success' : 'error', recordOptionsOf(event));
+        const now = after();
+        if (!before.context.readAfterWrite && now.context.readAfterWrite && recordOptionsOf(event) === undefined) {
+          // Evidence must touch the target (DESIGN §5.4): the call verifying the write touches its targets.
+          const admitted = before.context.inFlight.find((c) => c.key === `id:${event.callId}`);
+          const reads = admitted !== undefined ? (admitted.targets ?? []) : (event.targets ?? []);
+          expect(touchesWritten(reads, now.context.writeTargets), 'an off-target read verified the write').toBe(true);
+        }
         return;
+      }
       case 'answer.requested': {
         const decision = guard.finalAnswer();
         const unverified = before.state === 'VERIFYING' && !before.context.readAfterWrite;
@@ -287,6 +332,9 @@ class System {
       case 'session.resetKeepingProgress':
         guard.resetKeepProgress();
         expect(guard.state).toBe(before.state === 'RESOLVING' ? 'RESOLVING' : 'READING');
+        // DESIGN §1: the original's own test; the established targets are the target it keeps.
+        expect(guard.context.wroteThisEpisode).toBe(false);
+        expect(guard.context.establishedTargets).toEqual(before.context.establishedTargets);
         return;
       case 'clock.ticked':
         // Time only (the adapter has no tick): every pending recovery has aged out.
@@ -307,13 +355,14 @@ class System {
 
 type TestPath = ReturnType<typeof shortestPaths>[number];
 
-function systemFor(strictFailedWrites: boolean, generator: Generator): System {
+function systemFor(strictFailedWrites: boolean, generator: Generator, targets = false): System {
+  if (targets) return new System(strictFailedWrites, abstractTargetState, true);
   return new System(strictFailedWrites, generator === 'shortest' ? abstractSafetyState : abstractDecisionState);
 }
 
 /** A shortest path, through the TestModel's own runner (`path.test`). */
-async function replayTestPath(path: TestPath, strictFailedWrites: boolean): Promise<void> {
-  const system = systemFor(strictFailedWrites, 'shortest');
+async function replayTestPath(path: TestPath, strictFailedWrites: boolean, targets: boolean): Promise<void> {
+  const system = systemFor(strictFailedWrites, 'shortest', targets);
   const step = ({ event }: { event: { type: string } }) => system.step(event as SafetyEvent);
   await (path as ReturnType<ReturnType<typeof createTestModel>['getShortestPaths']>[number]).test({
     events: {
@@ -349,7 +398,7 @@ describe('paths through the safety machine', () => {
     for (const set of allPathSets()) {
       const steps = set.paths.reduce((sum, path) => sum + path.steps.length - 1, 0);
       console.info(
-        `paths: ${set.generator} (${set.strictFailedWrites ? 'strict failed writes' : 'default'}): ` +
+        `paths: ${set.generator} (${set.strictFailedWrites ? 'strict failed writes' : set.targets ? 'targets' : 'default'}): ` +
           `${set.paths.length} paths, ${steps} steps, enumerated in ${Math.round(set.ms)} ms`,
       );
     }
@@ -361,11 +410,11 @@ describe('paths through the safety machine', () => {
   }, LONG_TEST_MS);
 
   for (const spec of PATH_SETS) {
-    const name = `${spec.generator} paths${spec.strictFailedWrites ? ' with strict failed writes' : ''}`;
+    const name = `${spec.generator} paths${spec.strictFailedWrites ? ' with strict failed writes' : ''}${spec.targets ? ' with targets' : ''}`;
     it(`every one of the ${name} holds the invariants at every step through the adapter`, async () => {
       const set = pathSet(spec);
       for (const path of set.paths) {
-        if (set.generator === 'shortest') await replayTestPath(path, set.strictFailedWrites);
+        if (set.generator === 'shortest') await replayTestPath(path, set.strictFailedWrites, set.targets);
         else replaySteps(path, set.strictFailedWrites);
       }
     }, LONG_TEST_MS);
