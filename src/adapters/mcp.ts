@@ -156,9 +156,10 @@ export interface McpGateOptions {
   /**
    * A failed write counts as a write that may have applied (DESIGN.md §3.8);
    * default true, because an MCP call that timed out or was cancelled may
-   * well have run. Applies to guards made here; a `guard` or `getGuard` given
-   * must match it (checked: an `AdapterConfigError` otherwise), so pass
-   * false to accept a guard that is not strict.
+   * well have run. Applies to guards made here; a guard given must match it,
+   * so pass false to accept one that is not strict. A `guard` is checked at
+   * wrap time (an `AdapterConfigError`); a guard from `getGuard` at each call
+   * (the call is then not run, and its MCP error says why).
    */
   strictFailedWrites?: boolean;
   /** Called with every check and outcome (see `McpGateEvent`); exceptions it throws are ignored. */
@@ -170,9 +171,9 @@ export interface GatingProxyOptions extends McpGateOptions {
   /**
    * Timeout of each request forwarded to the upstream server on the client's
    * behalf, milliseconds; default the SDK's 60 000. Progress notifications
-   * reset it. (The proxy's own `tools/list` requests use the SDK's default.) A `tools/call`
-   * that times out is recorded as failed (and, with strict failed writes, a
-   * write so failed needs verification) and cancelled upstream.
+   * reset it (the proxy's own `tools/list` requests use the SDK's default).
+   * A `tools/call` that times out is recorded as failed (and, with strict
+   * failed writes, a write so failed needs verification) and cancelled upstream.
    */
   timeoutMs?: number;
   /** The proxy's `serverInfo`; default the upstream server's own. */

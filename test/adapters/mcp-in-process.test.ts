@@ -260,6 +260,15 @@ describe('gateMcpServer', () => {
     expect(() => gateMcpServer(new McpServer({ name: 'b', version: '1' }), { guard: createSessionGuard(), strictFailedWrites: false })).not.toThrow();
   });
 
+  it('does not run a call whose guard from getGuard is not strict while strictness is asked for', async () => {
+    const { server, runs } = gatedServer({ getGuard: () => createSessionGuard() });
+    const client = await connect(server);
+    const result = await call(client, 'look', { at: 'x' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/does not treat a failed write as possibly applied.*strictFailedWrites/);
+    expect(runs.look).toBe(0);
+  });
+
   it('refuses both a guard and getGuard', () => {
     const guard = createSessionGuard({ strictFailedWrites: true });
     expect(() => gateMcpServer(new McpServer({ name: 'c', version: '1' }), { guard, getGuard: () => guard })).toThrow(/either guard or getGuard/);
