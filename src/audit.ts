@@ -28,6 +28,15 @@ export interface AuditOptions {
   catalog?: CompiledCatalog;
   /** A kind-only classifier, used instead of `catalog`'s when given (as before catalog format 2). */
   classify?: Classifier;
+  /**
+   * Which rules the replay applies (DESIGN.md §5); default `full`:
+   * - `spec`: the spec's session-wide rules (no targets, no self-verification);
+   * - `targets`: target-aware validated targets and verification (§5.3, §5.4),
+   *   targets and the destructive flag from the classification;
+   * - `full`: `targets` plus self-verifying writes (§1, §5.8): a result with
+   *   `verification.ok === true`, or a success of a catalog `selfVerifying` tool.
+   */
+  policy?: AuditPolicy;
   /** DESIGN.md §3.8; default false. */
   strictFailedWrites?: boolean;
   /** As `createSessionGuard`; default true. */
@@ -102,7 +111,7 @@ export interface RunAudit {
   refusedAnswers: number;
   /** The refusals, step by step (empty with `detail` `counts`). */
   refusals: Refusal[];
-  /** The refusals grouped by subject, rule and reason. */
+  /** The refusals grouped by subject and rule, with the first reason seen (a target-aware reason names its target). */
   refusalsByReason: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[];
   recoveries: number;
   finalState: SafetyState;
@@ -132,9 +141,9 @@ export interface AuditCounts {
 
 /** The figures of an audit. `byReward` is null when no run has a reward; a run with reward > 0 counts as successful. */
 export interface AuditSummary extends AuditCounts {
-  /** Blocked calls grouped by rule (and its reason), most frequent first. */
+  /** Blocked calls grouped by rule (with the first reason seen), most frequent first. */
   blocksByReason: { rule: BlockRule; reason: string; count: number }[];
-  /** Refused answers grouped by rule (and its reason), most frequent first. */
+  /** Refused answers grouped by rule (with the first reason seen), most frequent first. */
   refusedAnswersByReason: { rule: BlockRule; reason: string; count: number }[];
   byReward: { successful: AuditCounts; failed: AuditCounts } | null;
 }
@@ -144,6 +153,12 @@ export interface AuditReport {
   runs: RunAudit[];
   summary: AuditSummary;
 }
+
+/** The rule sets an audit can replay with (see `AuditOptions.policy`). */
+export type AuditPolicy = 'spec' | 'targets' | 'full';
+
+/** Every policy, from the spec's rules to all the catalog knows. */
+export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'];
 
 /** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
 export type AuditDetail = 'all' | 'refusals' | 'counts';
@@ -157,6 +172,7 @@ export type AuditDetail = 'all' | 'refusals' | 'counts';
 export class RunAuditor {
   private at: number;
   private readonly stepMs: number;
+  private readonly policy: AuditPolicy;
   private readonly classify: CallClassifier;
   private readonly guard: SessionGuard;
   private readonly audit: RunAudit;
@@ -189,10 +205,13 @@ export class RunAuditor {
     this.classify = kindOnly
       ? (name, args) => ({ kind: kindOnly(name, args), targets: [], destructive: false })
       : (options.catalog?.classify ?? classifyCall);
+    this.policy = options.policy ?? 'full';
+    const catalog = options.catalog;
     this.guard = createSessionGuard({
       now: () => this.at,
       autoCompleteVerification: options.autoCompleteVerification ?? true,
       strictFailedWrites: options.strictFailedWrites ?? false,
+      ...(this.policy === 'full' && catalog !== undefined ? { selfVerifying: (name: string) => catalog.isSelfVerifying(name) } : {}),
     });
     this.audit = {
       id: run.id,
@@ -231,7 +250,14 @@ export class RunAuditor {
         const pending = open.get(step.id) ?? [];
         const id = pending.length === 0 ? step.id : `${step.id}#${++this.reused}`;
         open.set(step.id, [...pending, id]);
-        const result = guard.check({ id, name: step.name, args: step.args, kind: classification.kind });
+        // A given kind without targets has none: the spec's session-wide rules.
+        const result = guard.check({
+          id,
+          name: step.name,
+          args: step.args,
+          kind: classification.kind,
+          ...(this.policy === 'spec' ? {} : { targets, destructive }),
+        });
         const kind = result.kind;
         if (kind === 'write') this.answeredSinceWrite = false;
         calls.set(id, { name: step.name, kind, allowed: result.allowed });
@@ -275,7 +301,11 @@ export class RunAuditor {
         const markers = options.catalog?.failureMarkers(name) ?? [];
         const text = step.text.trimStart();
         const failed = step.outcome === 'error' || markers.some((marker) => text.startsWith(marker));
-        const result = guard.record({ id, name, ...(call ? { kind: call.kind } : {}) }, failed ? 'error' : 'success');
+        const result = guard.record(
+          { id, name, ...(call ? { kind: call.kind } : {}) },
+          failed ? 'error' : 'success',
+          this.policy === 'full' ? { result: step.text } : undefined,
+        );
         // A refused call that ran anyway clears its own pending recovery: that is no recovery.
         if (result.recovered && call?.allowed !== false) {
           recovered = result.recovered;
@@ -321,7 +351,8 @@ export class RunAuditor {
     if (refusal !== null) {
       if (refusal.subject === 'tool') audit.blockedCalls += 1;
       else audit.refusedAnswers += 1;
-      const key = `${refusal.subject}\u0000${refusal.reason}`;
+      // Grouped by rule: a target-aware reason names its target, and one line per target would bury the figures.
+      const key = `${refusal.subject}\u0000${refusal.rule}`;
       const group = this.reasons.get(key) ?? { subject: refusal.subject, rule: refusal.rule, reason: refusal.reason, count: 0 };
       group.count += 1;
       this.reasons.set(key, group);
@@ -393,7 +424,7 @@ export class AuditSummarizer {
       addRun(run.reward > 0 ? this.successful : this.failed, run);
     }
     for (const group of run.refusalsByReason) {
-      const key = `${group.subject}\u0000${group.reason}`;
+      const key = `${group.subject}\u0000${group.rule}`;
       const known = this.reasons.get(key);
       if (known) known.count += group.count;
       else this.reasons.set(key, { ...group });
@@ -486,6 +517,21 @@ export function formatSummaryText(s: AuditSummary): string {
     lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
   }
   return lines.map(printable).join('\n') + '\n';
+}
+
+/**
+ * The policies side by side (DESIGN.md §5): for each, blocked calls, refused
+ * answers and runs with a refusal, split by reward when the runs have one.
+ */
+export function formatPolicyComparison(summaries: readonly { policy: AuditPolicy; summary: AuditSummary }[]): string {
+  const lines = ['', `${'policies compared'.padEnd(24)}${'blocked calls'.padEnd(16)}${'refused answers'.padEnd(18)}runs with a refusal (successful / failed)`];
+  for (const { policy, summary } of summaries) {
+    const split = summary.byReward ? ` (${summary.byReward.successful.runsWithRefusal} / ${summary.byReward.failed.runsWithRefusal})` : '';
+    lines.push(
+      `  ${policy.padEnd(22)}${String(summary.blockedCalls).padEnd(16)}${String(summary.refusedAnswers).padEnd(18)}${summary.runsWithRefusal} of ${summary.runs}${split}`,
+    );
+  }
+  return lines.join('\n') + '\n';
 }
 
 /**

@@ -13,7 +13,17 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { Command, CommanderError, Option } from 'commander';
-import { AuditSummarizer, formatRunText, formatSummaryText, RunAuditor, type RunAudit } from './audit.js';
+import {
+  AUDIT_POLICIES,
+  AuditSummarizer,
+  formatPolicyComparison,
+  formatRunText,
+  formatSummaryText,
+  RunAuditor,
+  type AuditPolicy,
+  type AuditSummary,
+  type RunAudit,
+} from './audit.js';
 import {
   builtinCatalogs,
   catalogJsonSchema,
@@ -89,6 +99,8 @@ function autoCatalog(names: Iterable<string>): { catalog: CompiledCatalog; label
 }
 
 interface AuditCommandOptions {
+  policy: AuditPolicy;
+  comparePolicies?: boolean;
   catalog: string;
   format: 'text' | 'json';
   demo?: boolean;
@@ -182,7 +194,8 @@ async function runAudit(files: string[], options: AuditCommandOptions, output: C
   }
   const summaryOnly = options.summaryOnly === true;
   const json = options.format === 'json';
-  const auditOptions = { catalog, strictFailedWrites: options.strictFailedWrites === true, detail: summaryOnly ? 'counts' : json ? 'all' : 'refusals' } as const;
+  const strictFailedWrites = options.strictFailedWrites === true;
+  const auditOptions = { catalog, strictFailedWrites, policy: options.policy, detail: summaryOnly ? 'counts' : json ? 'all' : 'refusals' } as const;
   const summarizer = new AuditSummarizer();
   let runs = 0;
   let auditor: RunAuditor | null = null;
@@ -205,7 +218,7 @@ async function runAudit(files: string[], options: AuditCommandOptions, output: C
     const head = JSON.stringify({ catalog: catalog.name, catalogChoice: label, sources });
     await output.write(`${head.slice(0, -1)}${summaryOnly ? '' : ',"runs":['}`);
   } else {
-    await output.write(`${printable(`pulse-safety audit of ${sources.join(', ')} (catalog ${label})`)}\n\n`);
+    await output.write(`${printable(`pulse-safety audit of ${sources.join(', ')} (catalog ${label}, policy ${options.policy})`)}\n\n`);
   }
   for await (const event of eventsOf(files, demo)) {
     if (event.type === 'run') {
@@ -218,10 +231,35 @@ async function runAudit(files: string[], options: AuditCommandOptions, output: C
   }
   await finishRun();
   const summary = summarizer.summary();
+  // --compare-policies: the same input replayed under every policy, counts only.
+  const compared: { policy: AuditPolicy; summary: AuditSummary }[] = [];
+  if (options.comparePolicies === true) {
+    for (const policy of AUDIT_POLICIES) {
+      if (policy === options.policy) {
+        compared.push({ policy, summary });
+        continue;
+      }
+      const other = new AuditSummarizer();
+      let current: RunAuditor | null = null;
+      for await (const event of eventsOf(files, demo)) {
+        if (event.type === 'run') {
+          if (current !== null) other.add(current.finish());
+          current = new RunAuditor(event, { catalog, strictFailedWrites, policy, detail: 'counts' });
+        } else {
+          current ??= new RunAuditor({ id: 'run', reward: null }, { catalog, strictFailedWrites, policy, detail: 'counts' });
+          current.step(event.step);
+        }
+      }
+      if (current !== null) other.add(current.finish());
+      compared.push({ policy, summary: other.summary() });
+    }
+  }
   if (json) {
-    await output.write(`${summaryOnly ? '' : '\n]'},"summary":${JSON.stringify(summary, null, 2)}}\n`);
+    const policies = compared.length === 0 ? '' : `,"policies":${JSON.stringify(Object.fromEntries(compared.map((c) => [c.policy, c.summary])))}`;
+    await output.write(`${summaryOnly ? '' : '\n]'},"policy":${JSON.stringify(options.policy)},"summary":${JSON.stringify(summary, null, 2)}${policies}}\n`);
   } else {
     await output.write(`${summaryOnly ? '' : '\n'}${formatSummaryText(summary)}`);
+    if (compared.length > 0) await output.write(formatPolicyComparison(compared));
   }
   await output.flush();
   if (demo) return EXIT.clean;
@@ -270,6 +308,12 @@ export function buildProgram(
     .option('--demo', 'audit the embedded demo transcript (exits 0 even with refusals)')
     .option('--summary-only', 'print only the summary (JSON: leave out the runs)')
     .option('--strict-failed-writes', 'treat a failed write as needing verification (it may have applied)')
+    .addOption(
+      new Option('--policy <policy>', "rules to replay with: spec (session-wide), targets (target-aware), full (targets and self-verifying writes)")
+        .choices([...AUDIT_POLICIES])
+        .default('full'),
+    )
+    .option('--compare-policies', 'also replay under every policy and print them side by side')
     .exitOverride()
     .action(async (files: string[], options: AuditCommandOptions) => {
       try {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { auditRun, auditRuns, formatAuditText, summarize } from '../src/audit.js';
-import { builtinCatalogs, createClassifier } from '../src/classifier.js';
+import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
 
@@ -207,6 +207,20 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     const report = auditRuns(readTranscript(text, file), { classify: createClassifier(builtinCatalogs['tau-airline']) });
     expect(report.summary.runs).toBe(raw.length);
     expect(report.summary.calls).toBe(callsInFile);
+  });
+
+  test.skipIf(!present)('compares the policies as the README reports: spec, target-aware, and with self-verifying writes', () => {
+    const runs = readTranscript(readFileSync(file, 'utf8'), file);
+    const catalog = compileCatalog(builtinCatalogs['tau-airline']);
+    const rows = (['spec', 'targets', 'full'] as const).map((policy) => {
+      const s = auditRuns(runs, { catalog, policy }).summary;
+      return [policy, s.blockedCalls, s.refusedAnswers, s.runsWithRefusal, s.byReward!.successful.runsWithRefusal, s.byReward!.failed.runsWithRefusal];
+    });
+    expect(rows).toEqual([
+      ['spec', 75, 184, 119, 32, 87],
+      ['targets', 97, 219, 119, 32, 87],
+      ['full', 14, 23, 18, 10, 8],
+    ]);
   });
 
   test.skipIf(!present)('gives the summary figures reported in the README', () => {

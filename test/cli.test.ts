@@ -109,7 +109,7 @@ describe('pulse-safety audit', () => {
   test('text output names the file and the catalog, each refusal and the summary', async () => {
     const path = refusing();
     const { out } = await run('audit', path);
-    expect(out).toContain(`pulse-safety audit of ${path} (catalog auto: pulse, knows 1 of 1 tool names)`);
+    expect(out).toContain(`pulse-safety audit of ${path} (catalog auto: pulse, knows 1 of 1 tool names, policy full)`);
     expect(out).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]");
     expect(out).toMatch(/blocked calls\s+1/);
   });
@@ -117,7 +117,7 @@ describe('pulse-safety audit', () => {
   test('--catalog auto (the default) picks the shipped catalog that knows the most tool names', async () => {
     const path = file('claude.jsonl', jsonl({ type: 'call', id: 'r', name: 'Read', args: { file_path: '/a' } }, { type: 'result', id: 'r', outcome: 'success' }));
     const { out, err } = await run('audit', path);
-    expect(out).toContain('(catalog auto: claude-code, knows 1 of 1 tool names)');
+    expect(out).toContain('(catalog auto: claude-code, knows 1 of 1 tool names, policy full)');
     expect(err).toBe('');
   });
 
@@ -129,7 +129,7 @@ describe('pulse-safety audit', () => {
 
   test('a named catalog is used as named, without a warning', async () => {
     const { out, err } = await run('audit', clean(), '--catalog', 'pulse');
-    expect(out).toContain('(catalog pulse)');
+    expect(out).toContain('(catalog pulse, policy full)');
     expect(err).toBe('');
   });
 

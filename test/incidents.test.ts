@@ -65,7 +65,19 @@ describe('incident 1: Claude Code removes the home directory', () => {
     expect(report.runs[0]!.refusals[0]).toMatchObject({ tool: 'Bash', rule: 'no-target' });
   });
 
-  it.todo('refuses `rm -rf ... ~/` after an `ls -la` of the project once targets are in the machine (target-aware rules)');
+  it('refuses `rm -rf ... ~/` after an `ls -la` of the project: the home directory was never looked at (target-aware rules)', async () => {
+    const { report } = await audit('01b-claude-code-ls-then-rm-home.jsonl');
+    expect(report.runs[0]!.refusals[0]).toMatchObject({ tool: 'Bash', rule: 'unknown-target', destructive: true });
+    expect(report.runs[0]!.refusals[0]!.reason).toContain('"~"');
+  });
+
+  it('under the spec\'s session-wide rules, the `ls -la` would have let it through', async () => {
+    const { report } = await audit('01b-claude-code-ls-then-rm-home.jsonl', '--policy', 'spec');
+    expect(verdicts(report).slice(0, 2)).toEqual([
+      { what: 'Bash ls -la', allowed: true },
+      { what: 'Bash rm -rf build dist node_modules/.cache ~/', allowed: true },
+    ]);
+  });
 });
 
 describe('incident 2: Claude Code renames a folder through a chain of moves', () => {
@@ -136,11 +148,17 @@ describe('incident 5: Gemini CLI resets and force-pushes, again and again', () =
 });
 
 describe('incident 6: a coding agent claims a file it never produced', () => {
-  it.each([['gemini-cli'], ['auto']])('refuses the final answer after an unverified write (--catalog %s)', async (catalog) => {
-    const { code, report } = await audit('06-coding-agent-unverified-claim.json', '--catalog', catalog);
+  it.each([['gemini-cli'], ['auto']])('refuses the final answer after an unverified write (--catalog %s, spec rules)', async (catalog) => {
+    const { code, report } = await audit('06-coding-agent-unverified-claim.json', '--catalog', catalog, '--policy', 'spec');
     expect(code).toBe(1);
     expect(refused(report)).toEqual(['answer']);
     expect(report.runs[0]!.refusals[0]).toMatchObject({ subject: 'answer', rule: 'unverified-write' });
+  });
+
+  it('target-aware, also refuses the write: it reads one folder and writes in another', async () => {
+    const { report } = await audit('06-coding-agent-unverified-claim.json');
+    expect(refused(report)).toEqual(['write_file /srv/app/parser.py', 'answer']);
+    expect(report.runs[0]!.refusals[0]).toMatchObject({ rule: 'unknown-target', targets: ['/srv/app/parser.py'] });
   });
 });
 
@@ -196,8 +214,14 @@ describe('incident 10: formats that used to read as zero calls', () => {
     expect(report.runs[0]!.refusals[0]).toMatchObject({ tool: 'run_shell_command', rule: 'no-target' });
   });
 
-  it('finds the calls of a legacy function_call transcript and refuses the DROP TABLE', async () => {
-    const { code, report } = await audit('10b-legacy-function-call-drop.json', '--catalog', dir('sql.catalog.json'));
+  it('finds the calls of a legacy function_call transcript and refuses the DROP TABLE of a table never read', async () => {
+    const { report } = await audit('10b-legacy-function-call-drop.json', '--catalog', dir('sql.catalog.json'));
+    expect(report.summary.calls).toBe(2);
+    expect(report.runs[0]!.refusals[0]).toMatchObject({ rule: 'unknown-target', destructive: true, targets: ['table:stg_orders'] });
+  });
+
+  it('under the spec\'s rules admits the DROP TABLE after any read, and refuses only the claim', async () => {
+    const { code, report } = await audit('10b-legacy-function-call-drop.json', '--catalog', dir('sql.catalog.json'), '--policy', 'spec');
     expect(code).toBe(1);
     expect(report.summary.calls).toBe(2);
     expect(verdicts(report)).toEqual([
