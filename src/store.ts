@@ -288,7 +288,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
         return use(sessionId).guard.actor;
       },
       check: (call) => act(sessionId, (guard) => guard.check(call)),
-      record: (call, outcome) => act(sessionId, (guard) => guard.record(call, outcome)),
+      record: (call, outcome, options) => act(sessionId, (guard) => guard.record(call, outcome, options)),
       finalAnswer: () => act(sessionId, (guard) => guard.finalAnswer()),
       completeVerification: () => act(sessionId, (guard) => guard.completeVerification()),
       reset: () => act(sessionId, (guard) => guard.reset()),

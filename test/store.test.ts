@@ -490,3 +490,15 @@ try { createSqliteStore(':memory:'); } catch (error) { process.stdout.write(erro
     expect(lines[1]).toMatch(/^createSqliteStore needs the optional dependency better-sqlite3/);
   });
 });
+
+describe('a stored session records like a guard', () => {
+  it('passes the result on: a self-verifying write verifies itself through the store', () => {
+    const sessions = createSessionStore({ now: () => 1_700_000_000_000 });
+    const guard = sessions.session('s');
+    guard.check({ id: 'r', name: 'pulse_query' });
+    guard.record({ id: 'r', name: 'pulse_query' });
+    guard.check({ id: 'w', name: 'pulse_control' });
+    guard.record({ id: 'w', name: 'pulse_control' }, 'success', { result: '{"verification": {"ok": true}}' });
+    expect(guard.finalAnswer().allowed).toBe(true);
+  });
+});
