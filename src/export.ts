@@ -4,7 +4,7 @@
  * `createMachine` accepts), Graphviz DOT, Mermaid `stateDiagram-v2`, SVG
  * rendered offline with `@viz-js/viz`, and the `pulse-safety export` command
  * that writes them for every machine listed in `stately.config.json`.
- * docs/charts.md says which tool reads which file.
+ * The README ("Exported charts") says which tool reads which file; docs/charts.md has the details.
  *
  * The chart builders are pure functions of a machine; the visualizer and the
  * README drift test reuse them, so every picture of the machine comes from

@@ -1,7 +1,7 @@
 /**
  * examples/ai-sdk.ts run as its own Node process (a complete program, no
  * network: the SDK's mock model plays the script), and the copy of it in
- * docs/adapters/ai-sdk.md kept the same program.
+ * README.md kept the same program.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -51,8 +51,8 @@ describe('examples/ai-sdk.ts', () => {
     ]);
   });
 
-  it('is the program docs/adapters/ai-sdk.md shows', () => {
-    const doc = readFileSync(new URL('../../docs/adapters/ai-sdk.md', import.meta.url), 'utf8');
+  it('is the program README.md shows', () => {
+    const doc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     expect(doc).toContain(programOf('examples/ai-sdk.ts', 'ai-sdk'));
   });
 });

@@ -1,7 +1,7 @@
 /**
  * examples/langgraph.ts run as its own Node process (a complete program, no
  * network: a scripted model plays the conversation), and the copy of it in
- * docs/adapters/langgraph.md kept the same program.
+ * README.md kept the same program.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -56,8 +56,8 @@ describe('examples/langgraph.ts', () => {
     ]);
   });
 
-  it('is the program docs/adapters/langgraph.md shows', () => {
-    const doc = readFileSync(new URL('../../docs/adapters/langgraph.md', import.meta.url), 'utf8');
+  it('is the program README.md shows', () => {
+    const doc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     expect(doc).toContain(programOf('examples/langgraph.ts', 'langgraph'));
   });
 });

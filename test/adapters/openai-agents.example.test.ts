@@ -1,7 +1,7 @@
 /**
  * examples/openai-agents.ts run as its own Node process (a complete program, no
  * network: a scripted model plays the conversation), and the copy of it in
- * docs/adapters/openai-agents.md kept the same program.
+ * README.md kept the same program.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -57,8 +57,8 @@ describe('examples/openai-agents.ts', () => {
     ]);
   });
 
-  it('is the program docs/adapters/openai-agents.md shows', () => {
-    const doc = readFileSync(new URL('../../docs/adapters/openai-agents.md', import.meta.url), 'utf8');
+  it('is the program README.md shows', () => {
+    const doc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     expect(doc).toContain(programOf('examples/openai-agents.ts', 'openai-agents'));
   });
 });
