@@ -54,6 +54,14 @@ export class ReferenceMachine implements SafetyContext {
   anonSeq = 0;
   checksCalls = false;
   strictFailedWrites: boolean;
+  // Targets and destructive confirmation (DESIGN.md §5): the benchmark's
+  // workloads name no targets and leave confirmDestructive off, so the
+  // reference keeps them at rest, as the machine does for such calls.
+  establishedTargets: string[] = [];
+  writeTargets: string[] = [];
+  writeDestructive = false;
+  confirmedSinceWrite = false;
+  confirmDestructive = false;
 
   constructor(strictFailedWrites = false) {
     this.strictFailedWrites = strictFailedWrites;
@@ -65,6 +73,8 @@ export class ReferenceMachine implements SafetyContext {
     Object.assign(copy, this);
     copy.pendingRecoveries = { ...this.pendingRecoveries };
     copy.inFlight = this.inFlight.slice();
+    copy.establishedTargets = this.establishedTargets.slice();
+    copy.writeTargets = this.writeTargets.slice();
     return copy;
   }
 
@@ -95,6 +105,10 @@ export class ReferenceMachine implements SafetyContext {
         return null;
       }
       case 'session.resetKeepingProgress':
+        this.wroteThisEpisode = false; // DESIGN.md §1: ResetKeepProgress clears it
+        this.writeTargets = [];
+        this.writeDestructive = false;
+        this.confirmedSinceWrite = false;
         this.readAfterWrite = false;
         this.consecutiveVerifyBlocks = 0;
         this.finalAnswerBlocks = 0;
@@ -176,6 +190,9 @@ export class ReferenceMachine implements SafetyContext {
     this.lastWriteTool = tool || (settled?.tool ?? '');
     this.lastWriteAt = at;
     this.writeSeq += 1;
+    this.writeTargets = [];
+    this.writeDestructive = false;
+    this.confirmedSinceWrite = false;
     this.state = 'VERIFYING';
   }
 
