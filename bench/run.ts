@@ -552,6 +552,109 @@ function redisRows(): void {
   );
 }
 
+/**
+ * Targets (DESIGN.md §5, issue 10), in the existing style: per-call cost of a
+ * targeted write and its verifying read with 1, 100 and MAX_ESTABLISHED_TARGETS
+ * (256) established targets, beside the same cycle without targets; heap per
+ * live session with 100 established targets (10,000 sessions, a child process
+ * with --expose-gc), beside sessions without targets; persisted snapshot bytes
+ * with 10 established targets, beside the same session without targets.
+ */
+function targetRows(): void {
+  const cap = 256; // MAX_ESTABLISHED_TARGETS of machines/safety.policy.ts
+  const path = (i: number) => `/home/dev/project/src/module_${String(i).padStart(3, '0')}.ts`;
+  /** A READING session with `n` targets established (n = 0: one read without targets). */
+  const sessionWith = (n: number): SessionGuard => {
+    let t = T0;
+    const guard = createSessionGuard({ now: () => (t += 1) });
+    if (n === 0) guard.record({ name: 'read_file', kind: 'read' });
+    for (let i = 0; i < n; i++) guard.record({ name: 'read_file', kind: 'read', targets: [path(i)] });
+    return guard;
+  };
+  /**
+   * One write checked and recorded, then its verifying read (auto-completed): two calls. With `n`
+   * targets established, the write names the first; the read names it and, in turn, each of the
+   * others, so every read moves an established target to the most recent end (the list is
+   * reordered every cycle, and stays `n` long).
+   */
+  const cycle = (guard: SessionGuard, n: number) => (i: number) => {
+    const targets = n === 0 ? undefined : [path(0)];
+    const write: ToolCall = { id: `w${i}`, name: 'edit_file', kind: 'write', ...(targets ? { targets } : {}) };
+    const read: ToolCall = { id: `r${i}`, name: 'read_file', kind: 'read', ...(targets ? { targets: [path(i % n), path(0)] } : {}) };
+    if (!guard.check(write).allowed) throw new Error('targets bench: the write was refused');
+    guard.record(write);
+    guard.check(read);
+    guard.record(read);
+    if (guard.state !== 'READING') throw new Error('targets bench: the read did not verify the write');
+  };
+  const sizes = [1, 100, cap];
+  const [plainNs, ...targetNs] = timeInterleaved(
+    [cycle(sessionWith(0), 0), ...sizes.map((n) => cycle(sessionWith(n), n))],
+    2,
+    200,
+    31,
+  ) as [number, ...number[]];
+  sizes.forEach((n, k) => {
+    rows.push({
+      measure: `check + record per call, targeted write + verifying read, ${n} established target${n === 1 ? '' : 's'} (µs)`,
+      value: fmt(targetNs[k]! / 1000),
+      baseline: `${fmt(plainNs / 1000)} (same cycle, no targets)`,
+      ratio: ratio(targetNs[k]!, plainNs),
+      target: k === 0 ? '' : `${ratio(targetNs[k]!, targetNs[0]!)} of 1 target; flat (≤ 1.5×): ${targetNs[k]! <= 1.5 * targetNs[0]! ? 'met' : 'missed'}`,
+    });
+  });
+
+  const adapterUrl = new URL('../src/adapter.js', import.meta.url).href;
+  const script = `
+    const { createSessionGuard } = await import(${JSON.stringify(adapterUrl)});
+    const used = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
+    const sessions = 10000;
+    const measure = (targets) => {
+      const held = new Array(sessions);
+      const before = used();
+      for (let i = 0; i < sessions; i++) {
+        const guard = createSessionGuard({ now: () => ${T0} });
+        if (targets === 0) guard.record({ name: 'read_file', kind: 'read' });
+        for (let k = 0; k < targets; k++) guard.record({ name: 'read_file', kind: 'read', targets: ['/home/dev/project-' + i + '/src/module_' + k + '.ts'] });
+        held[i] = guard;
+      }
+      const bytes = (used() - before) / sessions;
+      if (held.length !== sessions) throw new Error('lost the sessions');
+      return bytes;
+    };
+    const plain = measure(0);
+    const targeted = measure(100);
+    process.stdout.write(JSON.stringify({ plain, targeted }));
+  `;
+  const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(`heap measurement with targets failed:\n${child.stderr}`);
+  const heap = JSON.parse(child.stdout) as { plain: number; targeted: number };
+  rows.push({
+    measure: 'heap per live session, 100 established targets, 10,000 sessions (B)',
+    value: bytes(heap.targeted),
+    baseline: `${bytes(heap.plain)} (no targets)`,
+    ratio: ratio(heap.targeted, heap.plain),
+    target: '',
+  });
+
+  const persisted = (guard: SessionGuard) => Buffer.byteLength(JSON.stringify(guard.getPersistedSnapshot()));
+  const ten = persisted(sessionWith(10));
+  const none = persisted(sessionWith(0));
+  rows.push({
+    measure: 'persisted snapshot, 10 established targets (B)',
+    value: bytes(ten),
+    baseline: `${bytes(none)} (no targets)`,
+    ratio: ratio(ten, none),
+    target: `${Math.round((ten - none) / 10)} B per target (~${path(0).length} characters each)`,
+  });
+  notes.push(
+    'Targets: an established-target check looks up each ancestor of the written path in a set kept with the ' +
+      'established list (and handed on, updated, when a read changes the list), so it does not grow with the number of ' +
+      'targets; a read that establishes or re-establishes a target copies the list of pointers (at most 256) to keep it ' +
+      'least-recently-established first, the only part that grows with the list (bounded by the cap).',
+  );
+}
+
 function machineLine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return `${os.availableParallelism()} × ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -574,6 +677,7 @@ function main(): void {
   pathEnumeration();
   classificationRows();
   redisRows();
+  targetRows();
 
   const lines = [
     `Machine: ${machineLine()}`,
