@@ -94,7 +94,7 @@ function idKeyOf(event: unknown): string | null {
 }
 
 /** The event's targets, canonical (`readTargets`): none when missing or malformed. */
-function targetsOf(event: unknown): string[] {
+function targetsOf(event: unknown): readonly string[] {
   return readTargets(field(event, 'targets')).targets;
 }
 
@@ -125,7 +125,7 @@ function statedKindOf(event: unknown): ToolKind | null {
 }
 
 /** The targets a record states about its own call: its `targets`, unless absent or the kind is unstated. */
-function statedTargetsOf(event: unknown): string[] | null {
+function statedTargetsOf(event: unknown): readonly string[] | null {
   if (field(event, 'kindUnstated') === true || field(event, 'targets') === undefined) return null;
   return targetsOf(event);
 }
@@ -190,13 +190,22 @@ interface Booking {
  * candidates keep only the targets they share with the one that left.
  */
 function booking(context: SafetyContext, event: unknown): Booking | null {
+  if (context.inFlight.length === 0) return null;
   const key = idKeyOf(event);
   const tool = toolOf(event);
   const candidates: number[] = [];
   context.inFlight.forEach((call, i) => {
     if (key !== null ? call.key === key : call.key.startsWith('anon:') && call.tool === tool) candidates.push(i);
   });
+  if (candidates.length === 0) return null;
   const stated = statedKindOf(event);
+  if (candidates.length === 1) {
+    // Unambiguous (the common case): what follows would pick this call, without the narrowing.
+    const only = candidates[0]!;
+    const failure = field(event, 'type') !== 'tool.succeeded';
+    if (failure && context.inFlight[only]!.kind === 'write' && stated !== null && stated !== 'write') return null;
+    return { applied: only, removed: only, pool: candidates };
+  }
   const ofStatedKind = candidates.filter((i) => context.inFlight[i]!.kind === stated);
   const byKind = ofStatedKind.length > 0 ? ofStatedKind : candidates;
   const statedTargets = statedTargetsOf(event);
@@ -235,8 +244,11 @@ function isDiscovery(kind: ToolKind): boolean {
  * them succeeded, which is not known); the event's own for a record without
  * a check.
  */
-function appliedTargets(context: SafetyContext, event: unknown): string[] {
-  const booked = booking(context, event);
+function appliedTargets(
+  context: SafetyContext,
+  event: unknown,
+  booked: Booking | null = booking(context, event),
+): readonly string[] {
   if (booked === null) return targetsOf(event);
   const call = context.inFlight[booked.applied]!;
   if (booked.pool.length === 1 || call.kind === 'write') return call.targets ?? [];
@@ -279,7 +291,7 @@ function withTargets(call: InFlightCall, targets: string[]): InFlightCall {
  */
 function evidenceOf(context: SafetyContext, event: unknown): 'verifies' | 'off-target' | 'none' {
   const call = settledCall(context, event);
-  let targets: string[];
+  let targets: readonly string[];
   if (call === undefined) {
     if (context.checksCalls || !isDiscovery(kindOf(event))) return 'none';
     targets = targetsOf(event);
@@ -461,9 +473,9 @@ export const safetyMachine = setup({
         kind,
         admittedAt: timeOf(event),
         verifiesWrite: params.verifying && isDiscovery(kind) ? context.writeSeq : null,
-        ...(targets.length === 0 ? {} : { targets }),
-        ...(isDestructiveEvent(event) ? { destructive: true as const } : {}),
       };
+      if (targets.length > 0) call.targets = [...targets];
+      if (isDestructiveEvent(event)) call.destructive = true;
       // An id still in flight checked again (the adapter refuses this; a raw
       // actor may send it): both calls share the key, so a record of the id is
       // ambiguous and is booked worst case (`booking`). A write is kept
@@ -554,7 +566,8 @@ export const safetyMachine = setup({
      * event's); a confirmation is used up.
      */
     recordWrite: assign(({ context, event }) => {
-      const call = settledCall(context, event);
+      const booked = booking(context, event);
+      const call = booked === null ? undefined : context.inFlight[booked.applied];
       return {
         wroteThisEpisode: true,
         readAfterWrite: false,
@@ -562,7 +575,7 @@ export const safetyMachine = setup({
         lastWriteTool: toolOf(event) || (call?.tool ?? ''),
         lastWriteAt: timeOf(event),
         writeSeq: context.writeSeq + 1,
-        writeTargets: appliedTargets(context, event),
+        writeTargets: [...appliedTargets(context, event, booked)],
         writeDestructive: call === undefined ? isDestructiveEvent(event) : call.destructive === true,
         confirmedSinceWrite: false,
       };

@@ -103,8 +103,13 @@ export function ancestorsOf(target: string): string[] {
   return out;
 }
 
-/** Sets of established targets, built once per list: the context's arrays are never changed in place. */
-const setsOf = new WeakMap<readonly string[], ReadonlySet<string>>();
+/**
+ * Sets of established targets, by list: built once per list (the context's
+ * arrays are never changed in place), and handed on by `establish` to the
+ * list it makes from one, updated by the targets added and dropped, so a
+ * lookup stays cheap however long the list.
+ */
+const setsOf = new WeakMap<readonly string[], Set<string>>();
 
 function setOf(list: readonly string[]): ReadonlySet<string> {
   let set = setsOf.get(list);
@@ -131,13 +136,26 @@ export function isEstablished(established: readonly string[], target: string): b
  * The established list after a successful resolve or read of `targets`:
  * each moved to the end (most recent), the least recently established
  * dropped past `MAX_ESTABLISHED_TARGETS`. Returns `established` itself when
- * `targets` is empty.
+ * nothing changes (no targets, or they are already the most recent, in
+ * this order). The new list takes over the old one's look-up set, updated
+ * (the old list's is rebuilt if it is ever asked again).
  */
 export function establish(established: string[], targets: readonly string[]): string[] {
-  if (targets.length === 0) return established;
+  const offset = established.length - targets.length;
+  if (offset >= 0 && targets.every((target, i) => established[offset + i] === target)) return established;
   const adding = new Set(targets);
-  const next = [...established.filter((target) => !adding.has(target)), ...adding];
-  return next.length > MAX_ESTABLISHED_TARGETS ? next.slice(next.length - MAX_ESTABLISHED_TARGETS) : next;
+  let next = established.filter((target) => !adding.has(target)).concat([...adding]);
+  const excess = next.length - MAX_ESTABLISHED_TARGETS;
+  const dropped = excess > 0 ? next.slice(0, excess) : [];
+  if (excess > 0) next = next.slice(excess);
+  const set = setsOf.get(established);
+  if (set !== undefined) {
+    setsOf.delete(established);
+    for (const target of dropped) set.delete(target);
+    for (const target of adding) set.add(target);
+    setsOf.set(next, set);
+  }
+  return next;
 }
 
 /**
@@ -166,11 +184,13 @@ export function sameTargets(a: readonly string[], b: readonly string[]): boolean
  * `MAX_TARGETS_PER_EVENT` entries are read, and `overflow` says there were
  * more; entries that are not non-empty strings are skipped; the rest are
  * made canonical, without duplicates, in the order given. Never throws (an
- * array whose length or entries cannot be read is none).
+ * array whose length or entries cannot be read is none). The result is
+ * read-only (none is one shared frozen value): copy it before keeping it.
  */
-export function readTargets(raw: unknown): { targets: string[]; overflow: boolean } {
+export function readTargets(raw: unknown): { targets: readonly string[]; overflow: boolean } {
+  if (raw === undefined) return NO_TARGETS; // the common case, without allocating
   try {
-    if (!Array.isArray(raw)) return { targets: [], overflow: false };
+    if (!Array.isArray(raw)) return NO_TARGETS;
     const length = raw.length;
     const seen = new Set<string>();
     for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) {
@@ -179,6 +199,9 @@ export function readTargets(raw: unknown): { targets: string[]; overflow: boolea
     }
     return { targets: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
   } catch {
-    return { targets: [], overflow: false }; // a revoked proxy or a throwing getter reads as none
+    return NO_TARGETS; // a revoked proxy or a throwing getter reads as none
   }
 }
+
+/** No targets, shared (frozen: never changed by anyone). */
+const NO_TARGETS: { targets: readonly string[]; overflow: boolean } = Object.freeze({ targets: Object.freeze([]), overflow: false });

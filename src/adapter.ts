@@ -341,24 +341,21 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
   }
 
   /**
-   * The machine event of a call. A check always carries its targets; an
-   * outcome only when it states them (given, or classified from its
-   * arguments): otherwise the admitted call's apply.
+   * The machine event of a call. A check carries its targets when it has
+   * any; an outcome when it states them (given, or classified from its
+   * arguments), even none: otherwise the admitted call's apply.
    */
   function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, selfVerified = false): SafetyEvent {
     const { kind, targets, destructive, stated } = classificationOf(call);
     const requested = type === 'tool.requested';
-    return {
-      type,
-      tool: call.name,
-      kind,
-      at: clock(),
-      ...(call.id === undefined ? {} : { callId: call.id }),
-      ...(requested || stated ? {} : { kindUnstated: true }),
-      ...(requested || call.targets !== undefined || (stated && call.kind === undefined) ? { targets } : {}),
-      ...(destructive ? { destructive: true } : {}),
-      ...(selfVerified ? { selfVerified: true } : {}),
-    } as SafetyEvent;
+    const event: Record<string, unknown> = { type, tool: call.name, kind, at: clock() };
+    if (call.id !== undefined) event.callId = call.id;
+    if (!requested && !stated) event.kindUnstated = true;
+    // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
+    if (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) event.targets = targets;
+    if (destructive) event.destructive = true;
+    if (selfVerified) event.selfVerified = true;
+    return event as unknown as SafetyEvent;
   }
 
   return {

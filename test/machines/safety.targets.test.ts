@@ -249,6 +249,22 @@ describe('establish', () => {
     establish(list, ['/b']);
     expect(list).toEqual(['/a']);
   });
+
+  it('returns the same list when the targets are already the most recent, in this order', () => {
+    const list = ['/a', '/b', '/c'];
+    expect(establish(list, ['/b', '/c'])).toBe(list);
+    expect(establish(list, ['/c', '/b'])).toEqual(['/a', '/c', '/b']);
+  });
+
+  it('hands its look-up set on: the new list and the old one each answer for themselves', () => {
+    const full = Array.from({ length: MAX_ESTABLISHED_TARGETS }, (_, i) => `/t${i}`);
+    expect(isEstablished(full, '/t0/x')).toBe(true); // builds the old list's set
+    const next = establish(full, ['/new']);
+    expect(isEstablished(next, '/new/x')).toBe(true);
+    expect(isEstablished(next, '/t0/x')).toBe(false); // dropped from the new list
+    expect(isEstablished(full, '/t0/x')).toBe(true); // the old list rebuilds its own
+    expect(isEstablished(full, '/new')).toBe(false);
+  });
 });
 
 describe('readTargets', () => {
