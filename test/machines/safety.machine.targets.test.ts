@@ -7,6 +7,7 @@
  * Spec: DESIGN.md §1 (self-verification, ResetKeepProgress), §5.3, §5.4,
  * §5.6, §5.8.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { safetyMachine } from '../../machines/safety.machine.js';
@@ -19,6 +20,7 @@ import {
   reasonWithTarget,
 } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, SafetyEvent, SafetyInput, SafetyState, ToolKind } from '../../machines/safety.types.js';
+import { parsePersistedSnapshot, toPersistedSnapshot } from '../../src/snapshot.js';
 
 const T = 1_700_000_000_000;
 const DIR = '/srv/app';
@@ -743,5 +745,42 @@ describe('targets of an outcome that could belong to several calls (DESIGN §3.4
     s.send(requested('edit', 'read', { targets: [OTHER] }));
     s.send(failed('edit', 'read', { kindUnstated: true }));
     expect(s.context.inFlight.map((c) => [c.kind, c.targets])).toEqual([['write', [FILE]]]);
+  });
+});
+
+describe('hostile target fields never stop the machine', () => {
+  const hostileTargets = fc.oneof(
+    fc.anything(),
+    fc.array(fc.oneof(fc.string(), fc.constantFrom('/', '~', '.', '..', '~/..', '/a/../..', 'x=/y', 'table:', ''), fc.anything()), {
+      maxLength: 40,
+    }),
+    fc.constant(new Proxy([], { get: () => { throw new Error('trap'); } })),
+    fc.constant(new Array(1_000_000)),
+    fc.constant([`/${'a/'.repeat(2000)}`]),
+  );
+  const rawEvent = fc.record({
+    type: fc.constantFrom('tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested', 'session.resetKeepingProgress'),
+    tool: fc.constantFrom('read_file', 'write_file', 'ask'),
+    kind: fc.constantFrom<unknown>('read', 'write', 'user_input', 'resolve', 'bogus', undefined),
+    callId: fc.constantFrom<unknown>('a', 'b', undefined, 7),
+    targets: hostileTargets,
+    destructive: fc.anything(),
+    selfVerified: fc.anything(),
+    kindUnstated: fc.anything(),
+    at: fc.constantFrom(T, T + 1),
+  });
+
+  it('any event with any targets leaves the actor running and its context one a snapshot can hold', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(rawEvent, { maxLength: 25 }), (confirmDestructive, events) => {
+        const s = start({ confirmDestructive });
+        read(s, ['/srv']);
+        for (const event of events) s.send(event as unknown as SafetyEvent);
+        expect(s.actor.getSnapshot().status).toBe('active');
+        const restored = parsePersistedSnapshot(toPersistedSnapshot(s.state, s.context));
+        expect(restored.context).toEqual(s.context);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
