@@ -381,7 +381,9 @@ export const safetyMachine = setup({
     context: {} as SafetyContext,
     events: {} as SafetyEvent,
     emitted: {} as SafetyEmitted,
-    input: {} as SafetyInput | undefined,
+    // `| void`, not `| undefined`: TypeScript drops `undefined` from an inferred input type, and then
+    // `createActor(safetyMachine)` and an `invoke` without `input` would not compile.
+    input: {} as SafetyInput | void,
   },
   guards: {
     /** The requested call is a write (unknown kinds count as writes). */
@@ -691,7 +693,7 @@ export const safetyMachine = setup({
   description:
     'Pulse Assistant safety gate: classifies nothing itself, decides whether each classified tool call and the final answer may go ahead (ASSISTANT_SAFETY.md).',
   initial: 'RESOLVING',
-  context: ({ input }) => initialSafetyContext(input),
+  context: ({ input }) => initialSafetyContext(input ?? undefined),
   on: {
     'session.reset': {
       target: '.RESOLVING',
