@@ -152,9 +152,9 @@ describe.skipIf(browserMissing !== null)('the playground in a browser', () => {
 
   it('marks on the chart the transitions enabled now', async () => {
     const enabled = (id: string) => page.evaluate((t) => document.getElementById(t)?.classList.contains('enabled') ?? false, id);
-    expect(await enabled('t:safety.RESOLVING:tool.succeeded:1')).toBe(false);
+    expect(await enabled('t:safety.RESOLVING:tool.succeeded:2')).toBe(false);
     await checkExample('resolve');
-    expect(await enabled('t:safety.RESOLVING:tool.succeeded:1')).toBe(true);
+    expect(await enabled('t:safety.RESOLVING:tool.succeeded:2')).toBe(true);
     expect(await page.innerText('#enabled-list')).toContain('RESOLVING → READING: tool.succeeded [isDiscoveryOutcome]');
   });
 

@@ -30,7 +30,7 @@ describe('PlaygroundSession', () => {
     s.apply({ type: 'call', name: 'pulse_query' });
     const entry = s.apply({ type: 'outcome', callId: 'c1', outcome: 'success' });
     expect(entry).toMatchObject({ events: ['tool.succeeded'], stateBefore: 'RESOLVING', stateAfter: 'READING' });
-    expect(entry.taken).toEqual(['t:safety.RESOLVING:tool.succeeded:1']);
+    expect(entry.taken).toEqual(['t:safety.RESOLVING:tool.succeeded:2']);
   });
 
   it('classifies a call with the catalog the call names', () => {
@@ -88,9 +88,9 @@ describe('PlaygroundSession', () => {
     const s = session();
     expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.requested:0');
     expect(s.view().enabled).toContain('t:safety:session.reset:0');
-    expect(s.view().enabled).not.toContain('t:safety.RESOLVING:tool.succeeded:1');
+    expect(s.view().enabled).not.toContain('t:safety.RESOLVING:tool.succeeded:2');
     s.apply({ type: 'call', name: 'pulse_query' });
-    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.succeeded:1');
+    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.succeeded:2');
   });
 });
 

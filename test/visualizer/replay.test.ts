@@ -41,11 +41,11 @@ describe('replayRun', () => {
     )[0]!;
     expect(replayRun(run, 0, pulse).frames.map((f) => f.entry.taken)).toEqual([
       ['t:safety.RESOLVING:tool.requested:1'],
-      ['t:safety.RESOLVING:tool.succeeded:1'],
+      ['t:safety.RESOLVING:tool.succeeded:2'],
       ['t:safety.READING:tool.requested:0'],
-      ['t:safety.WRITING:tool.succeeded:0'],
+      ['t:safety.WRITING:tool.succeeded:2'],
       ['t:safety.VERIFYING:tool.requested:1'],
-      ['t:safety.VERIFYING:tool.succeeded:1', 't:safety.VERIFYING:verification.completed:0'],
+      ['t:safety.VERIFYING:tool.succeeded:3', 't:safety.VERIFYING:verification.completed:0'],
     ]);
   });
 
