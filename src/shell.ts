@@ -1954,6 +1954,57 @@ function inputProblem(text: string): string | null {
   return null;
 }
 
+/**
+ * Where bash runs code hidden in text: it evaluates array subscripts (and so
+ * `$(...)` in them) when a value is used arithmetically (`$((x))`, `((x))`,
+ * `[[ x -eq 0 ]]`, `let`), as a name (`declare`, `read`, `test -v`), through
+ * indirection (`${!x}`) and prompt expansion (`${x@P}`). A single-quoted
+ * string is inert to the parser but not to these. Fail closed: why the tree
+ * holds such a place, or null. Iterative and bounded by the tree's size.
+ */
+function evaluatedCode(root: SyntaxNode, source: string): string | null {
+  const stack: SyntaxNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const text = () => source.slice(node.startIndex, node.endIndex);
+    switch (node.type) {
+      case 'raw_string':
+        if (/\$\(|`|\$\{/.test(text())) return 'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
+        continue;
+      case 'expansion': {
+        const t = text();
+        if (t.startsWith('${!') || /@P\}$/.test(t)) return 'an indirect or prompt expansion runs whatever the variable holds';
+        break;
+      }
+      case 'arithmetic_expansion':
+      case 'compound_statement':
+      case 'test_command': {
+        const t = text();
+        const arithmetic =
+          node.type === 'arithmetic_expansion' ||
+          (node.type === 'compound_statement' && t.startsWith('((')) ||
+          (node.type === 'test_command' && /\s-(eq|ne|lt|le|gt|ge|v)\s/.test(t));
+        if (arithmetic && /\$|[A-Za-z_]/.test(t.replace(/^\$?\(\(|\)\)$|^\[\[|\]\]$|\s-(eq|ne|lt|le|gt|ge|v)\s/g, ' '))) {
+          return 'an arithmetic context evaluates a variable, and with it any array subscript it holds';
+        }
+        break;
+      }
+      case 'command': {
+        const name = node.childForFieldName('name');
+        if (name !== null && source.slice(name.startIndex, name.endIndex) === 'let' && /\$|[A-Za-z_]\s*[-+*/%]?=?\s*[A-Za-z_]/.test(text().slice(3))) {
+          return '`let` evaluates its arguments arithmetically, variables and subscripts included';
+        }
+        break;
+      }
+    }
+    for (let i = node.childCount - 1; i >= 0; i--) {
+      const child = node.child(i);
+      if (child !== null) stack.push(child);
+    }
+  }
+  return null;
+}
+
 /** Parses and judges a script; tree freed after. */
 function judgeSource(source: string, cwds: Cwds, ctx: Ctx, depth: number): void {
   let calls = 0;
@@ -1971,6 +2022,8 @@ function judgeSource(source: string, cwds: Cwds, ctx: Ctx, depth: number): void 
       ctx.parts.push(writePart([], false, 'the command does not parse'));
       return;
     }
+    const evaluated = evaluatedCode(root, source);
+    if (evaluated !== null) ctx.parts.push(writePart([], false, evaluated)); // and judged on, for targets and destructive parts
     if (source.includes('(') || source.includes('function')) {
       for (const capture of functionNamesQuery.captures(root)) ctx.functions.add(source.slice(capture.node.startIndex, capture.node.endIndex));
     }

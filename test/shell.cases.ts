@@ -28,6 +28,23 @@ const destroy = (command: string | string[], targets: string[] = []): ShellCase 
 
 /** The tricky cases named in the issue ("Real agents' tools", item 2). */
 export const trickyCases: ShellCase[] = [
+  // Bash runs code hidden in text: array subscripts evaluated arithmetically or as names, indirection, prompt expansion.
+  write("[[ 'a[$(rm -rf ~)]' -eq 0 ]]"),
+  write("(( 'a[$(rm -rf ~)]' ))"),
+  write("let 'x=a[$(rm -rf ~)]'"),
+  write("declare 'a[$(rm -rf ~)]=1'"),
+  write("read 'a[$(rm -rf ~)]' <<< 1"),
+  write("test -v 'a[$(rm -rf ~)]'"),
+  write("x='a[$(rm -rf ~)]'; echo ${!x}"),
+  write('x=\'$(rm -rf ~)\'; echo "${x@P}"'),
+  write('x=$(cat f); head -n $((x)) f'),
+  write("mapfile -C 'rm -rf ~ #' -c 1 arr < f"),
+  write("git ls-remote --upload-pack='rm -rf ~' ."),
+  write('kubectl --kubeconfig /tmp/k get pods'),
+  write('ip link s eth0 down'),
+  write('zstdcat -o out f.zst', ['/repo/f.zst']),
+  write('tar -t --index-file=out -f x.tar', ['/repo/x.tar']),
+  read('echo $((1+2))'),
   write('ls && ./x.sh'),
   write('cat a > b', ['/repo/b']),
   destroy('find . -name x -delete', ['/repo']),
@@ -555,7 +572,7 @@ export const everydayCases: ShellCase[] = [
   read('test -f package.json && echo yes'),
   destroy('case "$1" in clean) rm -rf build;; *) ls;; esac', ['/repo/build']),
   read('! grep -q foo file.txt', ['/repo/file.txt']),
-  read('(( n = 1 + 2 ))'),
+  write('(( n = 1 + 2 ))'), // conservative: any variable in an arithmetic context may hold a subscript that runs code
   read('echo $((1 + 2))'),
   destroy('echo $(( $(rm -rf x) + 1 ))', ['/repo/x']),
   read('x=$(cat version.txt); echo "$x"', ['/repo/version.txt']),
