@@ -489,6 +489,11 @@ export function formatRunText(run: RunAudit): string {
   return lines.map(printable).join('\n') + '\n';
 }
 
+/** A group's reason without the target one refusal named (the group counts refusals on many targets). */
+function ruleText(reason: string): string {
+  return reason.replace(/\s*\(target: .*\)$/, '');
+}
+
 /** The text report's summary block (figures, reasons, split by reward). */
 export function formatSummaryText(s: AuditSummary): string {
   const lines: string[] = [];
@@ -498,9 +503,9 @@ export function formatSummaryText(s: AuditSummary): string {
   lines.push(`${pad('tool calls')}${s.calls}`);
   lines.push(`${pad('writes')}${s.writes}`);
   lines.push(`${pad('blocked calls')}${s.blockedCalls}`);
-  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${ruleText(group.reason)}`);
   lines.push(`${pad('refused answers')}${s.refusedAnswers}`);
-  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${ruleText(group.reason)}`);
   lines.push(`${pad('recoveries')}${s.recoveries}`);
   lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
   lines.push(`${pad('runs ending unverified')}${s.runsEndingUnverified} of ${s.runs}`);

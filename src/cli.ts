@@ -10,7 +10,7 @@
  * never a stack trace); 70 an internal error (a bug: please report it with
  * the input).
  */
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { Command, CommanderError, Option } from 'commander';
 import {
@@ -93,7 +93,7 @@ function autoCatalog(names: Iterable<string>): { catalog: CompiledCatalog; label
   const label = `auto: ${choice.name}, knows ${choice.known} of ${choice.total} tool names`;
   const warning =
     choice.total > 0 && choice.known * 2 < choice.total
-      ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes (name a catalog with --catalog)`
+      ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes, or by the catalog's fallback where it has one (name a catalog with --catalog)`
       : null;
   return { catalog: compileCatalog(builtinCatalogs[choice.name]), label, warning };
 }
@@ -152,6 +152,7 @@ async function* eventsOf(files: readonly string[], demo: boolean): AsyncGenerato
     } catch (error) {
       throw new InputError(`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
+    if (!statSync(file).isFile()) throw new InputError(`${file}: not a file (a transcript is one file; name the files of a folder one by one)`);
     yield* readTranscriptEvents(file);
   }
 }
