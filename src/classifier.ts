@@ -48,9 +48,15 @@ function patternProblem(source: string): string | null {
   } catch (error) {
     return `not a valid regular expression (${(error as Error).message})`;
   }
-  return isSafeRegex(source)
-    ? null
-    : 'the pattern could take exponential time (nested quantifiers); rewrite it without a repeated group that repeats';
+  if (!isSafeRegex(source)) {
+    return 'the pattern could take exponential time (nested quantifiers); rewrite it without a repeated group that repeats';
+  }
+  // safe-regex2 checks star height only: a repeated group of alternatives that can match the same text, `(a|a)*`, is
+  // exponential too. Refuse every repeated group that holds an alternation (a character class says the same safely).
+  if (/\((?:[^()\\]|\\.)*\|(?:[^()\\]|\\.)*\)(?:[*+]|\{\d*,)/.test(source)) {
+    return 'the pattern could take exponential time (a repeated group of alternatives); use a character class or an unrepeated group';
+  }
+  return null;
 }
 
 /** Patterns to kinds, each pattern checked by `patternProblem` (the issue's path names the pattern). */

@@ -177,6 +177,14 @@ describe('validation of catalog format 2', () => {
     expect(error.message).toContain('could take exponential time');
   });
 
+  it('a repeated group of alternatives is refused (exponential although its star height is one)', () => {
+    expect(catalogError(catalog({ a: { argument: 'op', patterns: { '(a|a)*b': 'read' } } })).message).toContain('a repeated group of alternatives');
+  });
+
+  it('an unrepeated group of alternatives is accepted', () => {
+    expect(createCallClassifier(catalog({ a: { argument: 'op', patterns: { '(get|list)_.*': 'read' } } }))('a', { op: 'get_x' }).kind).toBe('read');
+  });
+
   it('keyed parts without "argument" name the missing argument', () => {
     expect(catalogError(catalog({ a: { patterns: { x: 'read' } } })).path).toEqual(['tools', 'a', 'argument']);
   });
