@@ -52,7 +52,11 @@ export function failClosed(reason: string): Classification {
 /** The longest target string kept; a longer one is cut, so a model cannot grow a session through a name. */
 export const MAX_TARGET_LENGTH = 512;
 
-/** The most targets one call reports; past it the rest are dropped (and the call keeps its kind). */
+/**
+ * The most targets one call may name. A classification keeps one more when
+ * there are more (`normalizeTargets`), so the machine sees that the write
+ * names too many and refuses it, instead of judging a cut list.
+ */
 export const MAX_TARGETS_PER_CALL = 32;
 
 /**
@@ -84,11 +88,16 @@ export function tableTarget(name: string): string {
   return `table:${name}`.slice(0, MAX_TARGET_LENGTH);
 }
 
-/** Targets sorted, without duplicates or empties, at most `MAX_TARGETS_PER_CALL`. */
+/**
+ * Targets sorted, without duplicates or empties. Past `MAX_TARGETS_PER_CALL`,
+ * `MAX_TARGETS_PER_CALL + 1` are kept: enough for the machine to refuse a
+ * write naming too many (a cut list could drop the one target never
+ * established, such as `~`), bounded all the same.
+ */
 export function normalizeTargets(targets: Iterable<string | null | undefined>): string[] {
   const unique = new Set<string>();
   for (const target of targets) if (typeof target === 'string' && target !== '') unique.add(target);
-  return [...unique].sort().slice(0, MAX_TARGETS_PER_CALL);
+  return [...unique].sort().slice(0, MAX_TARGETS_PER_CALL + 1);
 }
 
 /**

@@ -241,3 +241,12 @@ describe('a catalog\'s own shell command table', () => {
     expect(error.message).toContain('commands.ll');
   });
 });
+
+describe('a call naming more targets than a call may', () => {
+  it('keeps one past the cap, so the gate refuses the write instead of judging a cut list', () => {
+    const names = Array.from({ length: 40 }, (_, i) => `a${String(i).padStart(2, '0')}`);
+    const classify = createCallClassifier(catalog({ sh: { shell: 'cmd' } }));
+    const result = classify('sh', { cmd: `rm -rf ${names.join(' ')} ~` }, { cwd: '/repo' });
+    expect(result.targets).toHaveLength(33);
+  });
+});

@@ -102,9 +102,9 @@ describe('working directory and targets', () => {
     expect(classifyShellCommand('rm x', { cwd: 42 as unknown as string }).targets).toEqual(['x']);
   });
 
-  it('more than 32 targets are cut to 32', () => {
+  it('more than 32 targets keep 33: one past the cap, so the gate sees too many and refuses', () => {
     const files = Array.from({ length: 40 }, (_, i) => `f${String(i).padStart(2, '0')}`);
-    expect(classifyShellCommand(`rm ${files.join(' ')}`).targets).toHaveLength(32);
+    expect(classifyShellCommand(`rm ${files.join(' ')}`).targets).toHaveLength(33);
   });
 });
 
