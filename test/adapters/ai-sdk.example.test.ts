@@ -3,36 +3,8 @@
  * network: the SDK's mock model plays the script), and the copy of it in
  * README.md kept the same program.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const REGISTER_TS = fileURLToPath(new URL('../visualizer/support/ts-register.mjs', import.meta.url));
-
-/** Runs an example to its end (killed after 60 s, so a hang fails the test); its exit code and output. */
-function runExample(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', REGISTER_TS, file], { cwd: ROOT, timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The example's program from its first import, with the imports an app would write. */
-function programOf(file: string, subpath: string): string {
-  const source = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
-  return source
-    .slice(source.indexOf('\nimport ') + 1)
-    .replaceAll("'../src/index.js'", "'pulse-safety-fsm'")
-    .replaceAll(`'../src/adapters/${subpath}.js'`, `'pulse-safety-fsm/${subpath}'`)
-    .trim();
-}
+import { programOf, readme, runExample } from './support/examples.js';
 
 describe('examples/ai-sdk.ts', () => {
   it('runs the conversation: the early write and the unverified answer refused, the verified answer given', async () => {
@@ -52,7 +24,7 @@ describe('examples/ai-sdk.ts', () => {
   });
 
   it('is the program README.md shows', () => {
-    const doc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const doc = readme();
     expect(doc).toContain(programOf('examples/ai-sdk.ts', 'ai-sdk'));
   });
 });
