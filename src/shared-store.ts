@@ -26,9 +26,7 @@
  * Spec: ASSISTANT_SAFETY.md (a session's state, "The invariants");
  * DESIGN.md §3.7 (time as an input: the clock is injectable, epoch ms).
  */
-import { createRequire } from 'node:module';
 import { randomInt } from 'node:crypto';
-import type BetterSqlite3 from 'better-sqlite3';
 import { MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../machines/safety.types.js';
 import {
@@ -41,7 +39,7 @@ import {
   type ToolCall,
 } from './adapter.js';
 import { SnapshotError, type PersistedSnapshot } from './snapshot.js';
-import { DEFAULT_IDLE_MS } from './store.js';
+import { DEFAULT_IDLE_MS, openSqliteTable } from './store.js';
 
 // ---------------------------------------------------------------------------
 // The versioned store interface
@@ -229,19 +227,6 @@ export interface SqliteVersionedStoreOptions extends VersionedStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/** Loads better-sqlite3 on first use, so the library works without it. */
-function loadBetterSqlite3(): typeof BetterSqlite3 {
-  try {
-    return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-  } catch (error) {
-    throw new Error(
-      'createSqliteVersionedStore needs the optional dependency better-sqlite3 (npm i better-sqlite3@12); ' +
-        'without it use createMemoryVersionedStore() or createRedisSnapshotStore()',
-      { cause: error },
-    );
-  }
-}
-
 /**
  * A versioned store in a SQLite database file (better-sqlite3, loaded on
  * first call), shared by every process that opens the same file on one
@@ -257,32 +242,19 @@ function loadBetterSqlite3(): typeof BetterSqlite3 {
  * @throws TypeError on a bad table name, `synchronous`, `ttlMs` or `busyTimeoutMs`.
  */
 export function createSqliteVersionedStore(path: string, options: SqliteVersionedStoreOptions = {}): PrunableVersionedSnapshotStore {
-  const table = options.table ?? 'safety_shared_sessions';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
-    throw new TypeError(`createSqliteVersionedStore: table must be letters, digits and underscores, got ${JSON.stringify(table)}`);
-  }
-  const synchronous = options.synchronous ?? 'FULL';
-  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
-    throw new TypeError(`createSqliteVersionedStore: synchronous must be 'FULL' or 'NORMAL', got ${JSON.stringify(synchronous)}`);
-  }
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new TypeError(`createSqliteVersionedStore: busyTimeoutMs must be a non-negative integer, got ${String(busyTimeoutMs)}`);
   }
   const ttlMs = validTtl(options.ttlMs ?? DEFAULT_SESSION_TTL_MS, 'createSqliteVersionedStore');
   const now = options.now ?? Date.now;
-  const Database = loadBetterSqlite3();
-  const db = new Database(path, { timeout: busyTimeoutMs });
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, version INTEGER NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID`,
-    );
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  const { db, table } = openSqliteTable('createSqliteVersionedStore', path, {
+    table: options.table ?? 'safety_shared_sessions',
+    synchronous: options.synchronous,
+    timeoutMs: busyTimeoutMs,
+    columns: 'id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, version INTEGER NOT NULL, updated_at INTEGER NOT NULL',
+    alternative: 'createMemoryVersionedStore() or createRedisSnapshotStore()',
+  });
   type Row = { snapshot: unknown; version: unknown; updated_at: number };
   const select = db.prepare<[string], Row>(`SELECT snapshot, version, updated_at FROM ${table} WHERE id = ?`);
   const upsert = db.prepare<[string, string, number, number]>(

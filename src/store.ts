@@ -126,17 +126,50 @@ export interface SqliteStoreOptions {
   table?: string;
 }
 
-/** Loads better-sqlite3 on first use, so the library works without it. */
-function loadBetterSqlite3(): typeof BetterSqlite3 {
+/**
+ * Opens a SQLite database for a session table (better-sqlite3, loaded on
+ * first use, so the library works without it): the table name and the
+ * `synchronous` setting validated, WAL journal, the table created from
+ * `columns` when absent. Shared by `createSqliteStore` and
+ * `createSqliteVersionedStore` (src/shared-store.ts).
+ *
+ * @param caller the public function's name, for messages.
+ * @param alternative what to use without better-sqlite3, for the message.
+ * @throws Error when better-sqlite3 is not installed, or the database cannot be opened.
+ * @throws TypeError on a bad table name or `synchronous`.
+ */
+export function openSqliteTable(
+  caller: string,
+  path: string,
+  options: { table: string; synchronous?: unknown; timeoutMs?: number; columns: string; alternative: string },
+): { db: BetterSqlite3.Database; table: string } {
+  const { table } = options;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
+    throw new TypeError(`${caller}: table must be letters, digits and underscores, got ${JSON.stringify(table)}`);
+  }
+  const synchronous = options.synchronous ?? 'FULL';
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new TypeError(`${caller}: synchronous must be 'FULL' or 'NORMAL', got ${JSON.stringify(synchronous)}`);
+  }
+  let Database: typeof BetterSqlite3;
   try {
-    return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   } catch (error) {
     throw new Error(
-      'createSqliteStore needs the optional dependency better-sqlite3 (npm i better-sqlite3@12); ' +
-        'without it use createMemoryStore() or a SnapshotStore of your own',
+      `${caller} needs the optional dependency better-sqlite3 (npm i better-sqlite3@12); without it use ${options.alternative}`,
       { cause: error },
     );
   }
+  const db = new Database(path, options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous}`);
+    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (${options.columns}) WITHOUT ROWID`);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return { db, table };
 }
 
 /**
@@ -151,26 +184,12 @@ function loadBetterSqlite3(): typeof BetterSqlite3 {
  * @throws TypeError on a bad table name.
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SnapshotStore {
-  const table = options.table ?? 'safety_sessions';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
-    throw new TypeError(`createSqliteStore: table must be letters, digits and underscores, got ${JSON.stringify(table)}`);
-  }
-  const synchronous = options.synchronous ?? 'FULL';
-  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
-    throw new TypeError(`createSqliteStore: synchronous must be 'FULL' or 'NORMAL', got ${JSON.stringify(synchronous)}`);
-  }
-  const Database = loadBetterSqlite3();
-  const db = new Database(path);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID`,
-    );
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  const { db, table } = openSqliteTable('createSqliteStore', path, {
+    table: options.table ?? 'safety_sessions',
+    synchronous: options.synchronous,
+    columns: 'id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, updated_at INTEGER NOT NULL',
+    alternative: 'createMemoryStore() or a SnapshotStore of your own',
+  });
   const load = db.prepare<[string], { snapshot: string }>(`SELECT snapshot FROM ${table} WHERE id = ?`);
   const save = db.prepare<[string, string, number]>(
     `INSERT INTO ${table} (id, snapshot, updated_at) VALUES (?, ?, ?) ` +
