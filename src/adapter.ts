@@ -22,7 +22,7 @@ import { TOOL_KINDS } from '../machines/safety.types.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { Classification } from './classification.js';
 import { classifyCall } from './classifier.js';
-import { FSMBlockedError } from './errors.js';
+import { FSMBlockedError, SessionGuardError } from './errors.js';
 import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 
@@ -112,18 +112,27 @@ export interface SessionGuardOptions {
   snapshot?: unknown;
   /**
    * Called with every decision (each `check` and `finalAnswer`, allowed or
-   * refused) once it is made, e.g. to count blocks (src/telemetry.ts). An
-   * exception it throws is ignored: telemetry never changes or stops a decision.
+   * refused) once it is final, e.g. to count blocks (src/telemetry.ts). It
+   * gets a deep-frozen copy; a call it makes to the same guard throws
+   * `SessionGuardError` (`GUARD_REENTRANT`); an exception it throws is
+   * ignored: telemetry never changes or stops a decision.
    */
   onDecision?: (decision: GateDecidedEvent) => void;
   /**
    * Called when a successful call clears a pending recovery (a recovery,
-   * DESIGN.md §3.5). Exceptions are ignored, as for `onDecision`.
+   * DESIGN.md §3.5). A deep-frozen copy, no calls back, exceptions ignored, as for `onDecision`.
    */
   onRecovery?: (event: RecoverySucceededEvent) => void;
 }
 
-/** The safety gate of one chat session. */
+/**
+ * The safety gate of one chat session.
+ *
+ * Every method throws `SessionGuardError` (src/errors.ts) without touching the
+ * session when called from one of the guard's own telemetry hooks
+ * (`GUARD_REENTRANT`), or once the actor is stopped or failed, e.g. after
+ * `guard.actor.stop()` (`GUARD_STOPPED`): never a silent no-op.
+ */
 export interface SessionGuard {
   /** The current state. */
   readonly state: SafetyState;
@@ -238,15 +247,6 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
   }
 }
 
-/** Calls a telemetry hook outside the actor; what it throws is ignored. */
-function notify<T>(hook: ((event: T) => void) | undefined, event: T): void {
-  if (hook === undefined) return;
-  try {
-    hook(event);
-  } catch {
-    // telemetry never changes or stops a decision
-  }
-}
 
 function blockedError(decision: GateDecidedEvent): FSMBlockedError {
   return new FSMBlockedError({
@@ -332,12 +332,64 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       : { kind: 'write', targets, destructive, stated: false };
   }
 
-  function decide(event: SafetyEvent): GateDecidedEvent {
-    decided = null;
+  /** True while a telemetry hook runs: the guard then refuses every call (`GUARD_REENTRANT`). */
+  let reporting = false;
+
+  /**
+   * Every method's first step: refuses a call from a telemetry hook, and any
+   * call once the actor is stopped or failed (then the session cannot go on,
+   * and a silent no-op would look like success).
+   * @throws SessionGuardError `GUARD_REENTRANT` or `GUARD_STOPPED`.
+   */
+  function enter(method: string): void {
+    if (reporting) {
+      throw new SessionGuardError(
+        'GUARD_REENTRANT',
+        `${method}: called from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot make another one`,
+      );
+    }
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active') {
+      throw new SessionGuardError(
+        'GUARD_STOPPED',
+        `${method}: the session guard's actor is ${snapshot.status === 'error' ? 'failed' : 'stopped'}; ` +
+          'restore the last persisted snapshot into a new guard',
+        snapshot.status === 'error' ? { cause: snapshot.error } : undefined,
+      );
+    }
+  }
+
+  /**
+   * Reports a final decision or recovery to a telemetry hook: a deep-frozen
+   * copy, so the hook can neither change what the caller gets nor keep a
+   * live reference; the guard refuses calls while it runs, and what it
+   * throws is ignored (telemetry never changes or stops a decision).
+   */
+  function report<T>(hook: ((event: T) => void) | undefined, event: T): void {
+    if (hook === undefined) return;
+    reporting = true;
+    try {
+      hook(deepFreeze(structuredClone(event)));
+    } catch {
+      // telemetry never changes or stops a decision
+    } finally {
+      reporting = false;
+    }
+  }
+
+  /** Sends an event and fails loudly when the actor did not survive it. */
+  function send(method: string, event: SafetyEvent): void {
     actor.send(event);
-    if (decided === null) throw new Error(`the safety machine made no decision on ${event.type}`);
-    notify(onDecision, decided);
-    return decided;
+    if (actor.getSnapshot().status !== 'active') enter(method);
+  }
+
+  function decide(method: string, event: SafetyEvent): GateDecidedEvent {
+    decided = null;
+    send(method, event);
+    const decision: GateDecidedEvent | null = decided;
+    if (decision === null) throw new Error(`the safety machine made no decision on ${event.type}`);
+    report(onDecision, decision);
+    return decision;
   }
 
   /**
@@ -372,6 +424,7 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     },
     actor,
     check(call) {
+      enter('check');
       const valid = validCall(call, 'check');
       if (valid.id !== undefined && isCallIdInFlight(actor.getSnapshot().context, valid.id)) {
         const id = valid.id.length > 80 ? `${valid.id.slice(0, 80)}…` : valid.id;
@@ -380,11 +433,12 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
             'or give the new call its own id (one record could not tell the two apart)',
         );
       }
-      const decision = decide(toolEvent('tool.requested', valid));
+      const decision = decide('check', toolEvent('tool.requested', valid));
       const kind = decision.kind ?? 'write';
       return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
     },
     record(call, outcome = 'success', options) {
+      enter('record');
       const valid = validCall(call, 'record');
       if (outcome !== 'success' && outcome !== 'error') {
         throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
@@ -401,35 +455,40 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       const selfVerified = outcome === 'success' && (holds(selfVerifying, valid.name) || selfVerifies(result));
       recovered = undefined;
       const outcomeEvent = toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, selfVerified);
-      actor.send(outcomeEvent);
+      send('record', outcomeEvent);
       const after = actor.getSnapshot();
       // `can` evaluates the machine's guard; the cheap test first skips it on most records.
       const verified = after.value === 'VERIFYING' && after.context.readAfterWrite;
       if (autoComplete && verified && after.can({ type: 'verification.completed', at: 0 })) {
         // The same instant as the outcome: the clock is read once per record.
-        actor.send({ type: 'verification.completed', at: outcomeEvent.at });
+        send('record', { type: 'verification.completed', at: outcomeEvent.at });
       }
       const event = recovered as RecoverySucceededEvent | undefined; // set by the listener during send
       if (event === undefined) return {};
-      notify(onRecovery, event);
+      report(onRecovery, event);
       return { recovered: event.recovery };
     },
     finalAnswer() {
-      const decision = decide({ type: 'answer.requested', at: clock() });
+      enter('finalAnswer');
+      const decision = decide('finalAnswer', { type: 'answer.requested', at: clock() });
       return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
     },
     completeVerification() {
+      enter('completeVerification');
       const before = actor.getSnapshot().value;
-      actor.send({ type: 'verification.completed', at: clock() });
+      send('completeVerification', { type: 'verification.completed', at: clock() });
       return before !== actor.getSnapshot().value;
     },
     reset() {
-      actor.send({ type: 'session.reset', at: clock() });
+      enter('reset');
+      send('reset', { type: 'session.reset', at: clock() });
     },
     resetKeepProgress() {
-      actor.send({ type: 'session.resetKeepingProgress', at: clock() });
+      enter('resetKeepProgress');
+      send('resetKeepProgress', { type: 'session.resetKeepingProgress', at: clock() });
     },
     getPersistedSnapshot() {
+      enter('getPersistedSnapshot');
       const snapshot = actor.getSnapshot();
       return toPersistedSnapshot(snapshot.value as SafetyState, snapshot.context);
     },

@@ -42,10 +42,12 @@ export { selfVerifies } from './self-verify.js';
 export {
   FSMBlockedError,
   CatalogError,
+  SessionGuardError,
   ErrCodeFSMBlocked,
   RECOVERY_TTL_MS,
   type BlockedToolResult,
   type FSMBlockedErrorInit,
+  type SessionGuardErrorCode,
 } from './errors.js';
 export {
   classifyToolCall,

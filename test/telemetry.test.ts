@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard } from '../src/adapter.js';
+import { SessionGuardError } from '../src/errors.js';
 import { METRIC_NAMES, OTHER_TOOL_LABEL, createSafetyMetrics, type SafetyMetrics } from '../src/telemetry.js';
 
 const READ = 'pulse_metrics';
@@ -50,6 +51,99 @@ describe('the onDecision hook', () => {
     expect(guard.check({ id: 'w', name: WRITE }).allowed).toBe(false);
     expect(guard.check({ id: 'r', name: READ }).allowed).toBe(true);
     expect(guard.actor.getSnapshot().status).toBe('active');
+  });
+});
+
+describe('a hook observes a final decision (issue 14 item 4)', () => {
+  it('cannot turn a refused write into an allowed one by calling check from the hook', () => {
+    let guard!: SessionGuard;
+    let nested: unknown;
+    guard = createSessionGuard({
+      onDecision: () => {
+        try {
+          guard.check({ id: 'r', name: READ });
+        } catch (error) {
+          nested = error;
+        }
+      },
+    });
+    const decision = guard.check({ id: 'w', name: WRITE });
+    expect(decision.allowed).toBe(false);
+    expect(nested).toBeInstanceOf(SessionGuardError);
+    expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
+  });
+
+  it('leaves the session untouched when the hook calls back into the guard', () => {
+    let guard!: SessionGuard;
+    guard = createSessionGuard({
+      onDecision: () => {
+        guard.record({ id: 'w', name: WRITE });
+      },
+    });
+    guard.check({ id: 'r', name: READ });
+    expect(guard.state).toBe('RESOLVING');
+    expect(guard.context.inFlight).toHaveLength(1);
+  });
+
+  it('cannot allow a refused call by setting allowed on what it receives', () => {
+    const guard = createSessionGuard({
+      onDecision: (decision) => {
+        (decision as { allowed: boolean }).allowed = true;
+      },
+    });
+    expect(guard.check({ id: 'w', name: WRITE }).allowed).toBe(false);
+  });
+
+  it('receives a deep-frozen copy of the decision', () => {
+    const seen: GateDecidedEvent[] = [];
+    const guard = createSessionGuard({ onDecision: (decision) => seen.push(decision) });
+    guard.check({ id: 'w', name: WRITE });
+    expect(Object.isFrozen(seen[0])).toBe(true);
+  });
+
+  it('that recurses without end leaves the actor alive and the next call decided', () => {
+    let guard!: SessionGuard;
+    guard = createSessionGuard({ onDecision: () => void guard.finalAnswer() });
+    guard.check({ id: 'w', name: WRITE });
+    expect(guard.actor.getSnapshot().status).toBe('active');
+    expect(guard.check({ id: 'r', name: READ }).allowed).toBe(true);
+  });
+
+  it('refuses calls from the onRecovery hook as well', () => {
+    let nested: unknown;
+    let guard!: SessionGuard;
+    guard = createSessionGuard({
+      onRecovery: () => {
+        try {
+          guard.reset();
+        } catch (error) {
+          nested = error;
+        }
+      },
+    });
+    guard.check({ id: 'w', name: WRITE });
+    guard.record({ id: 'r', name: READ });
+    guard.check({ id: 'w2', name: WRITE });
+    guard.record({ id: 'w2', name: WRITE });
+    expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
+    expect(guard.state).toBe('VERIFYING');
+  });
+});
+
+describe('a stopped actor', () => {
+  const methods: [string, (guard: SessionGuard) => unknown][] = [
+    ['check', (guard) => guard.check({ id: 'r', name: READ })],
+    ['record', (guard) => guard.record({ id: 'r', name: READ })],
+    ['finalAnswer', (guard) => guard.finalAnswer()],
+    ['completeVerification', (guard) => guard.completeVerification()],
+    ['reset', (guard) => guard.reset()],
+    ['resetKeepProgress', (guard) => guard.resetKeepProgress()],
+    ['getPersistedSnapshot', (guard) => guard.getPersistedSnapshot()],
+  ];
+  it.each(methods)('makes %s throw GUARD_STOPPED instead of doing nothing', (_name, call) => {
+    const guard = createSessionGuard();
+    guard.actor.stop();
+    expect(() => call(guard)).toThrow(expect.objectContaining({ name: 'SessionGuardError', code: 'GUARD_STOPPED' }));
   });
 });
 
