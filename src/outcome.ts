@@ -9,8 +9,10 @@
  * A result is a failure when any of these holds (checked in this order):
  * 1. **Its format says so**: `is_error: true` (Anthropic `tool_result`),
  *    `isError: true` (MCP `CallToolResult`), `status: "error"` (a tool
- *    message), `type: "error-text" | "error-json"` (AI SDK tool output), or
- *    a Gemini `functionResponse` whose `response` has an `error` member.
+ *    message), `type: "error-text" | "error-json"` (AI SDK tool output),
+ *    `ok: false` or `success: false` (the common JSON envelope, the gate's
+ *    own `FSM_BLOCKED` result among them), or a Gemini `functionResponse`
+ *    whose `response` has an `error` member.
  * 2. **A structured exit code is non-zero**: `exit_code`, `exitCode`,
  *    `returncode` or `returnCode` on the result, or under its `metadata`
  *    (Codex shell output `{"output":"…","metadata":{"exit_code":1}}`) or
@@ -31,7 +33,14 @@
  *    `exit code N` / `exit code: N`, or `returned non-zero exit status N`
  *    (Python) anywhere in the text is a failure.
  * 5. **Its text starts with a failure marker**, after leading whitespace and
- *    case-sensitively: `DEFAULT_FAILURE_MARKERS` plus the catalog's own.
+ *    case-sensitively: `DEFAULT_FAILURE_MARKERS` (a Python traceback among
+ *    them) plus the catalog's own.
+ * 6. **Its first line is a shell or command-line tool's diagnostic**:
+ *    `<program>: [<more>: ]<message>` where the message is `command not
+ *    found`, `not found`, `No such file or directory`, `Permission denied`,
+ *    or starts with `cannot ` (`bash: kubectl: command not found`,
+ *    `cat: app.conf: No such file or directory`, `rm: cannot remove 'x': ...`):
+ *    the command did not do what was asked, so a read gives no evidence.
  *
  * Nothing else is: a successful `cat` of a file whose fortieth line says
  * "error" stays a success. The text scanned is bounded
@@ -52,7 +61,13 @@
  */
 
 /** Markers a failed result's text starts with (DESIGN §4, §5.7). Case-sensitive. */
-export const DEFAULT_FAILURE_MARKERS: readonly string[] = Object.freeze(['Error', 'error:', 'fatal:', 'ERROR']);
+export const DEFAULT_FAILURE_MARKERS: readonly string[] = Object.freeze([
+  'Error',
+  'error:',
+  'fatal:',
+  'ERROR',
+  'Traceback (most recent call last):',
+]);
 
 /** Characters of a result's text scanned for markers and exit codes (64 KiB). */
 export const MAX_SCANNED_TEXT = 64 * 1024;
@@ -244,6 +259,8 @@ function objectFailure(value: Json): string | null {
   if (own(value, 'is_error') === true) return 'is_error is true';
   if (own(value, 'isError') === true) return 'isError is true';
   if (own(value, 'status') === 'error') return 'status is "error"';
+  if (own(value, 'ok') === false) return 'ok is false';
+  if (own(value, 'success') === false) return 'success is false';
   const type = own(value, 'type');
   if (type === 'error-text' || type === 'error-json') return `output type is "${type}"`;
   for (const holder of [value, own(value, 'metadata'), own(value, 'outcome')]) {
@@ -321,6 +338,20 @@ function textExitFailure(text: string): string | null {
   return null;
 }
 
+/**
+ * Rule 6: a command-line diagnostic as the first non-blank line,
+ * `<program>: [<context>: ]<message>` (bash, sh, coreutils, most CLIs).
+ */
+const DIAGNOSTIC_LINE =
+  /^[\w.\/+-]{1,64}:(?: [^\n]{0,400}?:)? (?:command not found|not found|No such file or directory|Permission denied|cannot [^\n]{0,400})[ \t]*$/;
+
+/** Rule 6 on a text: the reason, or null. */
+function diagnosticFailure(text: string): string | null {
+  const first = /^[ \t]*(\S[^\n]*)/m.exec(text.slice(0, 4096))?.[1] ?? '';
+  const line = first.trimEnd();
+  return DIAGNOSTIC_LINE.test(line) ? `a command-line diagnostic: "${line.length > 80 ? `${line.slice(0, 80)}…` : line}"` : null;
+}
+
 function markersOf(options: OutcomeOptions | undefined): string[] {
   const extra = options?.failureMarkers;
   const markers = [...DEFAULT_FAILURE_MARKERS];
@@ -357,7 +388,7 @@ export function failureReason(result: unknown, options?: OutcomeOptions): string
     if (exit !== null) return exit;
     const start = scanned.trimStart();
     const marker = markers.find((m) => start.startsWith(m));
-    return marker === undefined ? null : `starts with "${marker}"`;
+    return marker === undefined ? diagnosticFailure(scanned) : `starts with "${marker}"`;
   } catch {
     return 'result unreadable';
   }

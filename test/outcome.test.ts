@@ -128,18 +128,57 @@ describe('a failure marker at the start', () => {
     expect(outcomeOf({ content: [{ type: 'text', text: 'Error: table "users" does not exist' }] })).toBe('error');
   });
 
-  test('the default markers are Error, error:, fatal: and ERROR', () => {
-    expect(DEFAULT_FAILURE_MARKERS).toEqual(['Error', 'error:', 'fatal:', 'ERROR']);
+  test('the default markers are Error, error:, fatal:, ERROR and a Python traceback', () => {
+    expect(DEFAULT_FAILURE_MARKERS).toEqual(['Error', 'error:', 'fatal:', 'ERROR', 'Traceback (most recent call last):']);
+  });
+});
+
+describe('a JSON envelope that says it failed', () => {
+  test('ok: false', () => {
+    expect(outcomeOf({ ok: false, reason: 'quota' })).toBe('error');
+  });
+
+  test('success: false, as text', () => {
+    expect(outcomeOf('{"success": false, "message": "reservation is locked"}')).toBe('error');
+  });
+
+  test('the gate\'s own FSM_BLOCKED result', () => {
+    expect(outcomeOf({ ok: false, error: { code: 'FSM_BLOCKED', blocked: true } })).toBe('error');
+  });
+
+  test('ok: true is a success', () => {
+    expect(outcomeOf({ ok: true, rows: [] })).toBe('success');
+  });
+});
+
+describe('a command-line diagnostic as the first line', () => {
+  test.each([
+    ['bash: kubectl: command not found'],
+    ['sh: 1: psql: not found'],
+    ['cat: /etc/app.conf: No such file or directory'],
+    ["rm: cannot remove '/var/data': Permission denied"],
+    ['ls: /root: Permission denied'],
+    ['cp: cannot stat \'a.txt\': No such file or directory'],
+  ])('%s', (text) => {
+    expect(failureReason(`${text}\n`)).toMatch(/^a command-line diagnostic/);
+  });
+
+  test('a diagnostic further down the output is not one (only the first line speaks for the command)', () => {
+    expect(outcomeOf('total 8\nls: cannot access \'x\': No such file or directory')).toBe('success');
+  });
+
+  test('prose that merely mentions "not found" is not one', () => {
+    expect(outcomeOf('Search results: 3 items, the page you asked for was not found')).toBe('success');
   });
 });
 
 describe('catalog markers', () => {
   test('a marker given in options makes a failure', () => {
-    expect(outcomeOf('Traceback (most recent call last):\n  File "x.py"', { failureMarkers: ['Traceback'] })).toBe('error');
+    expect(outcomeOf('FAILED tests/test_app.py::test_login', { failureMarkers: ['FAILED'] })).toBe('error');
   });
 
   test('without the option the same text is a success', () => {
-    expect(outcomeOf('Traceback (most recent call last):\n  File "x.py"')).toBe('success');
+    expect(outcomeOf('FAILED tests/test_app.py::test_login')).toBe('success');
   });
 
   test('markers given in options add to the defaults, not replace them', () => {
