@@ -39,6 +39,13 @@ import { TOOL_KINDS } from '../machines/safety.types.js';
 export type SafetySnapshot = SnapshotFrom<typeof safetyMachine>;
 
 /**
+ * What the abstractions read of a session: a snapshot's state value and
+ * context, or a session guard's (`{ value: guard.state, context: guard.context }`),
+ * so a system under test can be compared with a path by its abstract state.
+ */
+export type SessionView = Pick<SafetySnapshot, 'value' | 'context'>;
+
+/**
  * The tool name used for each kind in generated events, unless
  * `SafetyPathOptions.tools` says otherwise: Pulse catalog names, and
  * `calculate` (a pure-computation tool of the tau-airline catalog) for
@@ -54,6 +61,13 @@ export const DEFAULT_PATH_TOOLS: Readonly<Record<ToolKind, string>> = {
   user_input: 'pulse_question',
   neutral: 'calculate',
 };
+
+/**
+ * How far a `clock.ticked` step moves a clock (ms): ten minutes
+ * (`RECOVERY_TTL_MS`) and one millisecond, so every pending recovery
+ * blocked before it has expired.
+ */
+export const CLOCK_JUMP_MS = RECOVERY_TTL_MS + 1;
 
 /** Default time of a path's first step (epoch ms): 2023-11-14T22:13:20Z. */
 export const DEFAULT_PATH_START = 1_700_000_000_000;
@@ -95,6 +109,17 @@ export interface SafetyPathOptions {
   targets?: boolean;
   /** Generate for a guard created with `confirmDestructive` (DESIGN.md §5.6); default false. */
   confirmDestructive?: boolean;
+  /**
+   * Generate for a turn-based agent loop, one that checks, runs and records
+   * each call before anything else happens; default false. While a call is
+   * in flight, the only next step is its outcome (success or failure): no
+   * second call, final answer, reset, verification or clock jump comes
+   * between a call's check and its record, so no path has two calls in
+   * flight. With `includeUncheckedOutcomes`, an outcome without a check is
+   * recorded only when no call is in flight. The write-in-flight refusals
+   * (WRITING) cannot happen in such a loop, so these paths do not reach them.
+   */
+  turnBased?: boolean;
 }
 
 /** How far the last step of a path may be after its first (epoch ms): one day, far above any generated path. */
@@ -118,6 +143,7 @@ const optionsSchema = z
     includeUncheckedOutcomes: z.boolean().optional(),
     targets: z.boolean().optional(),
     confirmDestructive: z.boolean().optional(),
+    turnBased: z.boolean().optional(),
     startAt: z
       .number()
       .min(-(MAX_TIME_MS - MAX_PATH_SPAN_MS), START_RANGE)
@@ -271,6 +297,10 @@ export const SIMPLE_PATH_CASES: EventCaseSet = {
  * (`selfVerified: true`; replay with `recordOptionsOf`). Unchecked outcomes
  * and user input name no target: they reach no target rule a checked call
  * does not, and each target list would multiply the graph again.
+ *
+ * With `turnBased`, while a call is in flight only its outcomes are tried
+ * (the loop waits for the call it runs); everything else only when no call
+ * is in flight.
  */
 export function safetyEventCases(
   snapshot: SafetySnapshot,
@@ -279,7 +309,9 @@ export function safetyEventCases(
 ): SafetyEvent[] {
   const { kinds } = cases;
   const tools = { ...DEFAULT_PATH_TOOLS, ...options.tools };
-  const unchecked = options.includeUncheckedOutcomes === true;
+  /** A turn-based loop waiting for the outcome of the call it runs: nothing else happens meanwhile. */
+  const waiting = options.turnBased === true && snapshot.context.inFlight.length > 0;
+  const unchecked = options.includeUncheckedOutcomes === true && !waiting;
   const at = MODEL_TIME;
   const events: SafetyEvent[] = [];
   const otherCallInFlight = (callId: string) =>
@@ -300,7 +332,7 @@ export function safetyEventCases(
     // While a write is in flight, a loop that never reuses an id asks for
     // another one under a second id (the write WRITING refuses).
     const checkId = !firstInFlight ? first : kind === 'write' && !hasInFlight(snapshot, second) ? second : null;
-    if (checkId !== null && (kind === 'write' || !otherCallInFlight(checkId))) {
+    if (checkId !== null && !waiting && (kind === 'write' || !otherCallInFlight(checkId))) {
       for (const targets of kind === 'user_input' || kind === 'neutral' ? [[]] : cases.targetLists) {
         events.push({ type: 'tool.requested', callId: checkId, ...call, ...withTargets(targets) });
       }
@@ -323,6 +355,7 @@ export function safetyEventCases(
     const write = { tool: tools.write, kind: 'write' as const, at };
     events.push(...outcomes(write));
   }
+  if (waiting) return events;
   events.push({ type: 'answer.requested', at });
   if (options.autoCompleteVerification === false) events.push({ type: 'verification.completed', at });
   events.push(
@@ -339,7 +372,7 @@ const COUNTER_CAP = 3;
 const ATTEMPTS_CAP = 2;
 
 /** Calls in flight, abstracted: key, kind, whether a read would verify the current write, targets, destructive. */
-function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]): unknown[] {
+function abstractInFlight(snapshot: SessionView, kinds: readonly ToolKind[]): unknown[] {
   const context = snapshot.context;
   return context.inFlight
     .filter((call) => kinds.includes(call.kind))
@@ -359,7 +392,7 @@ function abstractInFlight(snapshot: SafetySnapshot, kinds: readonly ToolKind[]):
  * session without targets or confirmations, so the abstraction of paths
  * without targets is what it always was.
  */
-function abstractTargets(snapshot: SafetySnapshot): unknown[] {
+function abstractTargets(snapshot: SessionView): unknown[] {
   const context = snapshot.context;
   const established = [...context.establishedTargets].sort();
   const confirmed = context.confirmDestructive && context.confirmedSinceWrite;
@@ -393,7 +426,7 @@ function abstractTargets(snapshot: SafetySnapshot): unknown[] {
  * `MAX_IN_FLIGHT` calls their order decides nothing (the event cases never
  * check an id in flight, so no two calls share a key).
  */
-export function abstractSafetyState(snapshot: SafetySnapshot): string {
+export function abstractSafetyState(snapshot: SessionView): string {
   const context = snapshot.context;
   const recoveries = Object.values(context.pendingRecoveries)
     .map((recovery) => [recovery.tool, Math.min(recovery.attempts, ATTEMPTS_CAP)] as const)
@@ -420,7 +453,7 @@ export function abstractSafetyState(snapshot: SafetySnapshot): string {
  * thousands. It does not fit outcomes recorded without a check, which
  * verify or not depending on whether the session has ever checked a call.
  */
-export function abstractDecisionState(snapshot: SafetySnapshot): string {
+export function abstractDecisionState(snapshot: SessionView): string {
   const context = snapshot.context;
   const inFlight = context.inFlight
     .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq, ...(call.targets ?? [])] as const)
@@ -437,7 +470,7 @@ export function abstractDecisionState(snapshot: SafetySnapshot): string {
  * rule reads and the paths without targets cover. With them the graph
  * would not be enumerable in minutes.
  */
-export function abstractTargetState(snapshot: SafetySnapshot): string {
+export function abstractTargetState(snapshot: SessionView): string {
   const context = snapshot.context;
   return JSON.stringify([
     snapshot.value,
@@ -660,6 +693,141 @@ export function getShortestSafetyPaths(options?: SafetyPathOptions): SafetyPath[
 export function getSimpleSafetyPaths(options?: SafetyPathOptions): SafetyPath[] {
   const realizable = { ...parseOptions(options), includeUncheckedOutcomes: false };
   return generate(getSimplePaths, (snapshot) => abstractDecisionState(snapshot), realizable, SIMPLE_PATH_CASES);
+}
+
+/**
+ * Options of the `@xstate/graph` traversals on the raw `safetyMachine`
+ * (`shortestPathsGraphOptions`, `simplePathsGraphOptions`,
+ * `testModelGraphOptions`): the machine's settings, the tool names, and
+ * whether the loop is turn-based. See `SafetyPathOptions` for each.
+ */
+export type SafetyGraphOptions = Pick<
+  SafetyPathOptions,
+  'strictFailedWrites' | 'confirmDestructive' | 'tools' | 'targets' | 'turnBased' | 'includeUncheckedOutcomes'
+> & {
+  /**
+   * What the shortest paths cover: `states` (default), a shortest path to
+   * every abstract state (`abstractSafetyState`); `transitions`, to every
+   * abstract state through every transition that can enter it
+   * (`transitionCoverageKey`), as the project's own path tests walk it:
+   * about ten times the paths.
+   */
+  coverage?: 'states' | 'transitions';
+};
+
+/**
+ * What `getShortestPaths`, `getSimplePaths` and `createTestModel` of
+ * `@xstate/graph` take on `safetyMachine`: the machine's input, the events
+ * to try from each snapshot (`safetyEventCases`: every event carries `at`,
+ * tool events `callId`, `tool` and `kind`), and a finite state key with its
+ * counters capped (`abstractSafetyState` and kin). Event times are model
+ * times: every event at 0 but a clock jump, at `RECOVERY_TTL_MS` + 1; a
+ * system under test needs a clock of its own that moves a millisecond a
+ * step and past the TTL at each `clock.ticked` (`getShortestSafetyPaths`
+ * re-times its paths instead). Verification is completed by its own event
+ * (`verification.completed`), as the raw machine needs it.
+ */
+export interface SafetyTraversalOptions {
+  input: SafetyInput;
+  events: (snapshot: SafetySnapshot) => SafetyEvent[];
+  serializeState: (snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous?: SafetySnapshot) => string;
+}
+
+const graphOptionsSchema = optionsSchema.unwrap().pick({
+  strictFailedWrites: true,
+  confirmDestructive: true,
+  tools: true,
+  targets: true,
+  turnBased: true,
+  includeUncheckedOutcomes: true,
+}).extend({ coverage: z.enum(['states', 'transitions']).optional() }).optional();
+
+/**
+ * Checks graph options (or undefined, for the defaults).
+ * @throws TypeError naming every bad option, as `parseOptions` does.
+ */
+function parseGraphOptions(options: unknown, name: string): SafetyGraphOptions {
+  const parsed = graphOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) =>
+      issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`,
+    );
+    throw new TypeError(`invalid ${name} options: ${problems.join('; ')}`);
+  }
+  return parsed.data ?? {};
+}
+
+/** The traversal options of a parsed option set over an event case set and a state key. */
+function traversalOptions(
+  options: SafetyGraphOptions,
+  cases: EventCaseSet,
+  serializeState: SafetyTraversalOptions['serializeState'],
+): SafetyTraversalOptions {
+  const { coverage: _coverage, ...rest } = options;
+  const pathOptions: SafetyPathOptions = { ...rest, autoCompleteVerification: false };
+  return {
+    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true },
+    events: (snapshot) => safetyEventCases(snapshot, pathOptions, cases),
+    serializeState,
+  };
+}
+
+/**
+ * Options for `getShortestPaths(safetyMachine, ...)` of `@xstate/graph`:
+ * the event cases of `getShortestSafetyPaths` (`SHORTEST_PATH_CASES`, or
+ * `TARGET_PATH_CASES` with `targets`) over `abstractSafetyState`
+ * (`abstractTargetState` with targets), or with `coverage: 'transitions'`
+ * over `transitionCoverageKey` (`targetCoverageKey`). Unlike
+ * `getShortestSafetyPaths`, the paths keep the `xstate.init` step, model
+ * times, and paths that are a prefix of another.
+ *
+ * @throws TypeError for options that are not `SafetyGraphOptions`.
+ */
+export function shortestPathsGraphOptions(options?: SafetyGraphOptions): SafetyTraversalOptions {
+  const parsed = parseGraphOptions(options, 'shortest paths graph');
+  const transitions = parsed.coverage === 'transitions';
+  if (parsed.targets === true) {
+    return traversalOptions(parsed, TARGET_PATH_CASES, transitions ? targetCoverageKey : (snapshot) => abstractTargetState(snapshot));
+  }
+  return traversalOptions(parsed, SHORTEST_PATH_CASES, transitions ? transitionCoverageKey : (snapshot) => abstractSafetyState(snapshot));
+}
+
+/**
+ * Options for `getSimplePaths(safetyMachine, ...)` of `@xstate/graph`: the
+ * event cases of `getSimpleSafetyPaths` (`SIMPLE_PATH_CASES`) over
+ * `abstractDecisionState`. `targets`, `includeUncheckedOutcomes` and
+ * `coverage` are ignored (see `getSimpleSafetyPaths`).
+ *
+ * @throws TypeError for options that are not `SafetyGraphOptions`.
+ */
+export function simplePathsGraphOptions(options?: SafetyGraphOptions): SafetyTraversalOptions {
+  const parsed = parseGraphOptions(options, 'simple paths graph');
+  const realizable = { ...parsed, targets: false, includeUncheckedOutcomes: false };
+  return traversalOptions(realizable, SIMPLE_PATH_CASES, (snapshot) => abstractDecisionState(snapshot));
+}
+
+/**
+ * Options for `createTestModel(safetyMachine, ...)` of `@xstate/graph`.
+ * `createTestModel` adds a bare `{ type }` event for every event type a
+ * state handles and the event cases leave out, and such an event (no `at`,
+ * no tool) is one no system under test can replay. So these options try
+ * every event type the machine handles in every snapshot: the shortest
+ * paths' cases with `includeUncheckedOutcomes` (an outcome can always be
+ * recorded, of a call in flight or, as a record-only loop does, of one
+ * never checked) and `verification.completed`; hence no `turnBased`
+ * (while a turn-based loop waits for its call, nothing else happens: use
+ * `getShortestSafetyPaths({ turnBased: true })`). `model.getShortestPaths()`
+ * then reaches every abstract state, as `shortestPathsGraphOptions` does.
+ *
+ * @throws TypeError for options that are not `SafetyGraphOptions` without
+ *   `turnBased` (a `turnBased: true` is refused: it would bring bare events back).
+ */
+export function testModelGraphOptions(options?: Omit<SafetyGraphOptions, 'turnBased' | 'includeUncheckedOutcomes'>): SafetyTraversalOptions {
+  const parsed = parseGraphOptions(options, 'test model graph');
+  if (parsed.turnBased === true) {
+    throw new TypeError('invalid test model graph options: turnBased: createTestModel would add bare events a turn-based loop cannot replay; use getShortestSafetyPaths({ turnBased: true })');
+  }
+  return shortestPathsGraphOptions({ ...parsed, includeUncheckedOutcomes: true });
 }
 
 /**

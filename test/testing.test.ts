@@ -4,12 +4,13 @@
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3, §5 (paths with targets).
  */
+import { createTestModel, getShortestPaths, getSimplePaths } from '@xstate/graph';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { safetyMachine } from '../machines/safety.machine.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import { TOOL_KINDS, type SafetyEvent } from '../machines/safety.types.js';
-import { createSessionGuard } from '../src/adapter.js';
+import { createSessionGuard, type SessionGuardOptions } from '../src/adapter.js';
 import { builtinCatalogs, createClassifier } from '../src/classifier.js';
 import {
   abstractDecisionState,
@@ -27,8 +28,13 @@ import {
   SHORTEST_PATH_CASES,
   TARGET_PATH_CASES,
   abstractTargetState,
+  CLOCK_JUMP_MS,
+  shortestPathsGraphOptions,
+  simplePathsGraphOptions,
   targetCoverageKey,
+  testModelGraphOptions,
   toolCallOf,
+  transitionCoverageKey,
   type SafetyPath,
   type SafetyPathOptions,
   type SafetySnapshot,
@@ -48,9 +54,10 @@ const defaults = once(() => [...defaultShortest(), ...getSimpleSafetyPaths()]);
  * time, and lists every step where the guard's decision, state or recovery
  * differs from the path's.
  */
-function mismatches(path: SafetyPath, options: SafetyPathOptions = {}): string[] {
+function mismatches(path: SafetyPath, options: SafetyPathOptions = {}, guardOptions: SessionGuardOptions = {}): string[] {
   let now = 0;
   const guard = createSessionGuard({
+    ...guardOptions,
     now: () => now,
     strictFailedWrites: options.strictFailedWrites === true,
     autoCompleteVerification: options.autoCompleteVerification !== false,
@@ -539,5 +546,190 @@ describe('toolCallOf and recordOptionsOf with targets', () => {
     expect(recordOptionsOf({ type: 'tool.succeeded', at: T, ...w, selfVerified: true })).toEqual({ result: SELF_VERIFYING_RESULT });
     expect(recordOptionsOf({ type: 'tool.succeeded', at: T, ...w })).toBeUndefined();
     expect(recordOptionsOf({ type: 'tool.failed', at: T, ...w })).toBeUndefined();
+  });
+});
+
+/**
+ * Calls in flight after each step of a path, as a loop that records only
+ * the calls it ran sees them: an admitted check adds its id, an outcome
+ * removes it, a reset clears them all.
+ */
+function inFlightCounts(path: SafetyPath): number[] {
+  const running = new Set<string>();
+  return path.steps.map(({ event, decision }) => {
+    if (event.type === 'session.reset' || event.type === 'session.resetKeepingProgress') running.clear();
+    if (event.type === 'tool.requested' && decision?.allowed === true) running.add(event.callId!);
+    if (event.type === 'tool.succeeded' || event.type === 'tool.failed') running.delete(event.callId!);
+    return running.size;
+  });
+}
+
+describe('paths for a turn-based loop (turnBased)', () => {
+  const turnBased = once(() => [...getShortestSafetyPaths({ turnBased: true }), ...getSimpleSafetyPaths({ turnBased: true })]);
+
+  it('no path has two calls in flight', () => {
+    const two = turnBased().filter((path) => inFlightCounts(path).some((count) => count > 1));
+    expect(two.map((path) => path.description)).toEqual([]);
+  });
+
+  it('the default paths do have two calls in flight somewhere (what turnBased leaves out)', () => {
+    expect(defaults().some((path) => inFlightCounts(path).some((count) => count > 1))).toBe(true);
+  });
+
+  it('the step after an admitted check records that call', () => {
+    for (const path of turnBased()) {
+      path.steps.forEach((step, i) => {
+        const next = path.steps[i + 1];
+        if (step.event.type !== 'tool.requested' || step.decision?.allowed !== true || next === undefined) return;
+        expect(['tool.succeeded', 'tool.failed'], path.description).toContain(next.event.type);
+        expect(toolCallOf(next.event)?.id, path.description).toBe(step.event.callId);
+      });
+    }
+  });
+
+  for (const options of [
+    { turnBased: true },
+    { turnBased: true, strictFailedWrites: true },
+    { turnBased: true, autoCompleteVerification: false, includeUncheckedOutcomes: true },
+  ] satisfies SafetyPathOptions[]) {
+    it(`the session guard decides every step as the paths expect, ${JSON.stringify(options)}`, () => {
+      const paths = [...getShortestSafetyPaths(options), ...getSimpleSafetyPaths(options)];
+      expect(paths.flatMap((path) => mismatches(path, options))).toEqual([]);
+    });
+  }
+
+  it('with unchecked outcomes, an outcome of a call never checked comes only while no call is in flight', () => {
+    for (const path of getShortestSafetyPaths({ turnBased: true, includeUncheckedOutcomes: true })) {
+      const counts = inFlightCounts(path);
+      path.steps.forEach(({ event }, i) => {
+        if ((event.type !== 'tool.succeeded' && event.type !== 'tool.failed') || i === 0) return;
+        const previous = path.steps[i - 1]!.event;
+        const recordsRunning = previous.type === 'tool.requested' && previous.callId === event.callId;
+        if (!recordsRunning) expect(counts[i - 1], path.description).toBe(0);
+      });
+    }
+  });
+
+  it('reach the refusals a turn-based loop can meet, and not write-in-flight', () => {
+    const rules = new Set(turnBased().flatMap((path) => path.steps.map((step) => step.decision?.rule).filter(Boolean)));
+    expect(rules).toEqual(new Set(['no-target', 'unverified-write']));
+  });
+
+  it('pass through every state (none ends in WRITING: a path that checks a write goes on to record it)', () => {
+    expect(new Set(turnBased().flatMap((path) => path.steps.map((step) => step.state)))).toEqual(
+      new Set(['RESOLVING', 'READING', 'WRITING', 'VERIFYING']),
+    );
+    expect(turnBased().filter((path) => path.steps.at(-1)?.state === 'WRITING')).toEqual([]);
+  });
+
+  it('while a call is in flight, only its outcomes are tried', () => {
+    const snapshot = snapshotAfter([{ type: 'tool.requested', at: T, tool: 'pulse_query', kind: 'resolve', callId: 'resolve-1' }]);
+    const events = safetyEventCases(snapshot, { turnBased: true, includeUncheckedOutcomes: true, autoCompleteVerification: false });
+    expect(events.map((e) => `${e.type} ${'callId' in e ? e.callId : ''}`)).toEqual(['tool.succeeded resolve-1', 'tool.failed resolve-1']);
+  });
+
+  it('refuses a turnBased that is not a boolean', () => {
+    expect(() => getShortestSafetyPaths({ turnBased: 1 } as unknown as SafetyPathOptions)).toThrow(/^invalid path options: turnBased: /);
+  });
+});
+
+describe('the kind of every call is stated', () => {
+  /** A classifier that throws: the guard fails such a call closed to a write, so a read asked of it would change the decisions. */
+  const throwing = () => {
+    throw new Error('no call of a path may need classifying');
+  };
+
+  it('every tool event of every path gives its call with the kind, so the guard classifies nothing', () => {
+    const paths = [...defaults(), ...getShortestSafetyPaths({ turnBased: true })];
+    expect(paths.flatMap((path) => mismatches(path, {}, { classify: throwing }))).toEqual([]);
+  });
+
+  it('the default classifier, given the calls as they are, decides every default and turn-based path as expected', () => {
+    const paths = [...defaults(), ...getShortestSafetyPaths({ turnBased: true }), ...getSimpleSafetyPaths({ turnBased: true })];
+    expect(paths.flatMap((path) => mismatches(path, {}, {}))).toEqual([]);
+  });
+});
+
+describe('options for @xstate/graph on safetyMachine', () => {
+  const fresh = () => freshSnapshot();
+
+  it('the shortest paths try the path tests\' event cases, with verification completed by its event', () => {
+    const options = shortestPathsGraphOptions();
+    expect(options.events(fresh())).toEqual(safetyEventCases(fresh(), { autoCompleteVerification: false }, SHORTEST_PATH_CASES));
+    expect(options.events(fresh()).some((e) => e.type === 'verification.completed')).toBe(true);
+    expect(options.serializeState(fresh(), undefined)).toBe(abstractSafetyState(fresh()));
+  });
+
+  it('coverage transitions keys a state by the transition that entered it', () => {
+    const options = shortestPathsGraphOptions({ coverage: 'transitions' });
+    const read = { type: 'tool.succeeded' as const, at: T, tool: 'pulse_metrics', kind: 'read' as const };
+    const after = snapshotAfter([read]);
+    expect(options.serializeState(after, read, fresh())).toBe(transitionCoverageKey(after, read, fresh()));
+  });
+
+  it('with targets, the shortest paths try the target cases over the target abstraction', () => {
+    const options = shortestPathsGraphOptions({ targets: true, confirmDestructive: true });
+    expect(options.input).toEqual({ strictFailedWrites: false, confirmDestructive: true });
+    expect(options.events(fresh())).toEqual(
+      safetyEventCases(fresh(), { targets: true, confirmDestructive: true, autoCompleteVerification: false }, TARGET_PATH_CASES),
+    );
+  });
+
+  it('getShortestPaths and getSimplePaths end over the options, and reach every state', () => {
+    for (const paths of [
+      getShortestPaths(safetyMachine, shortestPathsGraphOptions({ strictFailedWrites: true })),
+      getSimplePaths(safetyMachine, simplePathsGraphOptions()),
+    ]) {
+      expect(new Set(paths.map((path) => path.state.value))).toEqual(new Set(['RESOLVING', 'READING', 'WRITING', 'VERIFYING']));
+    }
+  });
+
+  it('turn-based graph paths never have two calls in flight', () => {
+    for (const paths of [
+      getShortestPaths(safetyMachine, shortestPathsGraphOptions({ turnBased: true })),
+      getSimplePaths(safetyMachine, simplePathsGraphOptions({ turnBased: true })),
+    ]) {
+      expect(paths.filter((path) => path.steps.some((step) => step.state.context.inFlight.length > 1))).toEqual([]);
+    }
+  });
+
+  it('createTestModel adds no bare event: every step of every path has its time, and every tool step its call', () => {
+    for (const options of [testModelGraphOptions(), testModelGraphOptions({ strictFailedWrites: true })]) {
+      const events = createTestModel(safetyMachine, options)
+        .getShortestPaths()
+        .flatMap((path) => path.steps.slice(1).map((step) => step.event)); // after the `xstate.init` step
+      expect(events.filter((event) => typeof (event as SafetyEvent).at !== 'number')).toEqual([]);
+      expect(events.filter((event) => event.type.startsWith('tool.') && toolCallOf(event as SafetyEvent)?.kind === undefined)).toEqual([]);
+    }
+  });
+
+  it('testModelGraphOptions tries every event type the machine handles, in every state a path reaches', () => {
+    const options = testModelGraphOptions();
+    const handled = ['tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested', 'verification.completed', 'session.reset', 'session.resetKeepingProgress', 'clock.ticked'];
+    for (const path of getShortestPaths(safetyMachine, options)) {
+      expect(new Set(options.events(path.state).map((e) => e.type))).toEqual(new Set(handled));
+    }
+  });
+
+  it('a clock.ticked event is CLOCK_JUMP_MS after the others', () => {
+    const events = shortestPathsGraphOptions().events(fresh());
+    expect(events.find((e) => e.type === 'clock.ticked')!.at - events[0]!.at).toBe(CLOCK_JUMP_MS);
+  });
+
+  it('testModelGraphOptions refuses turnBased', () => {
+    expect(() => testModelGraphOptions({ turnBased: true } as never)).toThrow(/^invalid test model graph options: turnBased: /);
+  });
+
+  it.each([
+    [{ strictFailedWrite: true }, /strictFailedWrite/],
+    [{ coverage: 'edges' }, /coverage: /],
+    [{ startAt: 0 }, /startAt/],
+    [{ tools: { write: '' } }, /tools\.write: must be a non-empty tool name/],
+    [null, /invalid .* options/],
+  ])('refuses bad options %j with a TypeError naming them', (options, message) => {
+    for (const make of [shortestPathsGraphOptions, simplePathsGraphOptions, testModelGraphOptions]) {
+      expect(() => make(options as never)).toThrow(TypeError);
+      expect(() => make(options as never)).toThrow(message);
+    }
   });
 });
