@@ -13,7 +13,13 @@
  *
  * With `targets`, calls also name one of two targets or none, writes may
  * be destructive and results may verify themselves (DESIGN.md §1, §5), so
- * the paths reach the target-aware rules as well.
+ * the paths reach the target-aware rules as well. With `turnBased`, the
+ * paths are those of a loop that runs one call at a time.
+ *
+ * For `@xstate/graph` itself on the raw machine, `shortestPathsGraphOptions`,
+ * `simplePathsGraphOptions` and `testModelGraphOptions` give the same event
+ * sets and state keys as `getShortestPaths`, `getSimplePaths` and
+ * `createTestModel` options.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
  * WRITING, strict failed writes, time as an input, auto-completed
@@ -728,8 +734,11 @@ export type SafetyGraphOptions = Pick<
  * (`verification.completed`), as the raw machine needs it.
  */
 export interface SafetyTraversalOptions {
+  /** The machine's input: `strictFailedWrites` and `confirmDestructive` as the options say. */
   input: SafetyInput;
+  /** The events tried from a snapshot (`safetyEventCases` over the options and the generator's case set). */
   events: (snapshot: SafetySnapshot) => SafetyEvent[];
+  /** The finite vertex key: an abstract state, or with `coverage: 'transitions'` the state and the transition into it. */
   serializeState: (snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous?: SafetySnapshot) => string;
 }
 
