@@ -52,6 +52,31 @@ export const MAX_QUEUED_LAYOUTS = 16;
  */
 export const MAX_PROBE_WORK = 20_000;
 
+/** Playground sessions kept; when one more is started, the least recently used goes. */
+export const MAX_PLAYGROUND_SESSIONS = 50;
+/**
+ * Log entries kept per playground session; the oldest go first. A command's
+ * answer carries only its own new entry; reading a session answers the kept
+ * tail.
+ */
+export const MAX_PLAYGROUND_LOG = 500;
+/** Transcripts opened through the API and kept (the demo and the one opened at start are extra); the oldest goes. */
+export const MAX_REPLAYS = 10;
+/**
+ * Most steps (frames) one answer about a replay run carries; the page asks
+ * for the next page (`?from=`) as it steps on.
+ */
+export const MAX_REPLAY_PAGE = 200;
+/** Most refused step indexes listed in one answer about a replay run (the run's summary still counts them all). */
+export const MAX_REFUSED_STEPS_LISTED = 1_000;
+/**
+ * Most bytes waiting to be sent to one page on the `/live` WebSocket. A page
+ * that does not read past it is disconnected (terminated, its buffer freed);
+ * the page reconnects by itself two seconds later and is sent the current
+ * state afresh.
+ */
+export const MAX_LIVE_CLIENT_BUFFER_BYTES = 4 * 1024 * 1024;
+
 /**
  * The nesting depth of JSON text (`[]` and `{}` are 1, a scalar 0), counted
  * on the raw text in one pass, without parsing, and only up to `limit + 1`:

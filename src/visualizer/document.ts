@@ -33,12 +33,18 @@ export const PAGE_HTML = `<!doctype html>
     <div class="section-head">
       <h2 id="chart-title">Chart <span class="muted" id="chart-machine"></span></h2>
       <div class="chart-options">
-        <label class="inline"><input type="checkbox" id="chart-fit" checked> Fit the whole chart</label>
+        <div class="zoom" role="group" aria-label="Zoom the chart">
+          <button type="button" id="zoom-out" aria-label="Zoom out" aria-keyshortcuts="-">−</button>
+          <button type="button" id="zoom-fit" aria-pressed="true" aria-keyshortcuts="0" title="Fit the whole chart in the window">Fit</button>
+          <button type="button" id="zoom-in" aria-label="Zoom in" aria-keyshortcuts="+">+</button>
+          <span id="zoom-level" class="muted" aria-live="polite">fit</span>
+        </div>
         <label class="inline"><input type="checkbox" id="chart-descriptions"> Show transition descriptions</label>
       </div>
     </div>
     <p id="status-line" aria-live="polite">State: <strong id="current-state">…</strong> <span id="session-clock" class="muted"></span></p>
-    <div id="chart" class="fit" aria-describedby="enabled-title">Loading the chart…</div>
+    <p id="zoom-help" class="muted hint">Zoom: the buttons, + and − (0 fits) with the chart focused, or Ctrl and the mouse wheel. Pan: drag the chart, scroll, or the arrow keys.</p>
+    <div id="chart" class="fit" tabindex="0" aria-describedby="zoom-help enabled-title">Loading the chart…</div>
     <ul class="legend" aria-label="Legend">
       <li><span class="swatch current"></span> current state</li>
       <li><span class="swatch enabled"></span> transition enabled now</li>
@@ -141,6 +147,7 @@ export const PAGE_HTML = `<!doctype html>
       </fieldset>
       <h3 id="timeline-title">Timeline</h3>
       <p class="muted">Steps the audit refuses are marked ✗. Arrow keys move along the timeline.</p>
+      <p id="timeline-page" class="muted" aria-live="polite"></p>
       <ol id="timeline" aria-labelledby="timeline-title"></ol>
     </div>
     <div role="tabpanel" id="panel-live" aria-labelledby="tab-live" hidden>
@@ -208,7 +215,13 @@ main > section:not(#chart-section) { border: 1px solid var(--line); border-radiu
 .section-head { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: 8px; }
 #chart { border: 1px solid var(--line); border-radius: 8px; overflow: auto; max-height: 80vh; background: #fff; }
 #chart.fit svg { width: 100%; height: auto; max-height: 70vh; }
-.chart-options { display: flex; flex-wrap: wrap; gap: 0 16px; }
+#chart:not(.fit) { cursor: grab; }
+#chart.panning { cursor: grabbing; user-select: none; }
+.chart-options { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 16px; }
+.zoom { display: flex; align-items: center; gap: 4px; }
+.zoom button { min-width: 2.2em; padding: 2px 8px; }
+.hint { font-size: 0.8rem; margin: 0 0 4px; }
+.collision { font-size: 0.8rem; }
 #chart svg { display: block; }
 #chart text { font-family: "DejaVu Sans", Verdana, sans-serif; }
 #chart g.node.current [fill="#f6f8fa"] { fill: var(--current-bg); }

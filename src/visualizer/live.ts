@@ -66,10 +66,21 @@ function shortState(value: unknown): string {
 }
 
 interface LiveSession {
-  /** `<connection>/<actor session id>`: actor session ids (`x:0`) repeat across processes. */
+  /**
+   * `<connection>/<actor session id>`: actor session ids (`x:0`) repeat
+   * across processes, and across copies of XState in one process; a second
+   * actor announcing the same id on one connection is `<connection>/<actor
+   * session id>#<n>`.
+   */
   sessionId: string;
   actorSessionId: string;
   name: string;
+  /** Whether an `@xstate.actor` message announced it (a second announcement is another actor). */
+  announced: boolean;
+  /** 1 for the first actor with this session id on its connection, 2 for the next, ... */
+  actorNumber: number;
+  /** Why this session may hold another actor's events (see `LiveSessionSummary.collision`), or null. */
+  collision: string | null;
   /** The machine the actor runs (configured or streamed; its definition may since have been evicted), or null. */
   machineId: string | null;
   value: unknown;
@@ -98,6 +109,8 @@ function eventLabel(event: EventObject): string {
 /** Hub of the sessions streamed by inspected applications. */
 export class LiveHub {
   private readonly sessionsById = new Map<string, LiveSession>();
+  /** `<connection>/<actor session id>` to the session its messages go to now (the newest announced). */
+  private readonly routes = new Map<string, string>();
   private readonly definitions: DefinitionStore;
   private readonly onChange: (sessionId: string) => void;
   private readonly clock: () => number;
@@ -147,13 +160,16 @@ export class LiveHub {
     return { liveSessions: this.sessionsById.size, ...this.definitions.stats() };
   }
 
-  /** Streamed definitions kept whose latest sender is live session `sessionId`. */
+  /** Streamed definitions kept whose latest sender is `<connection>/<actor session id>` (every actor announcing that id there). */
   definitionsOf(sessionId: string): number {
     return this.definitions.ownedBy(sessionId);
   }
 
   /** An application's inspector connection closed: its sessions are marked disconnected. */
   disconnect(connection: number): void {
+    for (const [key, sessionId] of this.routes) {
+      if (this.sessionsById.get(sessionId)?.connection === connection) this.routes.delete(key);
+    }
     for (const session of this.sessionsById.values()) {
       if (session.connection === connection && session.connected) {
         session.connected = false;
@@ -198,13 +214,17 @@ export class LiveHub {
       return false;
     }
     const message = parsed.data;
-    const sessionId = `${connection}/${message.sessionId}`;
-    const existing = this.sessionsById.get(sessionId);
+    let existing = this.current(connection, message.sessionId);
     switch (message.type) {
       case '@xstate.actor': {
+        // A second announcement of a session id on one connection is another
+        // actor (an actor is announced once): a new session, not a merge.
+        const other = existing !== undefined && existing.announced ? existing : undefined;
+        if (other !== undefined) existing = undefined;
         let machineId = existing?.machineId ?? null;
         if (typeof message.definition === 'string') {
-          const outcome = this.definitions.add(sessionId, message.definition);
+          // Owned by the actor session id on its connection, whichever actor announced it, so the per-owner bound holds.
+          const outcome = this.definitions.add(`${connection}/${message.sessionId}`, message.definition);
           if (outcome.ok) machineId = outcome.machineId;
           else this.drops.report('machine definition', outcome.reason);
         }
@@ -212,7 +232,8 @@ export class LiveHub {
         const sameMachine = existing !== undefined && existing.machineId === machineId;
         const snapshot = this.checked(machineId, message.snapshot ?? {}, sameMachine ? existing : undefined);
         if (snapshot === null) return false;
-        const session = this.touch(connection, message.sessionId);
+        const session = other !== undefined ? this.another(other) : this.touch(connection, message.sessionId);
+        session.announced = true;
         if (!sameMachine) {
           session.value = undefined;
           session.context = undefined;
@@ -220,22 +241,44 @@ export class LiveHub {
         session.machineId = machineId;
         session.name = cut(message.name || machineId || session.actorSessionId, MAX_NAME_LENGTH);
         this.applySnapshot(session, snapshot);
-        break;
+        this.onChange(session.sessionId);
+        if (other !== undefined) this.onChange(other.sessionId);
+        return true;
       }
       case '@xstate.event': {
         const session = this.touch(connection, message.sessionId);
         this.applyEvent(session, message.event as EventObject);
-        break;
+        this.onChange(session.sessionId);
+        return true;
       }
       case '@xstate.snapshot': {
         const snapshot = this.checked(existing?.machineId ?? null, message.snapshot, existing);
         if (snapshot === null) return false;
-        this.applySnapshot(this.touch(connection, message.sessionId), snapshot);
-        break;
+        const session = this.touch(connection, message.sessionId);
+        this.applySnapshot(session, snapshot);
+        this.onChange(session.sessionId);
+        return true;
       }
     }
-    this.onChange(sessionId);
-    return true;
+  }
+
+  /** The session an actor's messages on a connection go to now, if any. */
+  private current(connection: number, actorSessionId: string): LiveSession | undefined {
+    const sessionId = this.routes.get(`${connection}/${actorSessionId}`);
+    return sessionId === undefined ? undefined : this.sessionsById.get(sessionId);
+  }
+
+  /**
+   * A new session for another actor announcing `other`'s session id on
+   * `other`'s connection; both are marked, and the id's later messages go
+   * to the new one.
+   */
+  private another(other: LiveSession): LiveSession {
+    const collision = `another actor announced session id ${other.actorSessionId} on the same inspector connection (two copies of XState, or two actor systems, on one inspector); their messages cannot be told apart, and later ones go to the newest. Give each its own inspector (createWebSocketInspector) to keep them apart.`;
+    other.collision = collision;
+    const session = this.create(other.connection, other.actorSessionId, other.actorNumber + 1);
+    session.collision = collision;
+    return session;
   }
 
   /**
@@ -260,35 +303,54 @@ export class LiveHub {
     };
   }
 
+  /** The session an actor's messages go to, created when there is none; marked as seen now. */
   private touch(connection: number, actorSessionId: string): LiveSession {
-    const now = this.clock();
-    const sessionId = `${connection}/${actorSessionId}`;
-    let session = this.sessionsById.get(sessionId);
-    if (session === undefined) {
-      session = {
-        sessionId,
-        actorSessionId,
-        name: actorSessionId,
-        machineId: null,
-        value: undefined,
-        context: undefined,
-        status: 'active',
-        now,
-        connection,
-        connected: true,
-        firstSeenAt: now,
-        lastSeenAt: now,
-        events: 0,
-        log: [],
-      };
-      this.sessionsById.set(sessionId, session);
-      if (this.sessionsById.size > MAX_LIVE_SESSIONS) {
-        const oldest = [...this.sessionsById.values()].sort((a, b) => a.lastSeenAt - b.lastSeenAt)[0]!;
-        this.sessionsById.delete(oldest.sessionId);
-      }
-    }
-    session.lastSeenAt = now;
+    const session = this.current(connection, actorSessionId) ?? this.create(connection, actorSessionId, 1);
+    session.lastSeenAt = this.clock();
     return session;
+  }
+
+  /** A new session, where the actor's later messages on the connection go; the least recently seen is evicted past `MAX_LIVE_SESSIONS`. */
+  private create(connection: number, actorSessionId: string, actorNumber: number): LiveSession {
+    const now = this.clock();
+    const route = `${connection}/${actorSessionId}`;
+    const sessionId = actorNumber === 1 ? route : `${route}#${actorNumber}`;
+    const session: LiveSession = {
+      sessionId,
+      actorSessionId,
+      name: actorSessionId,
+      announced: false,
+      actorNumber,
+      collision: null,
+      machineId: null,
+      value: undefined,
+      context: undefined,
+      status: 'active',
+      now,
+      connection,
+      connected: true,
+      firstSeenAt: now,
+      lastSeenAt: now,
+      events: 0,
+      log: [],
+    };
+    this.sessionsById.set(sessionId, session);
+    this.routes.set(route, sessionId);
+    if (this.sessionsById.size > MAX_LIVE_SESSIONS) {
+      const oldest = [...this.sessionsById.values()].filter((s) => s !== session).sort((a, b) => a.lastSeenAt - b.lastSeenAt)[0]!;
+      this.sessionsById.delete(oldest.sessionId);
+      const oldestRoute = `${oldest.connection}/${oldest.actorSessionId}`;
+      if (this.routes.get(oldestRoute) === oldest.sessionId) this.routes.delete(oldestRoute);
+    }
+    return session;
+  }
+
+  /** What the session list shows: name (machine id), actor session id, inspector connection, actor number when shared. */
+  private label(session: LiveSession): string {
+    const name = session.machineId !== null && session.name !== session.machineId ? `${session.name} (${session.machineId})` : session.name;
+    const parts = [name, session.actorSessionId, `inspector ${session.connection}`];
+    if (session.actorNumber > 1) parts.push(`actor ${session.actorNumber}`);
+    return cut(parts.join(' · '), 2 * MAX_NAME_LENGTH + 60);
   }
 
   private applySnapshot(session: LiveSession, snapshot: StreamedSnapshot): void {
@@ -398,6 +460,8 @@ export class LiveHub {
       sessionId: session.sessionId,
       actorSessionId: session.actorSessionId,
       name: session.name,
+      label: this.label(session),
+      collision: session.collision,
       machineId: session.machineId,
       state: shortState(session.value),
       connected: session.connected,

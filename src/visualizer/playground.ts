@@ -8,12 +8,22 @@
 import { z } from 'zod';
 import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
+import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { createSessionGuard, type SessionGuard } from '../adapter.js';
 import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classifier.js';
 import { transitionIds } from '../export.js';
+import { MAX_PLAYGROUND_LOG } from './bounds.js';
 import { decisionFromError, sessionView, stateText } from './model.js';
-import type { CatalogToolView, CatalogView, DecisionView, LogEntry, PlaygroundResponse, SessionView } from './protocol.js';
+import type {
+  CatalogToolView,
+  CatalogView,
+  DecisionView,
+  LogEntry,
+  PlaygroundCommandResponse,
+  PlaygroundResponse,
+  SessionView,
+} from './protocol.js';
 
 /** Ten minutes in milliseconds: what the page's clock control advances. */
 export const CLOCK_STEP_MS = 600_000;
@@ -23,8 +33,15 @@ export const CATALOG_NAMES = Object.keys(builtinCatalogs) as BuiltinCatalogName[
 
 const catalogName = z.enum(CATALOG_NAMES as [BuiltinCatalogName, ...BuiltinCatalogName[]]);
 
+const TIME_RANGE = `must be a finite number of epoch milliseconds within ±${MAX_TIME_MS} (the machine's time range, that of JavaScript dates)`;
+
 /** Options of a playground session (`POST /api/playground`). */
 export const playgroundOptionsSchema = z.strictObject({
+  /**
+   * The clock's start, epoch ms; default `Date.now()`. A finite number within
+   * ±`MAX_TIME_MS` (safety.policy.ts), the machine's time range.
+   */
+  startAt: z.number(TIME_RANGE).min(-MAX_TIME_MS, TIME_RANGE).max(MAX_TIME_MS, TIME_RANGE).optional(), // zod 4 numbers are finite
   /** The catalog calls are classified with unless a call names another; default `pulse`. */
   catalog: catalogName.optional(),
   /** As `createSessionGuard`; default true. */
@@ -34,10 +51,7 @@ export const playgroundOptionsSchema = z.strictObject({
 });
 
 /** Options of a playground session. */
-export type PlaygroundOptions = z.infer<typeof playgroundOptionsSchema> & {
-  /** The clock's start (epoch ms); default `Date.now()`. */
-  startAt?: number;
-};
+export type PlaygroundOptions = z.infer<typeof playgroundOptionsSchema>;
 
 /** The commands a playground session accepts (see `PlaygroundCommand` in protocol.ts). */
 export const playgroundCommandSchema = z.discriminatedUnion('type', [
@@ -83,7 +97,10 @@ export function zodMessage(error: z.ZodError): string {
   return `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`;
 }
 
-/** One playground session: a real session guard, a manual clock, an event log. */
+/**
+ * One playground session: a real session guard, a manual clock, an event log
+ * of at most `MAX_PLAYGROUND_LOG` entries (the oldest go first).
+ */
 export class PlaygroundSession {
   readonly id: string;
   readonly catalog: BuiltinCatalogName;
@@ -96,12 +113,18 @@ export class PlaygroundSession {
   private taken: string[] = [];
   private events: string[] = [];
   private callSeq = 0;
+  /** Entries ever logged (the next entry's `seq` is this plus one). */
+  private logged = 0;
 
-  /** @throws PlaygroundCommandError on bad options. */
-  constructor(id: string, options: PlaygroundOptions = {}) {
-    const { startAt, ...rest } = options;
-    const parsed = playgroundOptionsSchema.safeParse(rest);
+  /**
+   * @param options any JSON value (a request body): validated here.
+   * @throws PlaygroundCommandError on bad options, e.g. a `startAt` that is
+   *   not a finite number of epoch ms within ±`MAX_TIME_MS`.
+   */
+  constructor(id: string, options: unknown = {}) {
+    const parsed = playgroundOptionsSchema.safeParse(options);
     if (!parsed.success) throw new PlaygroundCommandError(zodMessage(parsed.error));
+    const startAt = parsed.data.startAt;
     this.id = id;
     this.catalog = parsed.data.catalog ?? 'pulse';
     this.autoCompleteVerification = parsed.data.autoCompleteVerification ?? true;
@@ -131,15 +154,25 @@ export class PlaygroundSession {
     return sessionView(safetyMachine, this.guard.actor.getSnapshot(), this.now, this.log.at(-1)?.taken ?? []);
   }
 
-  /** The session with its log. */
+  /** The session with the log it keeps (at most `MAX_PLAYGROUND_LOG` entries, oldest first). */
   toResponse(): PlaygroundResponse {
+    return { ...this.head(), log: [...this.log] };
+  }
+
+  /** The session after a command: its view and the command's own log entry, not the whole log. */
+  toCommandResponse(entry: LogEntry): PlaygroundCommandResponse {
+    return { ...this.head(), entry };
+  }
+
+  private head(): Omit<PlaygroundResponse, 'log'> {
     return {
       id: this.id,
       catalog: this.catalog,
       autoCompleteVerification: this.autoCompleteVerification,
       strictFailedWrites: this.strictFailedWrites,
       view: this.view(),
-      log: [...this.log],
+      logged: this.logged,
+      logLimit: MAX_PLAYGROUND_LOG,
     };
   }
 
@@ -196,6 +229,9 @@ export class PlaygroundSession {
         break;
       case 'advanceClock': {
         const ms = command.ms ?? CLOCK_STEP_MS;
+        if (this.now + ms > MAX_TIME_MS) {
+          throw new PlaygroundCommandError(`the clock cannot pass ${MAX_TIME_MS} epoch ms, the machine's time range`);
+        }
         this.now += ms;
         this.guard.actor.send({ type: 'clock.ticked', at: this.now });
         label = `clock +${ms / 60_000} min`;
@@ -203,7 +239,7 @@ export class PlaygroundSession {
       }
     }
     const entry: LogEntry = {
-      seq: this.log.length + 1,
+      seq: ++this.logged,
       at: this.now,
       label,
       events: [...this.events],
@@ -214,6 +250,7 @@ export class PlaygroundSession {
       taken: [...this.taken],
     };
     this.log.push(entry);
+    if (this.log.length > MAX_PLAYGROUND_LOG) this.log.shift();
     return entry;
   }
 }

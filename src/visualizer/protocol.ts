@@ -121,14 +121,27 @@ export interface ChartResponse {
   compactSvg: string;
 }
 
-/** A playground session: its view and log. */
+/**
+ * A playground session: its view and the tail of its log
+ * (`POST /api/playground`, `GET /api/playground/:id`).
+ */
 export interface PlaygroundResponse {
   id: string;
   catalog: string;
   autoCompleteVerification: boolean;
   strictFailedWrites: boolean;
   view: SessionView;
+  /** The entries kept, oldest first: the last `logLimit` at most. */
   log: LogEntry[];
+  /** Entries ever logged (the newest entry's `seq`). */
+  logged: number;
+  /** Most entries the server keeps (`MAX_PLAYGROUND_LOG`); the page keeps no more. */
+  logLimit: number;
+}
+
+/** The answer to a command (`POST /api/playground/:id`): the session's view and the command's own entry, not the log. */
+export interface PlaygroundCommandResponse extends Omit<PlaygroundResponse, 'log'> {
+  entry: LogEntry;
 }
 
 /** A command to a playground session (`POST /api/playground/:id`). */
@@ -170,14 +183,24 @@ export interface ReplayFrame {
   view: SessionView;
 }
 
-/** `GET /api/replays/:id/runs/:index`. */
+/**
+ * `GET /api/replays/:id/runs/:index[?from=<step>&limit=<n>]`: one page of
+ * a run's steps, at most `MAX_REPLAY_PAGE` (bounds.ts).
+ */
 export interface ReplayRunResponse {
   run: ReplayRunSummary;
   catalog: string;
   /** The session before the first step. */
   initial: SessionView;
+  /** The index of the first frame of this page. */
+  from: number;
+  /** The steps `from` to `from + frames.length - 1`. */
   frames: ReplayFrame[];
-  /** Step indexes the audit refused, ascending. */
+  /** Steps in the whole run. */
+  total: number;
+  /** Where the next page starts (`?from=`), or null on the last page. */
+  nextFrom: number | null;
+  /** Step indexes the audit refused, ascending: the first `MAX_REFUSED_STEPS_LISTED` (the summary counts them all). */
   refusedSteps: number[];
 }
 
@@ -187,8 +210,26 @@ export interface LiveSessionSummary {
   sessionId: string;
   /** The actor's own session id, e.g. `x:0`. */
   actorSessionId: string;
-  /** The actor's name (its machine id, or its session id). */
+  /**
+   * The actor's name: its id when the application gives one
+   * (`createActor(machine, { id: 'checkout-agent' })`), else its machine id,
+   * else its session id.
+   */
   name: string;
+  /**
+   * What the session list shows: name, machine id (when it differs), actor
+   * session id and inspector connection, e.g. `checkout-agent (safety) · x:0 ·
+   * inspector 2`; a second actor announcing the same session id on one
+   * connection is `actor 2` of it.
+   */
+  label: string;
+  /**
+   * Set when another actor announced the same session id on the same
+   * inspector connection (two copies of XState, or two actor systems, on one
+   * inspector): their events cannot be told apart on the wire, and go to the
+   * newest. Null otherwise.
+   */
+  collision: string | null;
   /** The machine id whose chart is drawn, or null when none can be drawn. */
   machineId: string | null;
   state: string;

@@ -14,6 +14,7 @@ import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
 import { auditRun, type RunAudit, type StepFinding } from '../audit.js';
 import type { Classifier } from '../classifier.js';
 import type { TranscriptRun, TranscriptStep } from '../transcripts.js';
+import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
 import { selectedTransitions, sessionView } from './model.js';
 import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
 
@@ -101,15 +102,27 @@ export function runSummary(run: TranscriptRun, index: number, audit: RunAudit): 
   return { index, id: run.id, reward: run.reward, steps: run.steps.length, refusals: audit.refusals.length };
 }
 
+/** Which steps of a run to answer: from step `from` (0-based), at most `limit` (capped at `MAX_REPLAY_PAGE`). */
+export interface ReplayPage {
+  from?: number;
+  limit?: number;
+}
+
 /**
- * The frames of one run: the audit's findings (with `trace`), each with its
- * log entry, whether the audit refused it, and the session view after it.
- * Never throws on a run produced by `readTranscript`.
+ * One page of the frames of one run: the audit's findings (with `trace`),
+ * each with its log entry, whether the audit refused it, and the session view
+ * after it; views and transitions are worked out for the page's steps only.
+ * `page.from` past the end answers no frames.
+ *
+ * @throws TranscriptError (from `auditRun`) when a clock step takes the
+ *   audit clock past the range of dates; nothing else on a run produced by
+ *   `readTranscript`.
  */
 export function replayRun(
   run: TranscriptRun,
   index: number,
   options: { classify: Classifier; catalog: string; strictFailedWrites?: boolean },
+  page: ReplayPage = {},
 ): ReplayRunResponse {
   const audit = auditRun(run, {
     classify: options.classify,
@@ -119,9 +132,19 @@ export function replayRun(
   });
   const refused = new Set(audit.refusals.map((refusal) => refusal.index));
   const kinds = new Map<string, ToolKind>();
-  let before = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.strictFailedWrites ?? false }));
-  const initial = sessionView(safetyMachine, before, START_AT);
-  const frames: ReplayFrame[] = audit.findings.map((finding) => {
+  const start = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.strictFailedWrites ?? false }));
+  const initial = sessionView(safetyMachine, start, START_AT);
+  const total = audit.findings.length;
+  const from = Math.min(Math.max(0, Math.trunc(page.from ?? 0)), total);
+  const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? MAX_REPLAY_PAGE)), MAX_REPLAY_PAGE);
+  const to = Math.min(total, from + limit);
+  // The kinds of the calls before the page (a result's kind is its call's).
+  for (const finding of audit.findings.slice(0, from)) {
+    if (finding.step.type === 'call' && finding.decision?.kind) kinds.set(finding.step.id, finding.decision.kind);
+  }
+  const previous = from > 0 ? audit.findings[from - 1]! : null;
+  let before = previous === null ? start : resolve(previous.stateAfter, previous.context);
+  const frames: ReplayFrame[] = audit.findings.slice(from, to).map((finding) => {
     const step = finding.step;
     if (step.type === 'call' && finding.decision?.kind) kinds.set(step.id, finding.decision.kind);
     const kind = step.type === 'call' ? (finding.decision?.kind ?? null) : step.type === 'result' ? (kinds.get(step.id) ?? null) : null;
@@ -157,7 +180,10 @@ export function replayRun(
     run: runSummary(run, index, audit),
     catalog: options.catalog,
     initial,
+    from,
     frames,
-    refusedSteps: [...refused].sort((a, b) => a - b),
+    total,
+    nextFrom: to < total ? to : null,
+    refusedSteps: [...refused].sort((a, b) => a - b).slice(0, MAX_REFUSED_STEPS_LISTED),
   };
 }

@@ -8,8 +8,10 @@
  *
  * HTTP API (JSON): `GET /api/info`, `GET /api/charts/:machineId`,
  * `POST /api/playground`, `GET|POST /api/playground/:id`,
- * `POST /api/replays`, `GET /api/replays/:id`, `GET /api/replays/:id/runs/:n`,
- * `GET /api/live`, `GET /api/live/:sessionId`. Types: protocol.ts.
+ * `POST /api/replays`, `GET /api/replays/:id`,
+ * `GET /api/replays/:id/runs/:n[?from=<step>&limit=<n>]` (one page of steps),
+ * `GET /api/live`, `GET /api/live/:sessionId`. Types: protocol.ts. Every
+ * `GET` route answers `HEAD` too: the same status and headers, no body.
  *
  * Who may talk to it: requests must be addressed to 127.0.0.1 or localhost
  * (Host, against DNS rebinding). Every `/api/` request (GET included) and
@@ -45,7 +47,11 @@ import {
   jsonTextDepth,
   MAX_INSPECTION_BYTES,
   MAX_JSON_DEPTH,
+  MAX_LIVE_CLIENT_BUFFER_BYTES,
+  MAX_PLAYGROUND_SESSIONS,
   MAX_QUEUED_MESSAGES,
+  MAX_REPLAY_PAGE,
+  MAX_REPLAYS,
   MESSAGE_SLICE_MS,
 } from './bounds.js';
 import { ChartLayoutError, ChartRenderer } from './charts.js';
@@ -55,7 +61,7 @@ import { parseOrigin } from './origins.js';
 import { PAGE_CSS, PAGE_HTML } from './document.js';
 import { LiveHub } from './live.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, PlaygroundSession, zodMessage } from './playground.js';
-import type { ChartResponse, InfoResponse, LiveMessage, ReplayResponse } from './protocol.js';
+import type { ChartResponse, InfoResponse, LiveMessage, LogEntry, ReplayResponse } from './protocol.js';
 import { replayRun, runSummary } from './replay.js';
 
 /** The only address the server binds. */
@@ -70,8 +76,6 @@ export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const MAX_BODY_DEPTH = MAX_JSON_DEPTH;
 /** Largest inspection message, bytes (bounds.ts; re-exported here, where it was first defined). */
 export { MAX_INSPECTION_BYTES };
-const MAX_PLAYGROUND_SESSIONS = 50;
-const MAX_REPLAYS = 10;
 
 /** The port is taken by another program. */
 export class PortInUseError extends Error {
@@ -116,7 +120,11 @@ export interface VisualizerStats {
   /** Streamed machine definitions kept (at most `MAX_DEFINITIONS`), and their total size in UTF-8 bytes. */
   definitions: number;
   definitionBytes: number;
-  /** Inspection messages, views and connections dropped so far, by kind. */
+  /** Pages connected to the `/live` WebSocket now. */
+  liveClients: number;
+  /** Playground sessions kept (at most `MAX_PLAYGROUND_SESSIONS`). */
+  playgroundSessions: number;
+  /** Inspection messages, views and connections dropped so far, by kind (`slow live page`: a page disconnected for not reading). */
   dropped: Record<string, number>;
 }
 
@@ -315,6 +323,20 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     }
   }
 
+  /**
+   * What the audit makes of a transcript, or of a page of one of its runs:
+   * bad input the audit refuses (a clock step past the range of dates) is a
+   * 400 with its one-line message, as the CLI's exit 2.
+   */
+  function audited<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      if (error instanceof TranscriptError) throw new HttpError(400, error.message);
+      throw error;
+    }
+  }
+
   function replaySummary(id: string, catalog: BuiltinCatalogName): ReplayResponse {
     const replay = replays.get(id);
     if (replay === undefined) throw new HttpError(404, `no transcript '${id}' is open`);
@@ -322,8 +344,17 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     return {
       id,
       source: replay.source,
-      runs: replay.runs.map((run, index) => runSummary(run, index, auditRun(run, { classify }))),
+      runs: audited(() => replay.runs.map((run, index) => runSummary(run, index, auditRun(run, { classify })))),
     };
+  }
+
+  /** A whole number in `min`..`max` from the query, `fallback` when absent. @throws HttpError 400 otherwise. */
+  function queryInteger(url: URL, name: string, fallback: number, min: number, max: number): number {
+    const raw = url.searchParams.get(name);
+    if (raw === null) return fallback;
+    const value = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+    if (!(value >= min && value <= max)) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}`);
+    return value;
   }
 
   function catalogOf(url: URL): BuiltinCatalogName {
@@ -332,9 +363,12 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     return parsed.data;
   }
 
+  /** A playground session, now the most recently used (the least recently used is evicted first). */
   function playgroundSession(id: string): PlaygroundSession {
     const session = playground.get(id);
     if (session === undefined) throw new HttpError(404, `no playground session '${id}'`);
+    playground.delete(id);
+    playground.set(id, session);
     return session;
   }
 
@@ -342,7 +376,8 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     if (!hosts().includes(req.headers.host ?? '')) throw new HttpError(421, 'this server answers only to 127.0.0.1 and localhost');
     const url = new URL(req.url ?? '/', `http://${HOST}:${port}`);
     const path = url.pathname;
-    const method = req.method ?? 'GET';
+    // HEAD is GET without a body: Node's response sends the headers (Content-Length included) and drops the body.
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     let match: RegExpExecArray | null;
     // The API, reads included: another site's page gets nothing, not even an answer to time.
     if (path.startsWith('/api/') && !originAllowed(req.headers.origin)) throw new HttpError(403, forbiddenOrigin(req.headers.origin!));
@@ -374,7 +409,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     if (method === 'POST' && path === '/api/playground') {
       let session: PlaygroundSession;
       try {
-        session = new PlaygroundSession(`p${++sessionSeq}`, (await readJsonBody(req)) as never);
+        session = new PlaygroundSession(`p${++sessionSeq}`, await readJsonBody(req));
       } catch (error) {
         if (error instanceof PlaygroundCommandError) throw new HttpError(400, error.message);
         throw error;
@@ -388,13 +423,14 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       if (method === 'GET') return sendJson(res, 200, session.toResponse());
       if (method === 'POST') {
         const command = await readJsonBody(req);
+        let entry: LogEntry;
         try {
-          session.apply(command);
+          entry = session.apply(command);
         } catch (error) {
           if (error instanceof PlaygroundCommandError) throw new HttpError(400, error.message);
           throw error;
         }
-        return sendJson(res, 200, session.toResponse());
+        return sendJson(res, 200, session.toCommandResponse(entry));
       }
     }
     if (method === 'POST' && path === '/api/replays') {
@@ -425,7 +461,12 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       const run = replay.runs[index];
       if (run === undefined) throw new HttpError(404, `${replay.source} has no run ${index}`);
       const catalog = catalogOf(url);
-      return sendJson(res, 200, replayRun(run, index, { classify: createClassifier(builtinCatalogs[catalog]), catalog }));
+      const page = {
+        from: queryInteger(url, 'from', 0, 0, Math.max(0, run.steps.length)),
+        limit: queryInteger(url, 'limit', MAX_REPLAY_PAGE, 1, MAX_REPLAY_PAGE),
+      };
+      const classify = createClassifier(builtinCatalogs[catalog]);
+      return sendJson(res, 200, audited(() => replayRun(run, index, { classify, catalog }, page)));
     }
     if (method === 'GET' && path === '/api/live') return sendJson(res, 200, hub.sessions());
     if (method === 'GET' && (match = /^\/api\/live\/([^/]+)$/.exec(path))) {
@@ -450,9 +491,25 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
   let connectionSeq = 0;
   const changed = new Set<string>();
   let flushing = false;
+  /**
+   * Sends a page a message unless it has stopped reading: a page with more
+   * than `MAX_LIVE_CLIENT_BUFFER_BYTES` waiting is terminated (its buffer
+   * freed), counted as a `slow live page`; it reconnects by itself and is
+   * sent the current state afresh. False when the page was dropped.
+   */
+  const sendToPage = (client: WebSocket, data: string): boolean => {
+    if (client.readyState !== client.OPEN) return false;
+    if (client.bufferedAmount + Buffer.byteLength(data) > MAX_LIVE_CLIENT_BUFFER_BYTES) {
+      drops.report('slow live page', `a page on /live had ${client.bufferedAmount} bytes unread (at most ${MAX_LIVE_CLIENT_BUFFER_BYTES}); it was disconnected`);
+      client.terminate();
+      return false;
+    }
+    client.send(data);
+    return true;
+  };
   const broadcast = (message: LiveMessage) => {
     const data = JSON.stringify(message);
-    for (const client of pageSockets.clients) if (client.readyState === client.OPEN) client.send(data);
+    for (const client of pageSockets.clients) sendToPage(client, data);
   };
   /** Sends the page every changed session; each step guarded, so one bad session cannot stop the others or the server. */
   const flush = () => {
@@ -534,16 +591,16 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     });
   });
   pageSockets.on('connection', (socket: WebSocket) => {
+    socket.on('error', () => socket.terminate());
     try {
-      socket.send(JSON.stringify({ type: 'sessions', sessions: hub.sessions() } satisfies LiveMessage));
+      if (!sendToPage(socket, JSON.stringify({ type: 'sessions', sessions: hub.sessions() } satisfies LiveMessage))) return;
       for (const summary of hub.sessions()) {
         const session = hub.session(summary.sessionId);
-        if (session) socket.send(JSON.stringify({ type: 'session', session } satisfies LiveMessage));
+        if (session && !sendToPage(socket, JSON.stringify({ type: 'session', session } satisfies LiveMessage))) return;
       }
     } catch (error) {
       drops.report('live page greeting', errorMessage(error));
     }
-    socket.on('error', () => socket.terminate());
   });
 
   /** Refuses a WebSocket upgrade with an HTTP status, then closes the connection. */
@@ -590,7 +647,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     url: `http://${HOST}:${port}/`,
     port,
     inspectUrl: `ws://${HOST}:${port}/inspect`,
-    stats: () => ({ ...hub.stats(), dropped: drops.counted() }),
+    stats: () => ({ ...hub.stats(), liveClients: pageSockets.clients.size, playgroundSessions: playground.size, dropped: drops.counted() }),
     close: async () => {
       await renderer.close();
       for (const client of [...inspectSockets.clients, ...pageSockets.clients]) client.terminate();

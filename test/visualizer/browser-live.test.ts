@@ -8,6 +8,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { initialSafetyContext } from '../../machines/safety.machine.js';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
 import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from './support/browser.js';
 
@@ -56,7 +58,7 @@ describe.skipIf(browserMissing !== null)('live inspection in a browser', () => {
     await page.waitForSelector('#live-sessions button[aria-pressed="true"]', { timeout: 20_000 }).catch((error: Error) => {
       throw new Error(`${error.message}\napplication output:\n${appOutput}`);
     });
-    expect(await page.innerText('#live-sessions')).toMatch(/^safety · x:0 · RESOLVING/);
+    expect(await page.innerText('#live-sessions')).toMatch(/^safety · x:0 · inspector \d+ · RESOLVING/);
     await waitForState(page, 'RESOLVING');
 
     // Each step of the example's scripted session, with the page's event count and state after it.
@@ -81,5 +83,31 @@ describe.skipIf(browserMissing !== null)('live inspection in a browser', () => {
     expect(log.filter((c) => c === 'blocked')).toHaveLength(2);
     expect(await page.innerText('#log li:first-child')).toContain('answer.requested');
     expect(await page.innerText('#log li:first-child .badge')).toBe('allowed');
+  });
+});
+
+describe.skipIf(browserMissing !== null)('live session labels in a browser (issue 12 item 8)', () => {
+  it('lists two actors that stream the same session id through one inspector as two sessions, each with its label and a note', async () => {
+    const socket = new WebSocket(server.inspectUrl);
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const announce = (name: string) =>
+      socket.send(
+        JSON.stringify({
+          type: '@xstate.actor',
+          sessionId: 'x:0',
+          name,
+          definition: JSON.stringify({ id: 'safety' }),
+          snapshot: { status: 'active', value: 'RESOLVING', context: initialSafetyContext() },
+        }),
+      );
+    announce('billing-agent');
+    announce('support-agent');
+    await page.waitForFunction(() => document.querySelectorAll('#live-sessions button').length >= 3);
+    const labels = await page.$$eval('#live-sessions button', (buttons) => buttons.map((b) => b.textContent ?? ''));
+    expect(labels.filter((l) => /^(billing|support)-agent \(safety\) · x:0 · inspector \d+/.test(l))).toHaveLength(2);
+    expect(labels.some((l) => /^support-agent \(safety\) · x:0 · inspector \d+ · actor 2 · RESOLVING/.test(l))).toBe(true);
+    expect(await page.locator('#live-sessions .collision').count()).toBe(2);
+    await screenshot(page, 'live-two-actors-one-inspector');
+    socket.close();
   });
 });

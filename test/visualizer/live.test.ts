@@ -296,3 +296,42 @@ describe('LiveHub: streamed definitions are bounded', () => {
     expect(live.definition('busy')?.machine).toBeNull();
   });
 });
+
+describe('LiveHub: distinct sessions and labels (issue 12 item 8)', () => {
+  it('keeps apart two actors that announce the same session id on one connection (two copies of XState on one inspector)', () => {
+    const { hub: live } = hub();
+    live.receive(1, actor('x:0'));
+    live.receive(1, actor('x:0'));
+    expect(live.sessions().map((s) => s.sessionId).sort()).toEqual(['1/x:0', '1/x:0#2']);
+  });
+
+  it('says on both sessions that their actors share a session id on one connection', () => {
+    const { hub: live } = hub();
+    live.receive(1, actor('x:0'));
+    live.receive(1, actor('x:0'));
+    for (const session of live.sessions()) expect(session.collision).toMatch(/^another actor announced session id x:0 on the same inspector connection/);
+  });
+
+  it("sends a shared session id's later events to the newest actor", () => {
+    const { hub: live } = hub();
+    live.receive(1, actor('x:0'));
+    live.receive(1, actor('x:0'));
+    live.receive(1, event('x:0', { type: 'answer.requested', at: 500 }));
+    expect(live.session('1/x:0#2')!.events).toBe(1);
+    expect(live.session('1/x:0')!.events).toBe(0);
+  });
+
+  it('labels sessions of one machine on two inspectors apart', () => {
+    const { hub: live } = hub();
+    live.receive(1, actor('x:0'));
+    live.receive(2, actor('x:0'));
+    expect(live.sessions().map((s) => s.label).sort()).toEqual(['safety · x:0 · inspector 1', 'safety · x:0 · inspector 2']);
+  });
+
+  it('labels a session with the name the application gives its actor, and its machine', () => {
+    const { hub: live } = hub();
+    const named = JSON.parse(actor('x:0')) as Record<string, unknown>;
+    live.receive(1, JSON.stringify({ ...named, name: 'checkout-agent' }));
+    expect(live.sessions()[0]!.label).toBe('checkout-agent (safety) · x:0 · inspector 1');
+  });
+});

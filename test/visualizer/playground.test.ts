@@ -4,12 +4,14 @@
  * the transitions XState took; bad commands change nothing.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { RECOVERY_TTL_MS } from '../../src/errors.js';
-import { catalogView, CLOCK_STEP_MS, PlaygroundCommandError, PlaygroundSession } from '../../src/visualizer/playground.js';
+import { MAX_PLAYGROUND_LOG } from '../../src/visualizer/bounds.js';
+import { catalogView, CLOCK_STEP_MS, PlaygroundCommandError, PlaygroundSession, type PlaygroundOptions } from '../../src/visualizer/playground.js';
 
 const START = Date.UTC(2026, 0, 1);
 
-function session(options: ConstructorParameters<typeof PlaygroundSession>[1] = {}): PlaygroundSession {
+function session(options: PlaygroundOptions = {}): PlaygroundSession {
   return new PlaygroundSession('p1', { startAt: START, ...options });
 }
 
@@ -91,6 +93,43 @@ describe('PlaygroundSession', () => {
     expect(s.view().enabled).not.toContain('t:safety.RESOLVING:tool.succeeded:2');
     s.apply({ type: 'call', name: 'pulse_query' });
     expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.succeeded:2');
+  });
+});
+
+describe('PlaygroundSession: bounded and validated (issue 14 item 9)', () => {
+  it(`keeps the newest ${MAX_PLAYGROUND_LOG} log entries of a long session, numbered on`, () => {
+    const s = session();
+    for (let i = 0; i < MAX_PLAYGROUND_LOG + 10; i++) s.apply({ type: 'advanceClock', ms: 1 });
+    const response = s.toResponse();
+    expect(response.log).toHaveLength(MAX_PLAYGROUND_LOG);
+    expect(response.log[0]!.seq).toBe(11);
+    expect(response.logged).toBe(MAX_PLAYGROUND_LOG + 10);
+  });
+
+  it("answers a command with the command's own entry, not the log", () => {
+    const s = session();
+    for (let i = 0; i < 20; i++) s.apply({ type: 'advanceClock', ms: 1 });
+    const answer = s.toCommandResponse(s.apply({ type: 'answer' }));
+    expect(answer).not.toHaveProperty('log');
+    expect(answer.entry).toMatchObject({ seq: 21, label: 'final answer' });
+  });
+
+  it('refuses a start time that is not a finite epoch-ms number within the time range', () => {
+    for (const startAt of ['soon', 1e300, Infinity, Number.NaN, MAX_TIME_MS + 1, -MAX_TIME_MS - 1, null]) {
+      expect(() => new PlaygroundSession('p1', { startAt }), String(startAt)).toThrow(
+        new PlaygroundCommandError(
+          `startAt: must be a finite number of epoch milliseconds within ±${MAX_TIME_MS} (the machine's time range, that of JavaScript dates)`,
+        ),
+      );
+    }
+  });
+
+  it('refuses a clock advance past the time range and changes nothing', () => {
+    const s = session({ startAt: MAX_TIME_MS - 1 });
+    const before = s.toResponse();
+    expect(() => s.apply({ type: 'advanceClock' })).toThrow(PlaygroundCommandError);
+    expect(s.toResponse()).toEqual(before);
+    expect(s.apply({ type: 'call', name: 'pulse_query' }).at).toBe(MAX_TIME_MS - 1);
   });
 });
 

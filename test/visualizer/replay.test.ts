@@ -7,7 +7,9 @@ import { auditRun } from '../../src/audit.js';
 import { builtinCatalogs, createClassifier } from '../../src/classifier.js';
 import { demoRuns } from '../../src/demo.js';
 import { readTranscript } from '../../src/transcripts.js';
+import { MAX_REPLAY_PAGE } from '../../src/visualizer/bounds.js';
 import { replayRun, stepLabel } from '../../src/visualizer/replay.js';
+import type { TranscriptRun } from '../../src/transcripts.js';
 
 const pulse = { classify: createClassifier(builtinCatalogs.pulse), catalog: 'pulse' };
 
@@ -59,5 +61,35 @@ describe('stepLabel', () => {
     const label = stepLabel({ type: 'answer', text: `line one\n${'x'.repeat(200)}`, position: 'line 1' });
     expect(label).toMatch(/^answer "line one x+…"$/);
     expect(label.length).toBeLessThan(100);
+  });
+});
+
+/** A run of `steps` steps in this project's JSONL: reads and their successes, a refused write every tenth step. */
+function longRun(steps: number): TranscriptRun {
+  const lines: string[] = [];
+  for (let i = 0; lines.length < steps; i++) {
+    if (i % 5 === 4) lines.push(JSON.stringify({ type: 'call', id: `w${i}`, name: 'pulse_control', args: { action: 'restart' } }));
+    else lines.push(JSON.stringify({ type: 'call', id: `r${i}`, name: 'pulse_query' }), JSON.stringify({ type: 'result', id: `r${i}`, outcome: 'success' }));
+  }
+  return readTranscript(lines.slice(0, steps).join('\n'), 'long.jsonl')[0]!;
+}
+
+describe('replayRun: one page of a long run (issue 14 item 9)', () => {
+  it(`answers at most ${MAX_REPLAY_PAGE} steps, and says where the next page starts`, () => {
+    const page = replayRun(longRun(450), 0, pulse);
+    expect(page).toMatchObject({ from: 0, total: 450, nextFrom: MAX_REPLAY_PAGE });
+    expect(page.frames.map((f) => f.index)).toEqual([...Array(MAX_REPLAY_PAGE).keys()]);
+  });
+
+  it('answers a later page with the same frames the whole run has there', () => {
+    const run = longRun(450);
+    const whole = [0, 200, 400].flatMap((from) => replayRun(run, 0, pulse, { from }).frames);
+    const page = replayRun(run, 0, pulse, { from: 230, limit: 5 });
+    expect(page).toMatchObject({ from: 230, nextFrom: 235 });
+    expect(page.frames).toEqual(whole.slice(230, 235));
+  });
+
+  it('answers no frames past the end of the run', () => {
+    expect(replayRun(longRun(10), 0, pulse, { from: 10 })).toMatchObject({ from: 10, frames: [], nextFrom: null });
   });
 });

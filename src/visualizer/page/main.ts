@@ -10,6 +10,7 @@ import type {
   ChartResponse,
   InfoResponse,
   LiveMessage,
+  PlaygroundCommandResponse,
   LiveSessionDetail,
   LiveSessionSummary,
   LogEntry,
@@ -31,13 +32,20 @@ const state = {
   drawnChart: null as string | null,
   playground: null as PlaygroundResponse | null,
   replay: null as ReplayResponse | null,
+  /** One page of the replayed run's steps (`run.from` to `run.from + run.frames.length - 1`). */
   run: null as ReplayRunResponse | null,
-  /** -1: before the first step. */
+  /** Steps a page holds (learnt from the server's answers). */
+  pageSize: 200,
+  /** A page is being fetched: steps wait for it. */
+  pageLoading: false,
+  /** -1: before the first step; else the step's index in the whole run. */
   step: -1,
   playTimer: null as number | null,
   liveSessions: [] as LiveSessionSummary[],
   liveDetails: new Map<string, LiveSessionDetail>(),
   followed: null as string | null,
+  /** The chart's zoom: null fits the whole chart in the window; else the scale of its natural size (1: 100 %). */
+  zoom: null as number | null,
 };
 
 // ---------------------------------------------------------------------------
@@ -126,6 +134,7 @@ async function drawChart(view: SessionView | null): Promise<void> {
     svg.setAttribute('aria-label', `Statechart of the ${view.machineId} machine`);
     fill(container, document.importNode(svg, true));
     state.drawnChart = drawn;
+    applyZoom();
     byId('chart-machine').textContent = `(machine ${view.machineId})`;
   }
   for (const element of Array.from(container.querySelectorAll('.current, .enabled, .taken'))) {
@@ -201,6 +210,113 @@ function logItem(entry: LogEntry): HTMLLIElement {
   );
 }
 
+// ---------------------------------------------------------------------------
+// Zoom and pan: fit shows the whole chart (its text small on a wide machine);
+// the zoom levels scale its natural size (100 %: Graphviz's 10 pt labels),
+// and the chart scrolls (drag, wheel, arrow keys) to pan.
+
+/** The zoom levels, as scales of the chart's natural size. */
+const ZOOM_LEVELS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
+
+function chartSvg(): SVGSVGElement | null {
+  return byId('chart').querySelector<SVGSVGElement>(':scope > svg');
+}
+
+/** The scale the chart is drawn at now (in fit mode, the one that fits it). */
+function currentScale(): number {
+  const svg = chartSvg();
+  if (svg === null) return 1;
+  const natural = svg.width.baseVal.value;
+  return natural > 0 ? svg.getBoundingClientRect().width / natural : 1;
+}
+
+/** Draws the chart at `state.zoom`, keeping the point at `anchor` (in the chart's box, px) where it was. */
+function applyZoom(anchor?: { x: number; y: number }): void {
+  const container = byId('chart');
+  const svg = chartSvg();
+  const fit = state.zoom === null;
+  const before = { width: container.scrollWidth, height: container.scrollHeight };
+  const at = anchor ?? { x: container.clientWidth / 2, y: container.clientHeight / 2 };
+  const point = { x: (container.scrollLeft + at.x) / (before.width || 1), y: (container.scrollTop + at.y) / (before.height || 1) };
+  container.classList.toggle('fit', fit);
+  if (svg !== null) {
+    svg.style.width = fit ? '' : `${svg.width.baseVal.value * state.zoom!}px`;
+    svg.style.height = fit ? '' : `${svg.height.baseVal.value * state.zoom!}px`;
+  }
+  if (!fit) {
+    container.scrollLeft = point.x * container.scrollWidth - at.x;
+    container.scrollTop = point.y * container.scrollHeight - at.y;
+  }
+  byId('zoom-fit').setAttribute('aria-pressed', String(fit));
+  byId('zoom-level').textContent = fit ? 'fit' : `${Math.round(state.zoom! * 100)} %`;
+  byId<HTMLButtonElement>('zoom-in').disabled = !fit && state.zoom! >= ZOOM_LEVELS[ZOOM_LEVELS.length - 1]!;
+  byId<HTMLButtonElement>('zoom-out').disabled = fit;
+}
+
+/** Zooms one level in (+1) or out (-1) from the scale drawn now; out past the smallest level, or below the fit, fits. */
+function zoomBy(direction: 1 | -1, anchor?: { x: number; y: number }): void {
+  const scale = currentScale();
+  if (direction === 1) {
+    state.zoom = ZOOM_LEVELS.find((level) => level > scale * 1.02) ?? ZOOM_LEVELS[ZOOM_LEVELS.length - 1]!;
+  } else {
+    const smaller = [...ZOOM_LEVELS].reverse().find((level) => level < scale * 0.98);
+    const container = byId('chart');
+    const svg = chartSvg();
+    const fitScale = svg === null ? 0 : container.clientWidth / svg.width.baseVal.value;
+    state.zoom = smaller === undefined || smaller <= fitScale ? null : smaller;
+  }
+  applyZoom(anchor);
+}
+
+function setupZoom(): void {
+  const chart = byId('chart');
+  byId('zoom-in').addEventListener('click', () => zoomBy(1));
+  byId('zoom-out').addEventListener('click', () => zoomBy(-1));
+  byId('zoom-fit').addEventListener('click', () => {
+    state.zoom = null;
+    applyZoom();
+  });
+  chart.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === '+' || event.key === '=') zoomBy(1);
+    else if (event.key === '-' || event.key === '_') zoomBy(-1);
+    else if (event.key === '0') {
+      state.zoom = null;
+      applyZoom();
+    } else return; // the arrow keys scroll (pan) the focused chart natively
+    event.preventDefault();
+  });
+  chart.addEventListener(
+    'wheel',
+    (event) => {
+      if (!event.ctrlKey && !event.metaKey) return; // a plain wheel scrolls (pans)
+      event.preventDefault();
+      const box = chart.getBoundingClientRect();
+      zoomBy(event.deltaY < 0 ? 1 : -1, { x: event.clientX - box.left, y: event.clientY - box.top });
+    },
+    { passive: false },
+  );
+  let drag: { x: number; y: number; left: number; top: number; id: number } | null = null;
+  chart.addEventListener('pointerdown', (event) => {
+    if (state.zoom === null || event.button !== 0) return;
+    drag = { x: event.clientX, y: event.clientY, left: chart.scrollLeft, top: chart.scrollTop, id: event.pointerId };
+    chart.setPointerCapture(event.pointerId);
+    chart.classList.add('panning');
+  });
+  chart.addEventListener('pointermove', (event) => {
+    if (drag === null || event.pointerId !== drag.id) return;
+    chart.scrollLeft = drag.left - (event.clientX - drag.x);
+    chart.scrollTop = drag.top - (event.clientY - drag.y);
+  });
+  const endDrag = (event: PointerEvent) => {
+    if (drag === null || event.pointerId !== drag.id) return;
+    drag = null;
+    chart.classList.remove('panning');
+  };
+  chart.addEventListener('pointerup', endDrag);
+  chart.addEventListener('pointercancel', endDrag);
+}
+
 function renderLog(entries: LogEntry[]): void {
   fill(byId('log'), ...[...entries].reverse().map(logItem));
 }
@@ -215,8 +331,8 @@ function current(): { view: SessionView | null; log: LogEntry[] } {
     case 'replay': {
       const run = state.run;
       if (run === null) return { view: null, log: [] };
-      const frame = state.step >= 0 ? run.frames[state.step] : undefined;
-      return { view: frame ? frame.view : run.initial, log: run.frames.slice(0, state.step + 1).map((f) => f.entry) };
+      const frame = state.step >= 0 ? run.frames[state.step - run.from] : undefined;
+      return { view: frame ? frame.view : run.initial, log: run.frames.slice(0, Math.max(0, state.step - run.from + 1)).map((f) => f.entry) };
     }
     case 'live': {
       const detail = state.followed === null ? undefined : state.liveDetails.get(state.followed);
@@ -323,7 +439,9 @@ async function playgroundCommand(command: PlaygroundCommand, errorId = 'session-
   if (session === null) return false;
   byId(errorId).textContent = '';
   try {
-    state.playground = await api<PlaygroundResponse>('POST', `/api/playground/${encodeURIComponent(session.id)}`, command);
+    // The answer carries the command's own entry; the page keeps the log's tail, as the server does.
+    const { entry, ...answer } = await api<PlaygroundCommandResponse>('POST', `/api/playground/${encodeURIComponent(session.id)}`, command);
+    state.playground = { ...answer, log: [...(state.playground?.log ?? []), entry].slice(-answer.logLimit) };
     await render();
     return true;
   } catch (error) {
@@ -429,11 +547,35 @@ function stopPlaying(): void {
   state.playTimer = null;
 }
 
+/** Fetches the page of the current run that holds step `step`. */
+async function loadPage(step: number): Promise<void> {
+  const replay = state.replay;
+  const run = state.run;
+  if (replay === null || run === null) return;
+  const from = step - (step % state.pageSize);
+  state.pageLoading = true;
+  try {
+    state.run = await api<ReplayRunResponse>(
+      'GET',
+      `/api/replays/${encodeURIComponent(replay.id)}/runs/${run.run.index}?catalog=${encodeURIComponent(run.catalog)}&from=${from}`,
+    );
+  } catch (error) {
+    byId('replay-error').textContent = errorText(error);
+    stopPlaying();
+  } finally {
+    state.pageLoading = false;
+  }
+}
+
+/** Goes to a step of the run (-1: before the first), asking the server for its page when this one does not hold it. */
 function goToStep(step: number, focusTimeline = false): void {
-  const frames = state.run?.frames.length ?? 0;
-  state.step = Math.max(-1, Math.min(frames - 1, step));
-  if (state.step >= frames - 1) stopPlaying();
-  void render().then(() => {
+  if (state.pageLoading) return;
+  const total = state.run?.total ?? 0;
+  state.step = Math.max(-1, Math.min(total - 1, step));
+  if (state.step >= total - 1) stopPlaying();
+  const run = state.run;
+  const outside = run !== null && state.step >= 0 && (state.step < run.from || state.step >= run.from + run.frames.length);
+  void (outside ? loadPage(state.step) : Promise.resolve()).then(render).then(() => {
     const currentStep = byId('timeline').querySelector<HTMLButtonElement>('button[aria-current="step"]');
     currentStep?.scrollIntoView({ block: 'nearest' });
     if (focusTimeline) currentStep?.focus();
@@ -443,7 +585,8 @@ function goToStep(step: number, focusTimeline = false): void {
 function renderReplayControls(): void {
   const run = state.run;
   const frames = run?.frames ?? [];
-  const atEnd = state.step >= frames.length - 1;
+  const total = run?.total ?? 0;
+  const atEnd = state.step >= total - 1;
   byId<HTMLButtonElement>('replay-first').disabled = run === null || state.step < 0;
   byId<HTMLButtonElement>('replay-back').disabled = run === null || state.step < 0;
   byId<HTMLButtonElement>('replay-forward').disabled = run === null || atEnd;
@@ -453,16 +596,21 @@ function renderReplayControls(): void {
   play.setAttribute('aria-pressed', String(state.playTimer !== null));
   play.textContent = state.playTimer === null ? '▶ Play' : '❚❚ Pause';
   byId('replay-position').textContent =
-    run === null ? 'No transcript loaded.' : `Step ${state.step + 1} of ${frames.length}${atEnd ? ' (end)' : ''}`;
+    run === null ? 'No transcript loaded.' : `Step ${state.step + 1} of ${total}${atEnd ? ' (end)' : ''}`;
+  const listed = run?.refusedSteps ?? [];
+  const refusals = run?.run.refusals ?? 0;
   byId('replay-refusals').textContent =
     run === null
       ? ''
-      : run.refusedSteps.length === 0
+      : refusals === 0
         ? 'The audit refuses nothing in this run.'
-        : `The audit refuses ${run.refusedSteps.length}: step ${run.refusedSteps.map((i) => i + 1).join(', ')}.`;
+        : `The audit refuses ${refusals}: step ${listed.map((i) => i + 1).join(', ')}${listed.length < refusals ? ', …' : ''}.`;
   const timeline = byId('timeline');
-  if (timeline.dataset.run !== `${state.replay?.id}/${run?.run.index}/${run?.catalog}`) {
+  const page = run === null ? '' : `steps ${run.from + 1} to ${run.from + frames.length} of ${total}`;
+  byId('timeline-page').textContent = run !== null && frames.length < total ? `Showing ${page}; stepping on fetches the next ones.` : '';
+  if (timeline.dataset.run !== `${state.replay?.id}/${run?.run.index}/${run?.catalog}` || timeline.dataset.page !== page) {
     timeline.dataset.run = `${state.replay?.id}/${run?.run.index}/${run?.catalog}`;
+    timeline.dataset.page = page;
     fill(
       timeline,
       ...frames.map((frame) =>
@@ -501,6 +649,7 @@ async function loadRun(index: number): Promise<void> {
       'GET',
       `/api/replays/${encodeURIComponent(replay.id)}/runs/${index}?catalog=${encodeURIComponent(replayCatalog())}`,
     );
+    if (state.run.nextFrom !== null) state.pageSize = state.run.nextFrom - state.run.from;
     state.step = -1;
     byId<HTMLSelectElement>('replay-run').value = String(index);
     await render();
@@ -570,7 +719,10 @@ function setupReplay(): void {
       return;
     }
     if (state.run === null) return;
-    if (state.step >= state.run.frames.length - 1) state.step = -1;
+    if (state.step >= state.run.total - 1) {
+      state.step = -1;
+      if (state.run.from > 0) void loadPage(0).then(render);
+    }
     const speed = Number(byId<HTMLSelectElement>('replay-speed').value) || 700;
     state.playTimer = window.setInterval(() => goToStep(state.step + 1), speed);
     goToStep(state.step + 1);
@@ -606,8 +758,9 @@ function renderLiveControls(): void {
             'data-session': session.sessionId,
             'aria-pressed': String(session.sessionId === state.followed),
           },
-          `${session.name} · ${session.actorSessionId} · ${session.state}${session.connected ? '' : ' · disconnected'} · ${session.events} events`,
+          `${session.label} · ${session.state}${session.connected ? '' : ' · disconnected'} · ${session.events} events`,
         ),
+        session.collision === null ? null : h('p', { class: 'error collision' }, session.collision),
       ),
     ),
   );
@@ -653,9 +806,7 @@ async function start(): Promise<void> {
   setupPlayground();
   setupReplay();
   setupLive();
-  byId<HTMLInputElement>('chart-fit').addEventListener('change', (event) => {
-    byId('chart').classList.toggle('fit', (event.target as HTMLInputElement).checked);
-  });
+  setupZoom();
   byId('chart-descriptions').addEventListener('change', () => void render());
   await newPlaygroundSession();
   const params = new URLSearchParams(location.search);
