@@ -111,4 +111,20 @@ describe.skipIf(browserMissing !== null)('replay in a browser', () => {
     await page.waitForFunction(() => document.getElementById('replay-position')!.textContent!.endsWith('(end)'));
     await screenshot(page, 'replay-tau-bench');
   });
+
+  it('pages a long run: stepping past the steps it holds fetches the next ones (issue 14 item 9)', async () => {
+    const text = Array.from({ length: 450 }, (_, i) => JSON.stringify({ type: 'call', id: `c${i}`, name: 'pulse_query' })).join('\n');
+    await page.setInputFiles('#replay-file', { name: 'long.jsonl', mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.waitForSelector('#timeline li');
+    const heldSteps = () => page.$$eval('#timeline button[data-step]', (buttons) => buttons.map((b) => Number((b as HTMLElement).dataset.step)));
+    expect((await heldSteps()).length).toBeLessThan(450);
+    await page.click('#replay-last');
+    await page.waitForFunction(() => document.getElementById('replay-position')!.textContent === 'Step 450 of 450 (end)');
+    expect(await heldSteps()).toContain(449);
+    expect(await page.innerText('#timeline-page')).toMatch(/^Showing steps 401 to 450 of 450/);
+    await page.click('#replay-first');
+    await page.click('#replay-forward');
+    await page.waitForFunction(() => document.getElementById('replay-position')!.textContent === 'Step 1 of 450');
+    expect(await heldSteps()).toContain(0);
+  });
 });
