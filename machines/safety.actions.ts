@@ -1,0 +1,410 @@
+/**
+ * The safety machine's actions as plain, pure functions of
+ * `(context, event, params)`: each returns the part of the context it
+ * changes and the events it emits, and does nothing else. `setup()` in
+ * `safety.machine.ts` wraps each one (`toAction`), so XState runs them; a
+ * compiled interpreter can call them directly. The statechart stays the one
+ * source of truth for which action runs when.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery",
+ * "Resetting"; DESIGN.md §1, §3, §5.
+ */
+import {
+  ANSWER_BLOCK_REASONS,
+  ErrCodeFSMBlocked,
+  MAX_IN_FLIGHT,
+  MAX_PENDING_RECOVERIES,
+  SELF_VERIFY_TOOL,
+  TOOL_BLOCK_REASONS,
+  reasonWithTarget,
+  recoveryIdFor,
+} from './safety.policy.js';
+import {
+  appliedTargets,
+  blockedTargetOf,
+  booking,
+  callIdOf,
+  isDestructiveEvent,
+  isDiscovery,
+  kindOf,
+  leeway,
+  liveRecoveries,
+  targetsOf,
+  timeOf,
+  toolOf,
+  withoutSettled,
+} from './safety.events.js';
+import { establish } from './safety.targets.js';
+import type {
+  AnswerBlockRule,
+  BlockRule,
+  InFlightCall,
+  SafetyContext,
+  SafetyEmitted,
+  SafetyEvent,
+  SafetyInput,
+  SafetyState,
+} from './safety.types.js';
+
+/**
+ * What an action does: `context`, the fields it assigns (the rest stay), and
+ * `emitted`, the events it emits, in order. Both absent: nothing.
+ */
+export interface SafetyActionResult {
+  context?: Partial<SafetyContext>;
+  emitted?: readonly SafetyEmitted[];
+}
+
+/**
+ * An action's logic: pure, total (never throws on a malformed event: it
+ * reads events through `safety.events.ts`), the context as left by the
+ * actions before it in the same transition.
+ */
+export type SafetyActionLogic<P = undefined> = (
+  context: SafetyContext,
+  event: SafetyEvent,
+  params: P,
+) => SafetyActionResult;
+
+/** Params of the actions that announce a decision taken in a state. */
+export interface StateParams {
+  state: SafetyState;
+}
+
+/** Params of `admitCall`: whether the call is admitted in VERIFYING (so a read may verify the write). */
+export interface AdmitParams {
+  verifying: boolean;
+}
+
+/** Params of `announceBlocked`: the state and the rule that refused. */
+export interface BlockParams {
+  state: SafetyState;
+  rule: BlockRule;
+}
+
+/** Params of `refuseAnswer`: the state and the rule that refused the final answer. */
+export interface AnswerBlockParams {
+  state: SafetyState;
+  rule: AnswerBlockRule;
+}
+
+/** The context of a fresh session, with the settings of `input` (each defaults as documented in `SafetyInput`). */
+export function initialSafetyContext(input: SafetyInput = {}): SafetyContext {
+  return {
+    wroteThisEpisode: false,
+    readAfterWrite: false,
+    consecutiveVerifyBlocks: 0,
+    finalAnswerBlocks: 0,
+    lastWriteTool: null,
+    lastWriteAt: null,
+    lastReadTool: null,
+    lastReadAt: null,
+    pendingRecoveries: {},
+    inFlight: [],
+    writeSeq: 0,
+    anonSeq: 0,
+    checksCalls: false,
+    strictFailedWrites: input.strictFailedWrites === true,
+    establishedTargets: [],
+    writeTargets: [],
+    writeDestructive: false,
+    confirmedSinceWrite: false,
+    confirmDestructive: input.confirmDestructive === true,
+  };
+}
+
+/** Track an admitted call until its outcome is recorded. */
+const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
+  const id = callIdOf(event);
+  const kind = kindOf(event);
+  const key = id !== null ? `id:${id}` : `anon:${context.anonSeq}`;
+  const targets = targetsOf(event);
+  const call: InFlightCall = {
+    key,
+    tool: toolOf(event),
+    kind,
+    admittedAt: timeOf(event),
+    verifiesWrite: params.verifying && isDiscovery(kind) ? context.writeSeq : null,
+  };
+  if (targets.length > 0) call.targets = [...targets];
+  if (isDestructiveEvent(event)) call.destructive = true;
+  // An id still in flight checked again (the adapter refuses this; a raw
+  // actor may send it): both calls share the key, so a record of the id is
+  // ambiguous and is booked worst case (`booking`). A write is kept
+  // beside the earlier call, first under the id; of two other calls, the
+  // one whose success would permit less is kept (the earlier among equals).
+  const twin = id === null ? -1 : context.inFlight.findIndex((c) => c.key === key && c.kind !== 'write');
+  let inFlight: InFlightCall[];
+  if (twin < 0) inFlight = [...context.inFlight, call];
+  else if (kind === 'write') inFlight = [...context.inFlight.slice(0, twin), call, ...context.inFlight.slice(twin)];
+  else if (leeway(call, context) < leeway(context.inFlight[twin]!, context)) {
+    inFlight = context.inFlight.map((c, i) => (i === twin ? call : c));
+  } else inFlight = context.inFlight;
+  if (inFlight.length > MAX_IN_FLIGHT) {
+    const oldest = inFlight.findIndex((c) => c.kind !== 'write');
+    inFlight = inFlight.filter((_, i) => i !== oldest);
+  }
+  return { context: { inFlight, anonSeq: id === null ? context.anonSeq + 1 : context.anonSeq, checksCalls: true } };
+};
+
+/** Emit the admission of a tool call. */
+const announceAllowed: SafetyActionLogic<StateParams> = (_context, event, params) => ({
+  emitted: [
+    {
+      type: 'gate.decided',
+      subject: 'tool',
+      allowed: true,
+      state: params.state,
+      tool: toolOf(event),
+      kind: kindOf(event),
+      callId: callIdOf(event),
+      rule: null,
+      reason: null,
+      recoveryId: null,
+      at: timeOf(event),
+    },
+  ],
+});
+
+/** Emit the refusal of a tool call; the reason names the target it is about, if any. */
+const announceBlocked: SafetyActionLogic<BlockParams> = (context, event, params) => {
+  const target = blockedTargetOf(context, event, params.rule);
+  return {
+    emitted: [
+      {
+        type: 'gate.decided',
+        subject: 'tool',
+        allowed: false,
+        state: params.state,
+        tool: toolOf(event),
+        kind: kindOf(event),
+        callId: callIdOf(event),
+        rule: params.rule,
+        reason: reasonWithTarget(TOOL_BLOCK_REASONS[params.rule], target),
+        recoveryId: recoveryIdFor(ErrCodeFSMBlocked, toolOf(event)),
+        ...(target === null ? {} : { target }),
+        at: timeOf(event),
+      },
+    ],
+  };
+};
+
+/**
+ * Open or bump the pending recovery of the blocked tool: one per tool and
+ * code, `attempts` counting repeated blocks, the TTL running from the
+ * latest block. Expired entries are dropped on the way.
+ */
+const trackPendingRecovery: SafetyActionLogic = (context, event) => {
+  const at = timeOf(event);
+  const tool = toolOf(event);
+  const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
+  const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
+  const previous = Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)
+    ? pendingRecoveries[recoveryId]
+    : undefined;
+  pendingRecoveries[recoveryId] = previous
+    ? { ...previous, lastBlockedAt: at, attempts: previous.attempts + 1 }
+    : { recoveryId, errorCode: ErrCodeFSMBlocked, tool, createdAt: at, lastBlockedAt: at, attempts: 1 };
+  const ids = Object.keys(pendingRecoveries);
+  if (ids.length > MAX_PENDING_RECOVERIES) {
+    const stalest = ids
+      .filter((id) => id !== recoveryId)
+      .reduce((a, b) => (pendingRecoveries[b]!.lastBlockedAt < pendingRecoveries[a]!.lastBlockedAt ? b : a));
+    delete pendingRecoveries[stalest];
+  }
+  return { context: { pendingRecoveries } };
+};
+
+/** A write blocked in VERIFYING: count it. Telemetry only; it never waives anything. */
+const countVerifyBlock: SafetyActionLogic = (context) => ({
+  context: { consecutiveVerifyBlocks: context.consecutiveVerifyBlocks + 1 },
+});
+
+/**
+ * Take the call the outcome books out of flight (`booking`). After
+ * `recordWrite` in the same transition it sees the new write count; that
+ * changes no choice that matters: once a write succeeded, no call still in
+ * flight can verify anything, so those left are alike.
+ */
+const settleCall: SafetyActionLogic = (context, event) => ({ context: { inFlight: withoutSettled(context, event) } });
+
+/**
+ * A write succeeded (or, strictly, failed): it now needs verification.
+ * Its targets and destructive flag are the booked call's (else the
+ * event's); a confirmation is used up.
+ */
+const recordWrite: SafetyActionLogic = (context, event) => {
+  const booked = booking(context, event);
+  const call = booked === null ? undefined : context.inFlight[booked.applied];
+  return {
+    context: {
+      wroteThisEpisode: true,
+      readAfterWrite: false,
+      consecutiveVerifyBlocks: 0,
+      lastWriteTool: toolOf(event) || (call?.tool ?? ''),
+      lastWriteAt: timeOf(event),
+      writeSeq: context.writeSeq + 1,
+      writeTargets: [...appliedTargets(context, event, booked)],
+      writeDestructive: call === undefined ? isDestructiveEvent(event) : call.destructive === true,
+      confirmedSinceWrite: false,
+    },
+  };
+};
+
+/** A resolve or read succeeded: the last read, and its targets established (`appliedTargets`). */
+const recordRead: SafetyActionLogic = (context, event) => ({
+  context: {
+    lastReadTool: toolOf(event),
+    lastReadAt: timeOf(event),
+    establishedTargets: establish(context.establishedTargets, appliedTargets(context, event)),
+  },
+});
+
+/** The read-after-write that satisfies verification. */
+const recordReadAfterWrite: SafetyActionLogic = () => ({ context: { readAfterWrite: true, consecutiveVerifyBlocks: 0 } });
+
+/**
+ * The write verified itself (DESIGN.md §1): a read named `self_verify` is
+ * recorded at the write's time, and read-after-write is set. It
+ * establishes nothing.
+ */
+const recordSelfVerification: SafetyActionLogic = (_context, event) => ({
+  context: { lastReadTool: SELF_VERIFY_TOOL, lastReadAt: timeOf(event), readAfterWrite: true, consecutiveVerifyBlocks: 0 },
+});
+
+/** A user input succeeded: the next destructive write is confirmed (DESIGN.md §5.6). */
+const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSinceWrite: true } });
+
+/**
+ * A successful call of a blocked tool clears its pending recovery (a
+ * recovery) and emits `recovery.succeeded`. Expired entries are dropped on
+ * the way; nothing changes when none is pending or expired.
+ */
+const clearPendingRecovery: SafetyActionLogic = (context, event) => {
+  const at = timeOf(event);
+  const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
+  const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
+  if (!Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)) {
+    if (Object.keys(pendingRecoveries).length !== Object.keys(context.pendingRecoveries).length) {
+      return { context: { pendingRecoveries } };
+    }
+    return {};
+  }
+  const recovery = pendingRecoveries[recoveryId]!;
+  delete pendingRecoveries[recoveryId];
+  return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.succeeded', recovery, at }] };
+};
+
+/** Drop pending recoveries older than the TTL. */
+const expirePendingRecoveries: SafetyActionLogic = (context, event) => ({
+  context: { pendingRecoveries: liveRecoveries(context.pendingRecoveries, timeOf(event)) },
+});
+
+/** Emit the admission of the final answer. */
+const allowAnswer: SafetyActionLogic<StateParams> = (_context, event, params) => ({
+  emitted: [
+    {
+      type: 'gate.decided',
+      subject: 'answer',
+      allowed: true,
+      state: params.state,
+      tool: null,
+      kind: null,
+      callId: null,
+      rule: null,
+      reason: null,
+      recoveryId: null,
+      at: timeOf(event),
+    },
+  ],
+});
+
+/** Refuse the final answer: count it and emit the refusal; the reason names the target it is about, if any. */
+const refuseAnswer: SafetyActionLogic<AnswerBlockParams> = (context, event, params) => {
+  const target = blockedTargetOf(context, event, params.rule);
+  return {
+    context: { finalAnswerBlocks: context.finalAnswerBlocks + 1 },
+    emitted: [
+      {
+        type: 'gate.decided',
+        subject: 'answer',
+        allowed: false,
+        state: params.state,
+        tool: null,
+        kind: null,
+        callId: null,
+        rule: params.rule,
+        reason: reasonWithTarget(ANSWER_BLOCK_REASONS[params.rule], target),
+        recoveryId: null,
+        ...(target === null ? {} : { target }),
+        at: timeOf(event),
+      },
+    ],
+  };
+};
+
+/** CompleteVerification: clear the verification cycle; `wroteThisEpisode` stays. */
+const completeVerification: SafetyActionLogic = () => ({ context: { readAfterWrite: false, consecutiveVerifyBlocks: 0 } });
+
+/**
+ * Reset: clear all tracking, pending recoveries and established targets
+ * included (DESIGN.md §3.2); the session's settings stay.
+ */
+const resetSession: SafetyActionLogic = (context) => ({
+  context: {
+    ...initialSafetyContext({
+      strictFailedWrites: context.strictFailedWrites,
+      confirmDestructive: context.confirmDestructive,
+    }),
+    checksCalls: context.checksCalls,
+  },
+});
+
+/**
+ * ResetKeepProgress: drop verification tracking (flags, counters, calls in
+ * flight, the last write's targets, a confirmation) and
+ * `wroteThisEpisode` (DESIGN.md §1: the original's own test); keep the
+ * established targets, the last read/write records and pending recoveries.
+ */
+const dropVerificationTracking: SafetyActionLogic = () => ({
+  context: {
+    wroteThisEpisode: false,
+    readAfterWrite: false,
+    consecutiveVerifyBlocks: 0,
+    finalAnswerBlocks: 0,
+    inFlight: [],
+    writeTargets: [],
+    writeDestructive: false,
+    confirmedSinceWrite: false,
+  },
+});
+
+/**
+ * Every action of the safety machine, by the name the statechart uses, as
+ * plain logic. `setup()` wraps each (`safety.machine.ts`); a compiled
+ * interpreter runs them in a transition's order, each on the context the
+ * previous one left, and emits what they return, in order.
+ */
+export const safetyActionLogic = {
+  admitCall,
+  announceAllowed,
+  announceBlocked,
+  trackPendingRecovery,
+  countVerifyBlock,
+  settleCall,
+  recordWrite,
+  recordRead,
+  recordReadAfterWrite,
+  recordSelfVerification,
+  recordConfirmation,
+  clearPendingRecovery,
+  expirePendingRecoveries,
+  allowAnswer,
+  refuseAnswer,
+  completeVerification,
+  resetSession,
+  dropVerificationTracking,
+} satisfies Record<string, SafetyActionLogic<never>>;
+
+/** The names of the safety machine's actions. */
+export type SafetyActionName = keyof typeof safetyActionLogic;

@@ -1,0 +1,313 @@
+/**
+ * Total readers of the safety machine's (possibly malformed) events, and the
+ * pure questions its guards and actions ask of an event and the context: how
+ * an outcome is booked against the calls in flight (`booking`), what evidence
+ * a read is, which target a refusal names. None of them throws: a throwing
+ * guard would stop the actor for good, and a malformed event fails closed
+ * (an unknown kind reads as `write`).
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §3.3-3.5, §5.3-5.6.
+ */
+import { MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
+import { commonTargets, isEstablished, readTargets, sameTargets, touchesAny } from './safety.targets.js';
+import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, ToolKind } from './safety.types.js';
+import { TOOL_KINDS } from './safety.types.js';
+
+// ---------------------------------------------------------------------------
+// Total readers of (possibly malformed) events. Never throw.
+
+type LooseEvent = { [key: string]: unknown };
+
+/** An own field of a (possibly malformed) event; undefined when missing, or when reading it throws. */
+export function field(event: unknown, name: string): unknown {
+  if (typeof event !== 'object' || event === null) return undefined;
+  try {
+    return Object.prototype.hasOwnProperty.call(event, name) ? (event as LooseEvent)[name] : undefined;
+  } catch {
+    return undefined; // a getter or proxy trap that throws reads as missing (so kinds fail closed to write)
+  }
+}
+
+/** The event's time in epoch ms; 0 when missing, not a number, or outside ±`MAX_TIME_MS` (not a valid date). */
+export function timeOf(event: unknown): number {
+  const at = field(event, 'at');
+  return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
+}
+
+/** The event's tool name; '' when missing or not a string. */
+export function toolOf(event: unknown): string {
+  const tool = field(event, 'tool');
+  return typeof tool === 'string' ? tool : '';
+}
+
+/** The event's kind; anything unknown fails closed to `write`. */
+export function kindOf(event: unknown): ToolKind {
+  const kind = field(event, 'kind');
+  return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : 'write';
+}
+
+/** The event's call id, or null when missing, empty or not a string. */
+export function callIdOf(event: unknown): string | null {
+  const id = field(event, 'callId');
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
+/** The event's call key: `id:<callId>`, or null for a call without an id. */
+export function idKeyOf(event: unknown): string | null {
+  const id = callIdOf(event);
+  return id === null ? null : `id:${id}`;
+}
+
+/** The event's targets, canonical (`readTargets`): none when missing or malformed. */
+export function targetsOf(event: unknown): readonly string[] {
+  return readTargets(field(event, 'targets')).targets;
+}
+
+/** The event says it is a destructive write: `destructive: true` on a write. */
+export function isDestructiveEvent(event: unknown): boolean {
+  return field(event, 'destructive') === true && kindOf(event) === 'write';
+}
+
+/**
+ * Whether a call id is in flight in `context`: a call checked under it has
+ * no recorded outcome yet. An empty id is no id (as in events). The adapter
+ * refuses a second check under such an id (`SessionGuard.check`).
+ */
+export function isCallIdInFlight(context: SafetyContext, callId: string): boolean {
+  return callId !== '' && context.inFlight.some((call) => call.key === `id:${callId}`);
+}
+
+/**
+ * The kind a record states about its own call: its `kind`, unless that is
+ * missing or outside the vocabulary, or the event says `kindUnstated` (the
+ * classifier's reading of a bare tool name, which cannot tell two calls of
+ * one tool apart). Null when it states none.
+ */
+export function statedKindOf(event: unknown): ToolKind | null {
+  if (field(event, 'kindUnstated') === true) return null;
+  const kind = field(event, 'kind');
+  return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : null;
+}
+
+/** The targets a record states about its own call: its `targets`, unless absent or the kind is unstated. */
+export function statedTargetsOf(event: unknown): readonly string[] | null {
+  if (field(event, 'kindUnstated') === true || field(event, 'targets') === undefined) return null;
+  return targetsOf(event);
+}
+
+/**
+ * How much a call's success would let the session do, least first: 0 a
+ * write (its success demands verification); 1 user input or neutral
+ * computation (nothing, or a confirmation); 2 a resolve or read (a target,
+ * the last read); 3 a resolve or read that would verify the current write
+ * (admitted after it, touching one of its known targets). Ranks the
+ * candidates of an ambiguous outcome, and two calls checked under one id.
+ */
+export function leeway(call: InFlightCall, context: SafetyContext): number {
+  if (call.kind === 'write') return 0;
+  if (!isDiscovery(call.kind)) return 1;
+  return call.verifiesWrite === context.writeSeq && touchesAny(call.targets ?? [], context.writeTargets) ? 3 : 2;
+}
+
+/**
+ * How an outcome event is booked against the calls in flight: `applied`, the
+ * index of the call whose kind (and verification standing) the outcome is
+ * applied with, `removed`, the index of the call it takes out of flight, and
+ * `pool`, the indexes of every call it could belong to (one when it is
+ * unambiguous). Null when no call matches (a record without a check: its own
+ * kind and targets apply).
+ */
+export interface Booking {
+  applied: number;
+  removed: number;
+  pool: number[];
+}
+
+/**
+ * Books an outcome event (DESIGN.md §3.3-3.4): one outcome is never booked
+ * against the wrong call in the permissive direction.
+ *
+ * The candidates share the outcome's key: its id, or, without one, the tool
+ * of the calls checked without an id. A single candidate is settled whatever
+ * kind the record names (the admitted kind wins), except that a failure
+ * whose record states another kind never settles a write: that failure is of
+ * some other call, and the write stays in flight.
+ *
+ * Several candidates (calls of one tool checked without ids, or an id a raw
+ * actor checked twice) make the outcome ambiguous. The kind the record
+ * states (`statedKindOf`) narrows them to the candidates of that kind, if any
+ * has it, then the targets it states to the candidates naming the same ones,
+ * if any has them; among the rest the worst case is assumed, ranked by `leeway`:
+ * - a success is applied as the success of the candidate whose success
+ *   permits least (a write first: a write among them succeeded). That call
+ *   leaves flight, except a write: it stays in flight until the last of its
+ *   candidates is recorded, since it may in truth still be running (so no
+ *   final answer and no completed verification until then), and the
+ *   candidate whose success would permit most leaves instead;
+ * - a failure is applied as the failure of the candidate whose success would
+ *   permit most (a write last: a failure settles a write only when it is
+ *   unambiguously that write's), which leaves flight.
+ * So the calls left in flight are always the least permissive reading of
+ * what is still to come. The oldest wins among equals. Targets follow the
+ * same reading (`appliedTargets`, `withoutSettled`): an ambiguous success of
+ * a resolve or read establishes only the targets every candidate names, and
+ * after an ambiguous failure the resolves and reads left among the
+ * candidates keep only the targets they share with the one that left.
+ */
+export function booking(context: SafetyContext, event: unknown): Booking | null {
+  if (context.inFlight.length === 0) return null;
+  const key = idKeyOf(event);
+  const tool = toolOf(event);
+  const candidates: number[] = [];
+  context.inFlight.forEach((call, i) => {
+    if (key !== null ? call.key === key : call.key.startsWith('anon:') && call.tool === tool) candidates.push(i);
+  });
+  if (candidates.length === 0) return null;
+  const stated = statedKindOf(event);
+  if (candidates.length === 1) {
+    // Unambiguous (the common case): what follows would pick this call, without the narrowing.
+    const only = candidates[0]!;
+    const failure = field(event, 'type') !== 'tool.succeeded';
+    if (failure && context.inFlight[only]!.kind === 'write' && stated !== null && stated !== 'write') return null;
+    return { applied: only, removed: only, pool: candidates };
+  }
+  const ofStatedKind = candidates.filter((i) => context.inFlight[i]!.kind === stated);
+  const byKind = ofStatedKind.length > 0 ? ofStatedKind : candidates;
+  const statedTargets = statedTargetsOf(event);
+  const ofStatedTargets =
+    statedTargets === null ? [] : byKind.filter((i) => sameTargets(context.inFlight[i]!.targets ?? [], statedTargets));
+  const pool = ofStatedTargets.length > 0 ? ofStatedTargets : byKind;
+  if (pool.length === 0) return null;
+  const leewayOf = (i: number) => leeway(context.inFlight[i]!, context);
+  const least = pool.reduce((best, i) => (leewayOf(i) < leewayOf(best) ? i : best));
+  const most = pool.reduce((best, i) => (leewayOf(i) > leewayOf(best) ? i : best));
+  if (field(event, 'type') === 'tool.succeeded') {
+    return { applied: least, removed: context.inFlight[least]!.kind === 'write' ? most : least, pool };
+  }
+  if (context.inFlight[most]!.kind === 'write' && stated !== null && stated !== 'write') return null;
+  return { applied: most, removed: most, pool };
+}
+
+/** The admitted call an outcome is applied with, if any. */
+export function settledCall(context: SafetyContext, event: unknown): InFlightCall | undefined {
+  const booked = booking(context, event);
+  return booked === null ? undefined : context.inFlight[booked.applied];
+}
+
+/** The kind an outcome applies with: the admitted kind, else the event's own. */
+export function outcomeKind(context: SafetyContext, event: unknown): ToolKind {
+  return settledCall(context, event)?.kind ?? kindOf(event);
+}
+
+/** A resolve or read: a call that discovers (establishes targets, can verify a write). */
+export function isDiscovery(kind: ToolKind): boolean {
+  return kind === 'resolve' || kind === 'read';
+}
+
+/**
+ * The targets an outcome applies with: the booked call's; for an ambiguous
+ * success of a resolve or read, only those every candidate names (one of
+ * them succeeded, which is not known); the event's own for a record without
+ * a check.
+ */
+export function appliedTargets(
+  context: SafetyContext,
+  event: unknown,
+  booked: Booking | null = booking(context, event),
+): readonly string[] {
+  if (booked === null) return targetsOf(event);
+  const call = context.inFlight[booked.applied]!;
+  if (booked.pool.length === 1 || call.kind === 'write') return call.targets ?? [];
+  return commonTargets(booked.pool.map((i) => context.inFlight[i]!.targets ?? []));
+}
+
+/**
+ * The calls in flight once an outcome is booked: without the call it takes
+ * out of flight. After an ambiguous failure, the resolves and reads left
+ * among its candidates keep only the targets they share with the call that
+ * left: whichever of them is still running, its success is certain only of those.
+ */
+export function withoutSettled(context: SafetyContext, event: unknown): InFlightCall[] {
+  const booked = booking(context, event);
+  if (booked === null) return context.inFlight;
+  const removed = context.inFlight[booked.removed]!;
+  const narrow = field(event, 'type') !== 'tool.succeeded' && booked.pool.length > 1;
+  const left: InFlightCall[] = [];
+  context.inFlight.forEach((call, i) => {
+    if (i === booked.removed) return;
+    if (!narrow || !booked.pool.includes(i) || !isDiscovery(call.kind) || call.targets === undefined) left.push(call);
+    else left.push(withTargets(call, commonTargets([call.targets, removed.targets ?? []])));
+  });
+  return left;
+}
+
+/** A call in flight with other targets: `targets` left out when empty. */
+export function withTargets(call: InFlightCall, targets: string[]): InFlightCall {
+  const { targets: _dropped, ...rest } = call;
+  return targets.length === 0 ? rest : { ...rest, targets };
+}
+
+/**
+ * What a successful resolve or read is evidence of (DESIGN.md §3.4, §5.4):
+ * `verifies` when the call it is booked to was admitted in VERIFYING after
+ * the current write succeeded (or it ran unchecked in a session that never
+ * checks its calls) and touches one of the write's known targets (any read
+ * does, for a write without known targets); `off-target` when it would
+ * verify but touches none of them; `none` otherwise.
+ */
+export function evidenceOf(context: SafetyContext, event: unknown): 'verifies' | 'off-target' | 'none' {
+  const call = settledCall(context, event);
+  let targets: readonly string[];
+  if (call === undefined) {
+    if (context.checksCalls || !isDiscovery(kindOf(event))) return 'none';
+    targets = targetsOf(event);
+  } else {
+    if (!isDiscovery(call.kind) || call.verifiesWrite !== context.writeSeq) return 'none';
+    targets = call.targets ?? [];
+  }
+  return touchesAny(targets, context.writeTargets) ? 'verifies' : 'off-target';
+}
+
+/**
+ * The first target of a requested write that is not established (DESIGN.md
+ * §5.3): `{ target }`, with `target` null when the write names more targets
+ * than are read (`MAX_TARGETS_PER_EVENT`) and the first ones are all
+ * established. Null when every known target is established, or none is known.
+ */
+export function unknownTargetOf(context: SafetyContext, event: unknown): { target: string | null } | null {
+  const { targets, overflow } = readTargets(field(event, 'targets'));
+  const unknown = targets.find((target) => !isEstablished(context.establishedTargets, target));
+  if (unknown !== undefined) return { target: unknown };
+  return overflow ? { target: null } : null;
+}
+
+/** With `confirmDestructive`, a destructive write and no user input succeeded since the last write (DESIGN.md §5.6). */
+export function isUnconfirmedDestructive(context: SafetyContext, event: unknown): boolean {
+  return context.confirmDestructive && !context.confirmedSinceWrite && isDestructiveEvent(event);
+}
+
+/** The target a refusal of `rule` names, or null (see `GateDecidedEvent.target`). */
+export function blockedTargetOf(context: SafetyContext, event: unknown, rule: BlockRule): string | null {
+  if (rule === 'unknown-target') return unknownTargetOf(context, event)?.target ?? null;
+  if (rule === 'unverified-write') return context.writeTargets[0] ?? null;
+  return null;
+}
+
+/** Some call among `calls` is a write. */
+export function hasWriteInFlight(calls: readonly InFlightCall[]): boolean {
+  return calls.some((call) => call.kind === 'write');
+}
+
+/** The pending recovery's TTL (`RECOVERY_TTL_MS` after its latest block) has run out at `at` (epoch ms). */
+export function isExpired(recovery: PendingRecovery, at: number): boolean {
+  return at - recovery.lastBlockedAt > RECOVERY_TTL_MS;
+}
+
+/** Pending recoveries still alive at `at`, as a new object. */
+export function liveRecoveries(recoveries: Record<string, PendingRecovery>, at: number): Record<string, PendingRecovery> {
+  const live: Record<string, PendingRecovery> = {};
+  for (const [id, recovery] of Object.entries(recoveries)) {
+    if (!isExpired(recovery, at)) live[id] = recovery;
+  }
+  return live;
+}
