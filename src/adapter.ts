@@ -1,7 +1,9 @@
 /**
  * The thin adapter an agent loop calls: check a tool call before it runs,
- * record its outcome after, ask before the final answer. One long-lived
- * XState actor per guard; all session state lives in the actor's context.
+ * record its outcome after, ask before the final answer. Each guard holds
+ * its session as the safety machine's state and context, and runs every
+ * event through the compiled interpreter of the machine (src/interpreter.ts);
+ * a real XState actor is created only when `guard.actor` is asked for.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
  * auto-completed verification, strict failed writes, time as an input), §1
@@ -23,6 +25,7 @@ import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { Classification } from './classification.js';
 import { classifyCall } from './classifier.js';
 import { FSMBlockedError, SessionGuardError } from './errors.js';
+import { safetyInterpreter, type InterpreterState } from './interpreter.js';
 import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 
@@ -138,7 +141,14 @@ export interface SessionGuard {
   readonly state: SafetyState;
   /** A frozen copy of the machine context; pending recoveries past their TTL at `now()` are left out. */
   readonly context: Readonly<SafetyContext>;
-  /** The underlying XState actor (started). */
+  /**
+   * The session's XState actor (started), for live inspection and embedding:
+   * created on first use from the current state and context
+   * (`safetyMachine.resolveState`); from then on it drives the session (the
+   * guard sends every event to it and reads the session from its snapshot),
+   * so events sent to it directly change the guard's session too. Until then
+   * the guard runs the compiled interpreter and no actor exists.
+   */
   readonly actor: Actor<SafetyMachine>;
   /**
    * Decides whether a tool call may run (ASSISTANT_SAFETY.md "The
@@ -261,45 +271,107 @@ function blockedError(decision: GateDecidedEvent): FSMBlockedError {
 }
 
 /**
- * Creates the safety gate of one session.
- *
- * @example
- * const guard = createSessionGuard();
- * const decision = guard.check({ id: 'c1', name: 'pulse_control', args: { action: 'restart' } });
- * if (!decision.allowed) return decision.error.toToolResult(); // { ok: false, error: { code: 'FSM_BLOCKED', ... } }
- * guard.record({ id: 'c1', name: 'pulse_control' }, ok ? 'success' : 'error');
- *
- * @throws SnapshotError (a TypeError) naming the bad field when `options.snapshot`
- *   is not a snapshot this machine could have persisted.
+ * A guard's session, read without a copy: its state and context as they are
+ * now (the actor's, once `guard.actor` was created). Null for an object that
+ * is not a guard made by `createSessionGuard`. Internal: for modules of this
+ * library that must read a session without forcing its actor into existence
+ * or copying its context (`mayAnswer`); the context must not be changed.
  */
-export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
-  const now = options.now ?? Date.now;
-  const classify = options.classify ?? classifyCall;
-  const autoComplete = options.autoCompleteVerification ?? true;
-  // Not `options` itself: the guard must not keep the snapshot it was given.
-  const { onDecision, onRecovery, selfVerifying } = options;
+export function sessionStateOf(guard: unknown): InterpreterState<SafetyContext> | null {
+  return guard instanceof Guard ? guard.current() : null;
+}
 
-  const restored = options.snapshot === undefined ? undefined : parsePersistedSnapshot(options.snapshot);
-  if (restored !== undefined && options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
-  if (restored !== undefined && options.confirmDestructive === true) restored.context.confirmDestructive = true;
-  const actor = createActor(safetyMachine, {
-    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true }, // ignored when restoring
-    ...(restored === undefined
-      ? {}
-      : { snapshot: safetyMachine.resolveState({ value: restored.state, context: restored.context }) }),
-  });
-  let decided: GateDecidedEvent | null = null;
-  let recovered: RecoverySucceededEvent | undefined;
-  actor.on('gate.decided', (event) => {
-    decided = event;
-  });
-  actor.on('recovery.succeeded', (event) => {
-    recovered = event;
-  });
-  actor.start();
+/** The step an event takes, reduced to what the guard reads: the decision and the recovery it emitted (the last of each). */
+interface Emitted {
+  decided: GateDecidedEvent | null;
+  recovered: RecoverySucceededEvent | undefined;
+}
 
-  function clock(): number {
-    const at = now();
+/**
+ * The guard. Decisions run through the compiled interpreter of the safety
+ * machine (src/interpreter.ts) on a plain `{ value, context }` state: no
+ * actor, no snapshot object, no listener per session. `actor` creates a real
+ * XState actor on first use, from the current state
+ * (`safetyMachine.resolveState`), and from then on the actor is the driver:
+ * every event goes to it and the session is read from its snapshot, so
+ * whatever else sends it events (an inspector, a parent machine, code holding
+ * the actor) and the guard see one session, as before the interpreter. A
+ * class, so a live session holds its fields and no closure per method.
+ */
+class Guard implements SessionGuard {
+  private readonly now: () => number;
+  private readonly classify: (name: string, args?: unknown) => ToolKind | Classification;
+  private readonly autoComplete: boolean;
+  private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
+  private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
+  private readonly selfVerifying: ((name: string) => boolean) | undefined;
+  /** The session while no actor exists; null once the actor drives. */
+  private session: InterpreterState<SafetyContext> | null;
+  private live: Actor<SafetyMachine> | null = null;
+  /** What the actor emitted during the current send (set by its listeners). */
+  private heard: Emitted | null = null;
+  /** True while a telemetry hook runs: the guard then refuses every call (`GUARD_REENTRANT`). */
+  private reporting = false;
+
+  constructor(options: SessionGuardOptions) {
+    this.now = options.now ?? Date.now;
+    this.classify = options.classify ?? classifyCall;
+    this.autoComplete = options.autoCompleteVerification ?? true;
+    // Not `options` itself: the guard must not keep the snapshot it was given.
+    this.onDecision = options.onDecision;
+    this.onRecovery = options.onRecovery;
+    this.selfVerifying = options.selfVerifying;
+    if (options.snapshot === undefined) {
+      this.session = safetyInterpreter.initial({
+        strictFailedWrites: options.strictFailedWrites === true,
+        confirmDestructive: options.confirmDestructive === true,
+      });
+    } else {
+      const restored = parsePersistedSnapshot(options.snapshot);
+      if (options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
+      if (options.confirmDestructive === true) restored.context.confirmDestructive = true;
+      this.session = { value: restored.state, context: restored.context };
+    }
+  }
+
+  /** The session now, without a copy. */
+  current(): InterpreterState<SafetyContext> {
+    if (this.session !== null) return this.session;
+    const snapshot = this.live!.getSnapshot();
+    return { value: snapshot.value, context: snapshot.context };
+  }
+
+  get state(): SafetyState {
+    return this.current().value as SafetyState;
+  }
+
+  get context(): Readonly<SafetyContext> {
+    const context = structuredClone(this.current().context);
+    const at = this.now();
+    for (const [id, recovery] of Object.entries(context.pendingRecoveries)) {
+      if (at - recovery.lastBlockedAt > RECOVERY_TTL_MS) delete context.pendingRecoveries[id];
+    }
+    return deepFreeze(context);
+  }
+
+  get actor(): Actor<SafetyMachine> {
+    if (this.live !== null) return this.live;
+    const { value, context } = this.session!;
+    const actor = createActor(safetyMachine, { snapshot: safetyMachine.resolveState({ value, context }) });
+    actor.on('gate.decided', (event) => {
+      if (this.heard !== null) this.heard.decided = event;
+    });
+    actor.on('recovery.succeeded', (event) => {
+      if (this.heard !== null) this.heard.recovered = event;
+    });
+    actor.start();
+    this.live = actor;
+    this.session = null;
+    return actor;
+  }
+
+  private clock(): number {
+    const at = this.now();
     if (typeof at !== 'number' || !(Math.abs(at) <= MAX_TIME_MS)) {
       throw new TypeError(`the guard's clock returned ${String(at)}, not an epoch-millisecond number within ±${MAX_TIME_MS}`);
     }
@@ -314,14 +386,14 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
    * name, and any fail-closed `write` (unknown kind, classifier that throws
    * or answers outside the vocabulary), state nothing about which call it is.
    */
-  function classificationOf(call: ToolCall): { kind: ToolKind; targets: string[]; destructive: boolean; stated: boolean } {
+  private classificationOf(call: ToolCall): { kind: ToolKind; targets: string[]; destructive: boolean; stated: boolean } {
     if (call.kind !== undefined) {
       const known = TOOL_KINDS.includes(call.kind);
       return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known };
     }
     let classified: ReturnType<typeof readClassification>;
     try {
-      classified = readClassification(classify(call.name, call.args));
+      classified = readClassification(this.classify(call.name, call.args));
     } catch {
       classified = { kind: undefined, targets: [], destructive: false }; // a classifier that throws fails closed
     }
@@ -332,23 +404,21 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
       : { kind: 'write', targets, destructive, stated: false };
   }
 
-  /** True while a telemetry hook runs: the guard then refuses every call (`GUARD_REENTRANT`). */
-  let reporting = false;
-
   /**
    * Every method's first step: refuses a call from a telemetry hook, and any
    * call once the actor is stopped or failed (then the session cannot go on,
    * and a silent no-op would look like success).
    * @throws SessionGuardError `GUARD_REENTRANT` or `GUARD_STOPPED`.
    */
-  function enter(method: string): void {
-    if (reporting) {
+  private enter(method: string): void {
+    if (this.reporting) {
       throw new SessionGuardError(
         'GUARD_REENTRANT',
         `${method}: called from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot make another one`,
       );
     }
-    const snapshot = actor.getSnapshot();
+    if (this.live === null) return;
+    const snapshot = this.live.getSnapshot();
     if (snapshot.status !== 'active') {
       throw new SessionGuardError(
         'GUARD_STOPPED',
@@ -365,30 +435,48 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
    * live reference; the guard refuses calls while it runs, and what it
    * throws is ignored (telemetry never changes or stops a decision).
    */
-  function report<T>(hook: ((event: T) => void) | undefined, event: T): void {
+  private report<T>(hook: ((event: T) => void) | undefined, event: T): void {
     if (hook === undefined) return;
-    reporting = true;
+    this.reporting = true;
     try {
       hook(deepFreeze(structuredClone(event)));
     } catch {
       // telemetry never changes or stops a decision
     } finally {
-      reporting = false;
+      this.reporting = false;
     }
   }
 
-  /** Sends an event and fails loudly when the actor did not survive it. */
-  function send(method: string, event: SafetyEvent): void {
-    actor.send(event);
-    if (actor.getSnapshot().status !== 'active') enter(method);
+  /**
+   * Runs an event: through the interpreter, or, once it exists, the actor
+   * (failing loudly when the actor did not survive it). Returns what it emitted.
+   */
+  private send(method: string, event: SafetyEvent): Emitted {
+    if (this.session !== null) {
+      const step = safetyInterpreter.transition(this.session, event);
+      this.session = step.state;
+      const emitted: Emitted = { decided: null, recovered: undefined };
+      for (const out of step.emitted) {
+        if (out.type === 'gate.decided') emitted.decided = out;
+        else emitted.recovered = out;
+      }
+      return emitted;
+    }
+    const heard: Emitted = { decided: null, recovered: undefined };
+    this.heard = heard;
+    try {
+      this.live!.send(event);
+    } finally {
+      this.heard = null;
+    }
+    if (this.live!.getSnapshot().status !== 'active') this.enter(method);
+    return heard;
   }
 
-  function decide(method: string, event: SafetyEvent): GateDecidedEvent {
-    decided = null;
-    send(method, event);
-    const decision: GateDecidedEvent | null = decided;
+  private decide(method: string, event: SafetyEvent): GateDecidedEvent {
+    const decision = this.send(method, event).decided;
     if (decision === null) throw new Error(`the safety machine made no decision on ${event.type}`);
-    report(onDecision, decision);
+    this.report(this.onDecision, decision);
     return decision;
   }
 
@@ -397,10 +485,10 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
    * any; an outcome when it states them (given, or classified from its
    * arguments), even none: otherwise the admitted call's apply.
    */
-  function toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, selfVerified = false): SafetyEvent {
-    const { kind, targets, destructive, stated } = classificationOf(call);
+  private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, selfVerified = false): SafetyEvent {
+    const { kind, targets, destructive, stated } = this.classificationOf(call);
     const requested = type === 'tool.requested';
-    const event: Record<string, unknown> = { type, tool: call.name, kind, at: clock() };
+    const event: Record<string, unknown> = { type, tool: call.name, kind, at: this.clock() };
     if (call.id !== undefined) event.callId = call.id;
     if (!requested && !stated) event.kindUnstated = true;
     // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
@@ -410,87 +498,96 @@ export function createSessionGuard(options: SessionGuardOptions = {}): SessionGu
     return event as unknown as SafetyEvent;
   }
 
-  return {
-    get state() {
-      return actor.getSnapshot().value as SafetyState;
-    },
-    get context() {
-      const context = structuredClone(actor.getSnapshot().context);
-      const at = now();
-      for (const [id, recovery] of Object.entries(context.pendingRecoveries)) {
-        if (at - recovery.lastBlockedAt > RECOVERY_TTL_MS) delete context.pendingRecoveries[id];
-      }
-      return deepFreeze(context);
-    },
-    actor,
-    check(call) {
-      enter('check');
-      const valid = validCall(call, 'check');
-      if (valid.id !== undefined && isCallIdInFlight(actor.getSnapshot().context, valid.id)) {
-        const id = valid.id.length > 80 ? `${valid.id.slice(0, 80)}…` : valid.id;
-        throw new TypeError(
-          `check: call id '${id}' is already in flight; record its outcome before checking another call under it, ` +
-            'or give the new call its own id (one record could not tell the two apart)',
-        );
-      }
-      const decision = decide('check', toolEvent('tool.requested', valid));
-      const kind = decision.kind ?? 'write';
-      return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
-    },
-    record(call, outcome = 'success', options) {
-      enter('record');
-      const valid = validCall(call, 'record');
-      if (outcome !== 'success' && outcome !== 'error') {
-        throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
-      }
-      if (options !== undefined && (typeof options !== 'object' || options === null)) {
-        throw new TypeError('record: options must be an object { result? } when given');
-      }
-      let result: unknown;
-      try {
-        result = options?.result;
-      } catch (error) {
-        throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
-      }
-      const selfVerified = outcome === 'success' && (holds(selfVerifying, valid.name) || selfVerifies(result));
-      recovered = undefined;
-      const outcomeEvent = toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, selfVerified);
-      send('record', outcomeEvent);
-      const after = actor.getSnapshot();
-      // `can` evaluates the machine's guard; the cheap test first skips it on most records.
-      const verified = after.value === 'VERIFYING' && after.context.readAfterWrite;
-      if (autoComplete && verified && after.can({ type: 'verification.completed', at: 0 })) {
-        // The same instant as the outcome: the clock is read once per record.
-        send('record', { type: 'verification.completed', at: outcomeEvent.at });
-      }
-      const event = recovered as RecoverySucceededEvent | undefined; // set by the listener during send
-      if (event === undefined) return {};
-      report(onRecovery, event);
-      return { recovered: event.recovery };
-    },
-    finalAnswer() {
-      enter('finalAnswer');
-      const decision = decide('finalAnswer', { type: 'answer.requested', at: clock() });
-      return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
-    },
-    completeVerification() {
-      enter('completeVerification');
-      const before = actor.getSnapshot().value;
-      send('completeVerification', { type: 'verification.completed', at: clock() });
-      return before !== actor.getSnapshot().value;
-    },
-    reset() {
-      enter('reset');
-      send('reset', { type: 'session.reset', at: clock() });
-    },
-    resetKeepProgress() {
-      enter('resetKeepProgress');
-      send('resetKeepProgress', { type: 'session.resetKeepingProgress', at: clock() });
-    },
-    getPersistedSnapshot() {
-      enter('getPersistedSnapshot');
-      const snapshot = actor.getSnapshot();
-      return toPersistedSnapshot(snapshot.value as SafetyState, snapshot.context);
-    },
-  };
+  check(call: ToolCall): Decision {
+    this.enter('check');
+    const valid = validCall(call, 'check');
+    if (valid.id !== undefined && isCallIdInFlight(this.current().context, valid.id)) {
+      const id = valid.id.length > 80 ? `${valid.id.slice(0, 80)}…` : valid.id;
+      throw new TypeError(
+        `check: call id '${id}' is already in flight; record its outcome before checking another call under it, ` +
+          'or give the new call its own id (one record could not tell the two apart)',
+      );
+    }
+    const decision = this.decide('check', this.toolEvent('tool.requested', valid));
+    const kind = decision.kind ?? 'write';
+    return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
+  }
+
+  record(call: ToolCall, outcome: 'success' | 'error' = 'success', options?: RecordOptions): RecordResult {
+    this.enter('record');
+    const valid = validCall(call, 'record');
+    if (outcome !== 'success' && outcome !== 'error') {
+      throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
+    }
+    if (options !== undefined && (typeof options !== 'object' || options === null)) {
+      throw new TypeError('record: options must be an object { result? } when given');
+    }
+    let result: unknown;
+    try {
+      result = options?.result;
+    } catch (error) {
+      throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
+    }
+    const selfVerified = outcome === 'success' && (holds(this.selfVerifying, valid.name) || selfVerifies(result));
+    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, selfVerified);
+    const { recovered } = this.send('record', outcomeEvent);
+    const after = this.current();
+    // `can` evaluates the machine's guard; the cheap test first skips it on most records.
+    if (this.autoComplete && after.value === 'VERIFYING' && after.context.readAfterWrite) {
+      const complete: SafetyEvent = { type: 'verification.completed', at: outcomeEvent.at }; // the clock is read once per record
+      const can = this.session !== null ? safetyInterpreter.can(this.session, complete) : this.live!.getSnapshot().can(complete);
+      if (can) this.send('record', complete);
+    }
+    if (recovered === undefined) return {};
+    this.report(this.onRecovery, recovered);
+    return { recovered: recovered.recovery };
+  }
+
+  finalAnswer(): FinalAnswerDecision {
+    this.enter('finalAnswer');
+    const decision = this.decide('finalAnswer', { type: 'answer.requested', at: this.clock() });
+    return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
+  }
+
+  completeVerification(): boolean {
+    this.enter('completeVerification');
+    const before = this.current().value;
+    this.send('completeVerification', { type: 'verification.completed', at: this.clock() });
+    return before !== this.current().value;
+  }
+
+  reset(): void {
+    this.enter('reset');
+    this.send('reset', { type: 'session.reset', at: this.clock() });
+  }
+
+  resetKeepProgress(): void {
+    this.enter('resetKeepProgress');
+    this.send('resetKeepProgress', { type: 'session.resetKeepingProgress', at: this.clock() });
+  }
+
+  getPersistedSnapshot(): PersistedSnapshot {
+    this.enter('getPersistedSnapshot');
+    const { value, context } = this.current();
+    return toPersistedSnapshot(value as SafetyState, context);
+  }
+}
+
+/**
+ * Creates the safety gate of one session. Its decisions run through the
+ * compiled interpreter of the safety machine (src/interpreter.ts), the
+ * statechart's own transitions, guards and actions; `guard.actor` creates a
+ * real XState actor from the session on first use, which then drives it.
+ *
+ * @example
+ * const guard = createSessionGuard();
+ * const decision = guard.check({ id: 'c1', name: 'pulse_control', args: { action: 'restart' } });
+ * if (!decision.allowed) return decision.error.toToolResult(); // { ok: false, error: { code: 'FSM_BLOCKED', ... } }
+ * guard.record({ id: 'c1', name: 'pulse_control' }, ok ? 'success' : 'error');
+ *
+ * @throws SnapshotError (a TypeError) naming the bad field when `options.snapshot`
+ *   is not a snapshot this machine could have persisted.
+ */
+export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
+  return new Guard(options);
 }

@@ -1,34 +1,40 @@
 /**
  * Asking the gate about the final answer without asking for it: what
  * `finalAnswer()` would decide now, with no side effect (no refusal counted,
- * no decision emitted, nothing sent to the actor). For hosts that must know
+ * no decision emitted, nothing sent to the session). For hosts that must know
  * before they stream an answer, and for adapters that gate an answer in a
  * framework's own hook.
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
  * unverified change); DESIGN.md §1 (CanFinalAnswer).
  */
-import { transition } from 'xstate';
-import { safetyMachine } from '../machines/safety.machine.js';
-import type { GateDecidedEvent } from '../machines/safety.types.js';
-import type { FinalAnswerDecision, SessionGuard } from './adapter.js';
+import type { SafetyContext, SafetyState } from '../machines/safety.types.js';
+import { sessionStateOf, type FinalAnswerDecision, type SessionGuard } from './adapter.js';
 import { FSMBlockedError } from './errors.js';
+import { safetyInterpreter, type InterpreterState } from './interpreter.js';
 
 /**
- * What `guard.finalAnswer()` would answer now, computed with XState's pure
- * `transition` on the guard's current snapshot: the machine's own rules, no
- * second copy. Nothing about the session changes. The decision does not
- * depend on time (the final-answer rules read no clock).
+ * What `guard.finalAnswer()` would answer now, computed by the compiled
+ * interpreter of the safety machine (src/interpreter.ts) on the guard's
+ * current state: the machine's own rules, no second copy, and no actor
+ * created (a guard of `createSessionGuard` is read as it is; any other
+ * object with an `actor` is read from the actor's snapshot). Nothing about
+ * the session changes. The decision does not depend on time (the
+ * final-answer rules read no clock).
  *
  * @returns `{ allowed: true }` or `{ allowed: false, error }` with the
  *   `FSMBlockedError` `finalAnswer()` would give (rule, reason, state).
  * @throws Error only when the machine makes no decision (a bug).
  */
 export function mayAnswer(guard: Pick<SessionGuard, 'actor'>): FinalAnswerDecision {
-  const [, actions] = transition(safetyMachine, guard.actor.getSnapshot(), { type: 'answer.requested', at: 0 });
-  for (const action of actions) {
-    const event = (action as { params?: { event?: GateDecidedEvent } }).params?.event;
-    if ((action.type as string) !== 'xstate.emit' || event?.type !== 'gate.decided') continue;
+  let state: InterpreterState<SafetyContext> | null = sessionStateOf(guard);
+  if (state === null) {
+    const snapshot = guard.actor.getSnapshot();
+    state = { value: snapshot.value as SafetyState, context: snapshot.context };
+  }
+  const { emitted } = safetyInterpreter.transition(state, { type: 'answer.requested', at: 0 });
+  for (const event of emitted) {
+    if (event.type !== 'gate.decided') continue;
     if (event.allowed) return { allowed: true };
     return {
       allowed: false,
