@@ -108,11 +108,36 @@ export interface ReplayPage {
   limit?: number;
 }
 
+/** What a whole run's audit says, kept apart from its pages: its summary and the refused steps listed. */
+export interface ReplayRunTotals {
+  summary: ReplayRunSummary;
+  /** Ascending; the first `MAX_REFUSED_STEPS_LISTED`. */
+  refusedSteps: number[];
+}
+
+/** A run's totals from its audit (`auditRun` of the whole run, with or without `trace`). */
+export function runTotals(run: TranscriptRun, index: number, audit: RunAudit): ReplayRunTotals {
+  return {
+    summary: runSummary(run, index, audit),
+    refusedSteps: audit.refusals.map((refusal) => refusal.index).sort((a, b) => a - b).slice(0, MAX_REFUSED_STEPS_LISTED),
+  };
+}
+
+/** Options of `replayRun`: how the audit classifies, and which rules it applies. */
+export interface ReplayOptions {
+  classify: Classifier;
+  catalog: string;
+  strictFailedWrites?: boolean;
+}
+
 /**
  * One page of the frames of one run: the audit's findings (with `trace`),
  * each with its log entry, whether the audit refused it, and the session view
- * after it; views and transitions are worked out for the page's steps only.
- * `page.from` past the end answers no frames.
+ * after it. Only the steps up to the page's end are replayed with `trace`,
+ * and views and transitions are worked out for the page's steps only; the
+ * whole run's totals come from `totals` (a server keeps them from the
+ * transcript's summary), else from an audit without `trace`. `page.from`
+ * past the end answers no frames.
  *
  * @throws TranscriptError (from `auditRun`) when a clock step takes the
  *   audit clock past the range of dates; nothing else on a run produced by
@@ -121,23 +146,22 @@ export interface ReplayPage {
 export function replayRun(
   run: TranscriptRun,
   index: number,
-  options: { classify: Classifier; catalog: string; strictFailedWrites?: boolean },
+  options: ReplayOptions,
   page: ReplayPage = {},
+  totals?: ReplayRunTotals,
 ): ReplayRunResponse {
-  const audit = auditRun(run, {
-    classify: options.classify,
-    strictFailedWrites: options.strictFailedWrites ?? false,
-    startAt: START_AT,
-    trace: true,
-  });
+  const auditOptions = { classify: options.classify, strictFailedWrites: options.strictFailedWrites ?? false, startAt: START_AT };
+  const whole = totals ?? runTotals(run, index, auditRun(run, auditOptions));
+  const total = run.steps.length;
+  const from = Math.min(Math.max(0, Math.trunc(page.from ?? 0)), total);
+  const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? MAX_REPLAY_PAGE)), MAX_REPLAY_PAGE);
+  const to = Math.min(total, from + limit);
+  // The audit is sequential: the steps up to the page's end decide alike in the whole run.
+  const audit = auditRun(to === total ? run : { ...run, steps: run.steps.slice(0, to) }, { ...auditOptions, trace: true });
   const refused = new Set(audit.refusals.map((refusal) => refusal.index));
   const kinds = new Map<string, ToolKind>();
   const start = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.strictFailedWrites ?? false }));
   const initial = sessionView(safetyMachine, start, START_AT);
-  const total = audit.findings.length;
-  const from = Math.min(Math.max(0, Math.trunc(page.from ?? 0)), total);
-  const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? MAX_REPLAY_PAGE)), MAX_REPLAY_PAGE);
-  const to = Math.min(total, from + limit);
   // The kinds of the calls before the page (a result's kind is its call's).
   for (const finding of audit.findings.slice(0, from)) {
     if (finding.step.type === 'call' && finding.decision?.kind) kinds.set(finding.step.id, finding.decision.kind);
@@ -150,8 +174,12 @@ export function replayRun(
     const kind = step.type === 'call' ? (finding.decision?.kind ?? null) : step.type === 'result' ? (kinds.get(step.id) ?? null) : null;
     // The transitions each event took, as XState selects them from the session before it.
     const taken: string[] = [];
+    const sent: string[] = [];
     let snapshot = before;
     for (const event of eventsOf(step, finding, kind)) {
+      // A machine that completes verification by itself has left VERIFYING already: the guard sends nothing then.
+      if (event.type === 'verification.completed' && snapshot.value !== 'VERIFYING') continue;
+      sent.push(event.type);
       taken.push(...selectedTransitions(safetyMachine, snapshot, event));
       snapshot = transition(safetyMachine, snapshot as never, event as never)[0];
     }
@@ -161,7 +189,7 @@ export function replayRun(
       seq: finding.index + 1,
       at: finding.at,
       label: stepLabel(step),
-      events: eventsOf(step, finding, kind).map((event) => event.type),
+      events: sent,
       stateBefore: finding.stateBefore,
       stateAfter: finding.stateAfter,
       decision: decisionOf(finding),
@@ -177,13 +205,13 @@ export function replayRun(
     };
   });
   return {
-    run: runSummary(run, index, audit),
+    run: whole.summary,
     catalog: options.catalog,
     initial,
     from,
     frames,
     total,
     nextFrom: to < total ? to : null,
-    refusedSteps: [...refused].sort((a, b) => a - b).slice(0, MAX_REFUSED_STEPS_LISTED),
+    refusedSteps: whole.refusedSteps,
   };
 }

@@ -62,7 +62,7 @@ import { PAGE_CSS, PAGE_HTML } from './document.js';
 import { LiveHub } from './live.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, PlaygroundSession, zodMessage } from './playground.js';
 import type { ChartResponse, InfoResponse, LiveMessage, LogEntry, ReplayResponse } from './protocol.js';
-import { replayRun, runSummary } from './replay.js';
+import { replayRun, runTotals, type ReplayRunTotals } from './replay.js';
 
 /** The only address the server binds. */
 export const HOST = '127.0.0.1';
@@ -208,6 +208,9 @@ function pathSegment(raw: string): string {
 }
 
 /** This module's folder: `src/visualizer` (from source) or `dist/src/visualizer` (compiled). */
+/** Runs whose totals (summary, refused steps) the server keeps for paging; the oldest goes. */
+const MAX_KEPT_RUN_TOTALS = 2_000;
+
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
 /**
@@ -337,15 +340,26 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     }
   }
 
+  // Each run's totals under a catalog, kept from the transcript's summary, so a page replays only up to its end.
+  const runTotalsKept = new Map<string, ReplayRunTotals>();
+  const keepTotals = (key: string, totals: ReplayRunTotals) => {
+    runTotalsKept.delete(key);
+    runTotalsKept.set(key, totals);
+    if (runTotalsKept.size > MAX_KEPT_RUN_TOTALS) runTotalsKept.delete(runTotalsKept.keys().next().value!);
+  };
+
   function replaySummary(id: string, catalog: BuiltinCatalogName): ReplayResponse {
     const replay = replays.get(id);
     if (replay === undefined) throw new HttpError(404, `no transcript '${id}' is open`);
     const classify = createClassifier(builtinCatalogs[catalog]);
-    return {
-      id,
-      source: replay.source,
-      runs: audited(() => replay.runs.map((run, index) => runSummary(run, index, auditRun(run, { classify })))),
-    };
+    const runs = audited(() =>
+      replay.runs.map((run, index) => {
+        const totals = runTotals(run, index, auditRun(run, { classify }));
+        keepTotals(`${id}/${index}/${catalog}`, totals);
+        return totals.summary;
+      }),
+    );
+    return { id, source: replay.source, runs };
   }
 
   /** A whole number in `min`..`max` from the query, `fallback` when absent. @throws HttpError 400 otherwise. */
@@ -466,7 +480,10 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
         limit: queryInteger(url, 'limit', MAX_REPLAY_PAGE, 1, MAX_REPLAY_PAGE),
       };
       const classify = createClassifier(builtinCatalogs[catalog]);
-      return sendJson(res, 200, audited(() => replayRun(run, index, { classify, catalog }, page)));
+      const key = `${id}/${index}/${catalog}`;
+      const totals = runTotalsKept.get(key) ?? audited(() => runTotals(run, index, auditRun(run, { classify, startAt: 0 })));
+      keepTotals(key, totals);
+      return sendJson(res, 200, audited(() => replayRun(run, index, { classify, catalog }, page, totals)));
     }
     if (method === 'GET' && path === '/api/live') return sendJson(res, 200, hub.sessions());
     if (method === 'GET' && (match = /^\/api\/live\/([^/]+)$/.exec(path))) {
