@@ -3,7 +3,9 @@
  * `node --expose-gc`): `node --expose-gc dist/bench/heap.js <kind> <sessions>`.
  * Prints `{ "kind", "sessions", "bytesPerSession" }` as JSON.
  *
- * Kinds: `guard` (a live `createSessionGuard`, an XState actor), `reference`
+ * Kinds: `guard` (a live `createSessionGuard`, run by the compiled
+ * interpreter), `actor` (the same with `guard.actor` created, so an XState
+ * actor holds and drives the session), `reference`
  * (the plain-TypeScript reference gate), `stored` (a session of the session
  * store evicted to its persisted snapshot in the memory store). Each session
  * has resolved and read once (READING), with OpenAI-style call ids.
@@ -33,9 +35,10 @@ function measure(kind: string, sessions: number): number {
   const held: unknown[] = new Array(sessions);
   let keep: { sweep(): number } | null = null;
   const before = heapUsed();
-  if (kind === 'guard') {
+  if (kind === 'guard' || kind === 'actor') {
     for (let i = 0; i < sessions; i++) {
       const guard = createSessionGuard({ now, classify });
+      if (kind === 'actor') void guard.actor; // the XState actor, created and then driving
       guard.record({ id: callId(i, 0), name: 'get_user_details' });
       guard.check({ id: callId(i, 1), name: 'get_reservation_details' });
       guard.record({ id: callId(i, 1), name: 'get_reservation_details' });

@@ -25,7 +25,7 @@ import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { Classification } from './classification.js';
 import { classifyCall } from './classifier.js';
 import { FSMBlockedError, SessionGuardError } from './errors.js';
-import { safetyInterpreter, type InterpreterState } from './interpreter.js';
+import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from './interpreter.js';
 import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 
@@ -305,8 +305,13 @@ class Guard implements SessionGuard {
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
-  /** The session while no actor exists; null once the actor drives. */
-  private session: InterpreterState<SafetyContext> | null;
+  /**
+   * The session while no actor exists, the guard's own (the interpreter
+   * steps it in place: nothing else holds its context); null once the actor drives.
+   */
+  private session: MutableInterpreterState<SafetyContext> | null;
+  /** Set when a step threw (a bug in an action): the session may be part-way through it, so every method refuses. */
+  private failure: { error: unknown } | null = null;
   private live: Actor<SafetyMachine> | null = null;
   /** What the actor emitted during the current send (set by its listeners). */
   private heard: Emitted | null = null;
@@ -322,10 +327,11 @@ class Guard implements SessionGuard {
     this.onRecovery = options.onRecovery;
     this.selfVerifying = options.selfVerifying;
     if (options.snapshot === undefined) {
-      this.session = safetyInterpreter.initial({
+      const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
         confirmDestructive: options.confirmDestructive === true,
       });
+      this.session = { value, context };
     } else {
       const restored = parsePersistedSnapshot(options.snapshot);
       if (options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
@@ -417,6 +423,13 @@ class Guard implements SessionGuard {
         `${method}: called from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot make another one`,
       );
     }
+    if (this.failure !== null) {
+      throw new SessionGuardError(
+        'GUARD_STOPPED',
+        `${method}: the session guard failed (a step of the safety machine threw); restore the last persisted snapshot into a new guard`,
+        { cause: this.failure.error },
+      );
+    }
     if (this.live === null) return;
     const snapshot = this.live.getSnapshot();
     if (snapshot.status !== 'active') {
@@ -453,10 +466,17 @@ class Guard implements SessionGuard {
    */
   private send(method: string, event: SafetyEvent): Emitted {
     if (this.session !== null) {
-      const step = safetyInterpreter.transition(this.session, event);
-      this.session = step.state;
+      let events: ReturnType<typeof safetyInterpreter.advance>;
+      try {
+        events = safetyInterpreter.advance(this.session, event);
+      } catch (error) {
+        // As a failed actor: the session cannot go on (it may be part-way through the step).
+        this.failure = { error };
+        this.enter(method);
+        throw error;
+      }
       const emitted: Emitted = { decided: null, recovered: undefined };
-      for (const out of step.emitted) {
+      for (const out of events) {
         if (out.type === 'gate.decided') emitted.decided = out;
         else emitted.recovered = out;
       }

@@ -15,6 +15,10 @@
  * context }` per step that changes something, one context copy per step
  * that assigns, and nothing per step that does not.
  *
+ * `advance` is the same step made in place, for a caller that owns its
+ * state and keeps no other reference to its context (the session guard):
+ * no copy at all.
+ *
  * Supported: one level of atomic states under the root; transitions on exact
  * event types in states and at the root (a state's own transitions first,
  * then the root's, the first whose guard passes wins, as XState's
@@ -40,6 +44,12 @@ import { safetyMachine } from '../machines/safety.machine.js';
 export interface InterpreterState<TContext> {
   readonly value: string;
   readonly context: TContext;
+}
+
+/** A state that `advance` changes in place: the caller's own. */
+export interface MutableInterpreterState<TContext> {
+  value: string;
+  context: TContext;
 }
 
 /** One step of a compiled machine: the state after it and the events it emitted, in order (a shared empty array when none). */
@@ -105,6 +115,17 @@ export interface CompiledMachine<TContext, TEvent extends EventObject, TEmitted,
    */
   transition(state: InterpreterState<TContext>, event: TEvent): InterpreterStep<TContext, TEmitted>;
   /**
+   * The step `transition` takes, made in place: `state.value` is set and the
+   * assigned fields are written into `state.context` itself (no copy), and
+   * the emitted events are returned. For a caller that owns `state` and
+   * keeps no other reference to its context (any other holder would see it
+   * change). Guards still see the context before the step, and each action
+   * the context the actions before it left, as in `transition`.
+   * @throws as `transition`; when an action throws, `state` may be left
+   *   part-way through the step (discard it, as XState stops an actor).
+   */
+  advance(state: MutableInterpreterState<TContext>, event: TEvent): readonly TEmitted[];
+  /**
    * Whether `event` would be taken from `state`: a transition whose guard
    * passes and that has a target or actions (as XState's `snapshot.can`).
    * Runs guards only, no action.
@@ -163,6 +184,8 @@ const NO_EMITTED: readonly never[] = Object.freeze([]);
 interface Emitting<T> {
   emitted: readonly T[];
   owned: boolean;
+  /** Whether the last transition taken changed the value or assigned to the context. */
+  changed: boolean;
 }
 
 /** The keys of a state node config the interpreter reads or that change nothing at run time. */
@@ -350,13 +373,23 @@ export function compileMachine<TMachine extends AnyStateMachine>(
   };
 
   /**
-   * Runs one selected transition; what its actions emit is appended to
-   * `out.emitted` (created on the first). Returns the new state, or `state`
-   * when nothing changed.
+   * Runs one selected transition from `state`; what its actions emit is
+   * appended to `out.emitted` (created on the first). Pure (`inPlace`
+   * false): returns a new state, with one context copy for the step, or
+   * `state` itself when nothing changed. In place: assigns into
+   * `state.context` and sets `state.value`, and returns `state`; `out.changed`
+   * says whether anything changed, either way.
    */
-  const take = (transition: CompiledTransition, state: InterpreterState<C>, event: unknown, out: Emitting<Em>): InterpreterState<C> => {
+  const take = (
+    transition: CompiledTransition,
+    state: InterpreterState<C>,
+    event: unknown,
+    out: Emitting<Em>,
+    inPlace: boolean,
+  ): InterpreterState<C> => {
     let context = state.context;
-    let copied = false;
+    let copied = inPlace;
+    let assigned = false;
     for (const action of transition.actions) {
       const result = action.logic(context, event, action.params);
       if (result.context !== undefined) {
@@ -367,6 +400,7 @@ export function compileMachine<TMachine extends AnyStateMachine>(
           copied = true;
         }
         Object.assign(context as object, result.context);
+        assigned = true;
       }
       const emitted = result.emitted as readonly Em[] | undefined;
       if (emitted !== undefined && emitted.length > 0) {
@@ -381,11 +415,16 @@ export function compileMachine<TMachine extends AnyStateMachine>(
       }
     }
     const value = transition.target ?? state.value;
-    return copied || value !== state.value ? { value, context } : state;
+    out.changed = assigned || value !== state.value;
+    if (inPlace) {
+      (state as { value: string }).value = value;
+      return state;
+    }
+    return out.changed ? { value, context } : state;
   };
 
   /** Eventless transitions until none is enabled, or a step changes nothing (as XState's macrostep). */
-  const settle = (state: InterpreterState<C>, event: unknown, emitted: Emitting<Em>): InterpreterState<C> => {
+  const settle = (state: InterpreterState<C>, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
     for (let steps = 0; ; steps++) {
       const always = table.get(state.value)!.always;
       if (always.length === 0) return state;
@@ -394,10 +433,22 @@ export function compileMachine<TMachine extends AnyStateMachine>(
       if (steps >= MAX_EVENTLESS_STEPS) {
         throw new Error(`machine '${machine.id}': eventless transitions did not settle after ${MAX_EVENTLESS_STEPS} steps (a cycle of always transitions)`);
       }
-      const next = take(transition, state, event, emitted);
-      if (next === state) return state;
-      state = next;
+      state = take(transition, state, event, out, inPlace);
+      if (!out.changed) return state;
     }
+  };
+
+  /** One event from `state`: its transition, then eventless ones. */
+  const run = (state: InterpreterState<C>, event: unknown, inPlace: boolean): { state: InterpreterState<C>; out: Emitting<Em> } => {
+    const compiled = compiledStateOf(state);
+    const eventType = (event as { type?: unknown } | null)?.type;
+    const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
+    let next = state;
+    if (typeof eventType === 'string') {
+      const transition = select(compiled.on.get(eventType), state.context, event, eventType);
+      if (transition !== null) next = take(transition, state, event, out, inPlace);
+    }
+    return { state: settle(next, event, out, inPlace), out };
   };
 
   return {
@@ -410,23 +461,19 @@ export function compileMachine<TMachine extends AnyStateMachine>(
         const spawn = () => {
           throw new Error(`machine '${machine.id}': spawning actors is not supported by the compiled interpreter`);
         };
-        context = Object.assign({}, (contextConfig as (args: unknown) => C)({ input, spawn, self: undefined }));
+        context = { ...((contextConfig as (args: unknown) => object)({ input, spawn, self: undefined }) as object) } as C;
       } else {
-        context = Object.assign({}, contextConfig ?? {}) as C;
+        context = { ...((contextConfig ?? {}) as object) } as C;
       }
-      return settle({ value: initialValue, context }, { type: 'xstate.init', input }, { emitted: NO_EMITTED, owned: false });
+      const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
+      return settle({ value: initialValue, context }, { type: 'xstate.init', input }, out, false);
     },
     transition(state, event) {
-      const compiled = compiledStateOf(state);
-      const eventType = (event as { type?: unknown } | null)?.type;
-      const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false };
-      let next = state;
-      if (typeof eventType === 'string') {
-        const transition = select(compiled.on.get(eventType), state.context, event, eventType);
-        if (transition !== null) next = take(transition, state, event, out);
-      }
-      next = settle(next, event, out);
+      const { state: next, out } = run(state, event, false);
       return { state: next, emitted: out.emitted };
+    },
+    advance(state, event) {
+      return run(state, event, true).out.emitted;
     },
     can(state, event) {
       const compiled = compiledStateOf(state);

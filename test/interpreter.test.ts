@@ -354,3 +354,28 @@ describe('a compiled machine', () => {
     expect(compiled.initial({ start: 7 })).toEqual({ value: 'low', context: { n: 7, log: [] } });
   });
 });
+
+describe('advance, the step made in place', () => {
+  const events: CounterEvent[] = [{ type: 'inc' }, { type: 'inc', by: 5 }, { type: 'inc' }, { type: 'noop' }, { type: 'reset' }, { type: 'inc' }];
+
+  it('takes the steps transition takes, emitting the same events', () => {
+    const compiled = compileMachine(counterMachine(), counterLogic);
+    let pure = compiled.initial({ start: 0 });
+    const owned = { ...compiled.initial({ start: 0 }) };
+    for (const event of events) {
+      const step = compiled.transition(pure, event);
+      pure = step.state;
+      expect(compiled.advance(owned, event)).toEqual(step.emitted);
+      expect(owned).toEqual(pure);
+    }
+  });
+
+  it('writes into the context it is given instead of copying it', () => {
+    const compiled = compileMachine(counterMachine(), counterLogic);
+    const context = { n: 0, log: [] };
+    const state = { value: 'low', context };
+    compiled.advance(state, { type: 'inc', by: 3 });
+    expect(state.context).toBe(context);
+    expect(context.n).toBe(3);
+  });
+});
