@@ -6,6 +6,14 @@
  * `stately.config.json`) it also works out each event's transitions and the
  * gate's decision with XState's pure `transition()`.
  *
+ * Sessions are kept per inspector connection and actor session id: XState
+ * numbers actors per copy of the library (`x:0`, ...), so ids repeat across
+ * processes and across two copies in one application. An `@xstate.actor`
+ * announcing an id already announced on its connection is another actor (an
+ * actor is announced once): a session of its own (`#2`), both marked as
+ * sharing the id, the id's later messages going to the newest (nothing on the
+ * wire tells them apart). Each session has a label for the page's list.
+ *
  * Inspection events are untrusted input (any local process can send them):
  * each message is bounded in nesting before it is parsed, validated with zod
  * (a safety machine snapshot field by field, see safety-snapshot.ts), its

@@ -206,7 +206,11 @@ export interface ReplayRunResponse {
 
 /** A session streamed by an application through `@statelyai/inspect`. */
 export interface LiveSessionSummary {
-  /** The hub's key: `<inspector connection>/<actor session id>` (actor session ids repeat across processes). */
+  /**
+   * The hub's key: `<inspector connection>/<actor session id>` (actor session
+   * ids repeat across processes and across copies of XState); a second actor
+   * announcing the same id on one connection is `<connection>/<id>#2`, and so on.
+   */
   sessionId: string;
   /** The actor's own session id, e.g. `x:0`. */
   actorSessionId: string;
