@@ -7,15 +7,16 @@
  *
  * Spec: ASSISTANT_SAFETY.md (whole), as applied by the audit in shadow mode.
  */
-import { transition, type AnyMachineSnapshot, type AnyEventObject } from 'xstate';
+import { createActor, type AnyMachineSnapshot, type AnyEventObject } from 'xstate';
 import { safetyMachine, initialSafetyContext } from '../../machines/safety.machine.js';
 import type { SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
 import { auditRun, type RunAudit, type StepFinding } from '../audit.js';
 import type { Classifier } from '../classifier.js';
+import { transitionIds } from '../export.js';
 import type { TranscriptRun, TranscriptStep } from '../transcripts.js';
 import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
-import { selectedTransitions, sessionView } from './model.js';
+import { sessionView } from './model.js';
 import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
 
 /** The audit clock's start and step: the audit's defaults (epoch 0, one second a step). */
@@ -97,6 +98,40 @@ function resolve(state: SafetyState, context: unknown): AnyMachineSnapshot {
   return safetyMachine.resolveState({ value: state, context: context as never });
 }
 
+const safetyTransitionIds = transitionIds(safetyMachine);
+
+/**
+ * Sends `events` to the safety machine from `before`, as the guard did, and
+ * returns the events sent and the chart ids of every transition XState took
+ * for them, eventless ones included (`@xstate.microstep`). A
+ * `verification.completed` is not sent when the machine has already left
+ * VERIFYING by itself.
+ */
+function replayEvents(before: AnyMachineSnapshot, events: AnyEventObject[]): { sent: string[]; taken: string[] } {
+  const taken: string[] = [];
+  const sent: string[] = [];
+  let recording = false;
+  const actor = createActor(safetyMachine, {
+    snapshot: before as never,
+    inspect: (inspection) => {
+      if (!recording || inspection.type !== '@xstate.microstep') return;
+      for (const definition of (inspection as { _transitions: unknown[] })._transitions) {
+        const id = safetyTransitionIds.get(definition as never);
+        if (id !== undefined) taken.push(id);
+      }
+    },
+  });
+  actor.start();
+  recording = true;
+  for (const event of events) {
+    if (event.type === 'verification.completed' && actor.getSnapshot().value !== 'VERIFYING') continue;
+    sent.push(event.type);
+    actor.send(event as never);
+  }
+  actor.stop();
+  return { sent, taken };
+}
+
 /** A run's summary under the audit with `classify`. */
 export function runSummary(run: TranscriptRun, index: number, audit: RunAudit): ReplayRunSummary {
   return { index, id: run.id, reward: run.reward, steps: run.steps.length, refusals: audit.refusals.length };
@@ -173,16 +208,7 @@ export function replayRun(
     if (step.type === 'call' && finding.decision?.kind) kinds.set(step.id, finding.decision.kind);
     const kind = step.type === 'call' ? (finding.decision?.kind ?? null) : step.type === 'result' ? (kinds.get(step.id) ?? null) : null;
     // The transitions each event took, as XState selects them from the session before it.
-    const taken: string[] = [];
-    const sent: string[] = [];
-    let snapshot = before;
-    for (const event of eventsOf(step, finding, kind)) {
-      // A machine that completes verification by itself has left VERIFYING already: the guard sends nothing then.
-      if (event.type === 'verification.completed' && snapshot.value !== 'VERIFYING') continue;
-      sent.push(event.type);
-      taken.push(...selectedTransitions(safetyMachine, snapshot, event));
-      snapshot = transition(safetyMachine, snapshot as never, event as never)[0];
-    }
+    const { sent, taken } = replayEvents(before, eventsOf(step, finding, kind));
     const after = resolve(finding.stateAfter, finding.context);
     before = after;
     const entry: LogEntry = {

@@ -3,6 +3,7 @@
  * audit replays it, with the transitions XState took.
  */
 import { describe, expect, it } from 'vitest';
+import { safetyMachine } from '../../machines/safety.machine.js';
 import { auditRun } from '../../src/audit.js';
 import { builtinCatalogs, createClassifier } from '../../src/classifier.js';
 import { demoRuns } from '../../src/demo.js';
@@ -12,6 +13,14 @@ import { replayRun, stepLabel } from '../../src/visualizer/replay.js';
 import type { TranscriptRun } from '../../src/transcripts.js';
 
 const pulse = { classify: createClassifier(builtinCatalogs.pulse), catalog: 'pulse' };
+
+/**
+ * Whether the machine completes verification by itself (an eventless
+ * transition in VERIFYING, issue 12 item 2); before, the guard sent
+ * `verification.completed`. The replay shows whichever XState took.
+ */
+const machineCompletesVerification = (safetyMachine.states.VERIFYING!.always ?? []).length > 0;
+const completion = machineCompletesVerification ? 't:safety.VERIFYING:always:0' : 't:safety.VERIFYING:verification.completed:0';
 
 describe('replayRun', () => {
   it("marks exactly the audit's refusals", () => {
@@ -47,8 +56,25 @@ describe('replayRun', () => {
       ['t:safety.READING:tool.requested:0'],
       ['t:safety.WRITING:tool.succeeded:2'],
       ['t:safety.VERIFYING:tool.requested:1'],
-      ['t:safety.VERIFYING:tool.succeeded:3', 't:safety.VERIFYING:verification.completed:0'],
+      ['t:safety.VERIFYING:tool.succeeded:3', completion],
     ]);
+  });
+
+  it('names the events the guard sent for each step, verification.completed only when the machine did not complete it itself', () => {
+    const run = readTranscript(
+      [
+        { type: 'call', id: 'b', name: 'pulse_control' },
+        { type: 'result', id: 'b', outcome: 'success' },
+        { type: 'call', id: 'c', name: 'pulse_metrics' },
+        { type: 'result', id: 'c', outcome: 'success' },
+      ]
+        .map((e) => JSON.stringify(e))
+        .join('\n'),
+      'verify.jsonl',
+    )[0]!;
+    const last = replayRun(run, 0, pulse).frames.at(-1)!.entry;
+    expect(last.events).toEqual(machineCompletesVerification ? ['tool.succeeded'] : ['tool.succeeded', 'verification.completed']);
+    expect(last.stateAfter).toBe('READING');
   });
 
   it('starts from a fresh session in RESOLVING', () => {
