@@ -121,6 +121,8 @@ function replayEvents(before: AnyMachineSnapshot, events: AnyEventObject[]): { s
       }
     },
   });
+  // An error would otherwise be rethrown later, outside any handler: the step then shows what was taken before it.
+  actor.subscribe({ error: () => {} });
   actor.start();
   recording = true;
   for (const event of events) {
