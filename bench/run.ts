@@ -256,18 +256,18 @@ function perCall(): void {
 /** Machine events the guard runs per tool call on the per-call workload (counted, not timed). */
 function eventsPerCall(): number {
   const guard = createSessionGuard({ now: () => T0 });
-  const transition = safetyInterpreter.transition;
+  const advance = safetyInterpreter.advance;
   let events = 0;
-  safetyInterpreter.transition = (state, event) => {
+  safetyInterpreter.advance = (state, event) => {
     events += 1;
-    return transition(state, event);
+    return advance(state, event);
   };
   try {
     const cycles = Array.from({ length: 10 }, (_, n) => pulseCycle(n));
     for (const cycle of cycles) for (const step of cycle) runStep(guard, step);
     return events / cycles.reduce((n, cycle) => n + cycle.length, 0);
   } finally {
-    safetyInterpreter.transition = transition;
+    safetyInterpreter.advance = advance;
   }
 }
 
