@@ -607,14 +607,33 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       socket.terminate();
     });
   });
+  // A new page gets the session list, then each session, the next one only
+  // once the previous is handed to the network: a page that reads gets them
+  // all, however large; one that does not stalls its own greeting.
   pageSockets.on('connection', (socket: WebSocket) => {
     socket.on('error', () => socket.terminate());
-    try {
-      if (!sendToPage(socket, JSON.stringify({ type: 'sessions', sessions: hub.sessions() } satisfies LiveMessage))) return;
-      for (const summary of hub.sessions()) {
-        const session = hub.session(summary.sessionId);
-        if (session && !sendToPage(socket, JSON.stringify({ type: 'session', session } satisfies LiveMessage))) return;
+    let pending: string[] = [];
+    const greetNext = (): void => {
+      try {
+        while (pending.length > 0 && socket.readyState === socket.OPEN) {
+          const session = hub.session(pending.shift()!);
+          if (session === undefined) continue; // evicted meanwhile
+          const data = JSON.stringify({ type: 'session', session } satisfies LiveMessage);
+          if (socket.bufferedAmount + Buffer.byteLength(data) > MAX_LIVE_CLIENT_BUFFER_BYTES && socket.bufferedAmount > 0) {
+            pending.unshift(session.sessionId); // wait for what is buffered to go first
+            return void setTimeout(greetNext, 100);
+          }
+          return socket.send(data, (error) => void (error ? undefined : greetNext()));
+        }
+      } catch (error) {
+        drops.report('live page greeting', errorMessage(error));
       }
+    };
+    try {
+      const sessions = hub.sessions();
+      if (!sendToPage(socket, JSON.stringify({ type: 'sessions', sessions } satisfies LiveMessage))) return;
+      pending = sessions.map((summary) => summary.sessionId);
+      greetNext();
     } catch (error) {
       drops.report('live page greeting', errorMessage(error));
     }

@@ -221,6 +221,33 @@ describe('backpressure on /live: a reading page', () => {
   });
 });
 
+describe('backpressure on /live: a new page', () => {
+  it('is sent every session, one at a time as it reads, however much they hold in all', async () => {
+    const target = await startVisualizer({ port: 0, log: () => {} });
+    try {
+      const app = await connect(target.inspectUrl);
+      const context = { padding: 'x'.repeat(400_000) };
+      const sessions = Math.ceil((3 * MAX_LIVE_CLIENT_BUFFER_BYTES) / 400_000);
+      for (let i = 0; i < sessions; i++) {
+        app.send(JSON.stringify({ type: '@xstate.actor', sessionId: `s${i}`, definition: JSON.stringify({ id: 'big' }), snapshot: { value: 'idle', context } }));
+      }
+      await until(() => target.stats().liveSessions === sessions, 'every session is kept');
+      const page = await connect(`ws://127.0.0.1:${target.port}/live`, `http://127.0.0.1:${target.port}`);
+      const greeted = new Set<string>();
+      page.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { type: string; session?: { sessionId: string } };
+        if (message.type === 'session') greeted.add(message.session!.sessionId);
+      });
+      await until(() => greeted.size === sessions || page.readyState !== WebSocket.OPEN, 'the greeting ends');
+      expect({ greeted: greeted.size, open: page.readyState === WebSocket.OPEN }).toEqual({ greeted: sessions, open: true });
+      app.close();
+      page.close();
+    } finally {
+      await target.close();
+    }
+  });
+});
+
 /** A copy of XState of its own, as an application bundling a second copy has: its own module state, its own session ids. */
 function separateXState(): typeof import('xstate') {
   const require = createRequire(import.meta.url);
