@@ -110,6 +110,7 @@ export function initialSafetyContext(input: SafetyInput = {}): SafetyContext {
     writeDestructive: false,
     confirmedSinceWrite: false,
     confirmDestructive: input.confirmDestructive === true,
+    autoCompleteVerification: input.autoCompleteVerification !== false,
   };
 }
 
@@ -355,6 +356,7 @@ const resetSession: SafetyActionLogic = (context) => ({
     ...initialSafetyContext({
       strictFailedWrites: context.strictFailedWrites,
       confirmDestructive: context.confirmDestructive,
+      autoCompleteVerification: context.autoCompleteVerification,
     }),
     checksCalls: context.checksCalls,
   },

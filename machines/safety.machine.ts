@@ -22,7 +22,7 @@
  * admitted after it that touches one of them. A call without known targets
  * follows the spec's session-wide rules.
  */
-import { enqueueActions, setup } from 'xstate';
+import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import {
   type AdmitParams,
   type AnswerBlockParams,
@@ -49,18 +49,43 @@ export { initialSafetyContext } from './safety.actions.js';
 export { isCallIdInFlight } from './safety.events.js';
 
 /**
+ * The actor ref an event asks its decision to go to (`ReplyTo`), or
+ * undefined: missing, or not an actor ref (no `send` and `_send` methods,
+ * which XState's `sendTo` delivers through). Never throws.
+ */
+function replyToOf(event: unknown): AnyActorRef | undefined {
+  const ref = field(event, 'replyTo');
+  if (typeof ref !== 'object' || ref === null) return undefined;
+  try {
+    const { send, _send } = ref as { send?: unknown; _send?: unknown };
+    return typeof send === 'function' && typeof _send === 'function' ? (ref as AnyActorRef) : undefined;
+  } catch {
+    return undefined; // a getter or proxy trap that throws: no reply target
+  }
+}
+
+/**
  * Wraps an action's plain logic (`safety.actions.ts`) as an XState action:
- * the context it returns is assigned, then each event it returns is emitted,
- * in order. Run with `enqueueActions`, so it sees the context the actions
- * before it in the transition assigned, as `assign` would.
+ * the context it returns is assigned, then each event it returns is emitted
+ * (`actor.on()`) and, when the machine runs as a child or the event names a
+ * `replyTo`, sent there too (`replyTo` first, else the parent; neither: only
+ * emitted, as `sendParent` would throw without a parent). Run with
+ * `enqueueActions`, so it sees the context the actions before it in the
+ * transition assigned, as `assign` would.
  */
 function toAction<P>(logic: SafetyActionLogic<P>) {
   return enqueueActions<SafetyContext, SafetyEvent, P, SafetyEvent, never, never, never, never, SafetyEmitted>(
-    ({ context, event, enqueue }, params) => {
+    ({ context, event, enqueue, self }, params) => {
       const result = logic(context, event, params);
       const assigned = result.context;
       if (assigned !== undefined) enqueue.assign(() => assigned);
-      for (const emitted of result.emitted ?? []) enqueue.emit(emitted);
+      const emitted = result.emitted ?? [];
+      if (emitted.length === 0) return;
+      const to = replyToOf(event) ?? self._parent;
+      for (const e of emitted) {
+        enqueue.emit(e);
+        if (to !== undefined) enqueue.sendTo(to, e);
+      }
     },
   );
 }
@@ -155,6 +180,12 @@ export const safetyMachine = setup({
     hasWriteInFlight: ({ context }) => hasWriteInFlight(context.inFlight),
     /** Verified, and no write in flight: CompleteVerification may return to READING. */
     canCompleteVerification: ({ context }) => context.readAfterWrite && !hasWriteInFlight(context.inFlight),
+    /**
+     * With `autoCompleteVerification` (the default), CompleteVerification is
+     * due: the session is verified and no write is in flight.
+     */
+    shouldCompleteVerification: ({ context }) =>
+      context.autoCompleteVerification !== false && context.readAfterWrite && !hasWriteInFlight(context.inFlight),
   },
   actions: {
     admitCall: toAction<AdmitParams>(safetyActionLogic.admitCall),
@@ -427,6 +458,13 @@ export const safetyMachine = setup({
     VERIFYING: {
       description:
         'A write succeeded and needs verification evidence: a resolve or read admitted after it. Writes stay blocked until verification is completed.',
+      always: {
+        guard: 'shouldCompleteVerification',
+        target: 'READING',
+        actions: ['completeVerification'],
+        description:
+          'CompleteVerification by itself (autoCompleteVerification, the default): once verified with no write in flight, back to READING.',
+      },
       on: {
         'tool.requested': [
           {

@@ -4,6 +4,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md "Tool kinds", "States"; DESIGN.md §1, §3.
  */
+import type { AnyActorRef } from 'xstate';
 
 /**
  * How a tool call is classified before it runs (ASSISTANT_SAFETY.md "Tool
@@ -160,6 +161,15 @@ export interface SafetyContext {
   confirmedSinceWrite: boolean;
   /** Refuse destructive writes without a confirmation (`needs-confirmation`, DESIGN.md §5.6). */
   confirmDestructive: boolean;
+  /**
+   * CompleteVerification happens by itself (DESIGN.md §1): in VERIFYING, as
+   * soon as the write is verified and no write is in flight, the machine
+   * returns to READING without a `verification.completed` event, as the
+   * session guard does by default. False: only that event completes it.
+   * Kept by both resets. Absent (a context built before the field existed,
+   * or by hand) means true; `initialSafetyContext` always sets it.
+   */
+  autoCompleteVerification?: boolean;
 }
 
 /** Input of the machine (`createActor(safetyMachine, { input })`). */
@@ -168,6 +178,12 @@ export interface SafetyInput {
   strictFailedWrites?: boolean;
   /** DESIGN.md §5.6; default false. */
   confirmDestructive?: boolean;
+  /**
+   * Complete verification by itself as soon as a verified session has no
+   * write in flight (`SafetyContext.autoCompleteVerification`); default
+   * true, as `createSessionGuard`. False: send `verification.completed`.
+   */
+  autoCompleteVerification?: boolean;
 }
 
 /** Fields common to the tool events. `at` is epoch milliseconds. */
@@ -195,8 +211,20 @@ interface ToolEventBase {
   destructive?: boolean;
 }
 
-/** A tool call asks to run: the gate decides (emits `gate.decided`). */
-export interface ToolRequestedEvent extends ToolEventBase {
+/**
+ * Where a request's decision goes when the machine runs as a child actor
+ * (XState's "sending responses": the sender puts its own ref in the event):
+ * an actor ref that receives `SafetyParentEvent`s, typically the requesting
+ * machine's `self`. It gets the decision instead of the parent. Anything
+ * that is not an actor ref (no `send`) is ignored: the parent, if any, gets
+ * it. Never persisted (events are not part of a snapshot).
+ */
+export interface ReplyTo {
+  replyTo?: AnyActorRef;
+}
+
+/** A tool call asks to run: the gate decides (emits `gate.decided`, and sends it to `replyTo` or the parent). */
+export interface ToolRequestedEvent extends ToolEventBase, ReplyTo {
   type: 'tool.requested';
 }
 /**
@@ -214,8 +242,8 @@ interface ToolOutcomeBase extends ToolEventBase {
    */
   kindUnstated?: boolean;
 }
-/** A tool call ran and succeeded. */
-export interface ToolSucceededEvent extends ToolOutcomeBase {
+/** A tool call ran and succeeded; a recovery it clears goes to `replyTo` or the parent too. */
+export interface ToolSucceededEvent extends ToolOutcomeBase, ReplyTo {
   type: 'tool.succeeded';
   /**
    * The result shows the write verified its own effect (DESIGN.md §1, §5.8:
@@ -230,8 +258,8 @@ export interface ToolSucceededEvent extends ToolOutcomeBase {
 export interface ToolFailedEvent extends ToolOutcomeBase {
   type: 'tool.failed';
 }
-/** The assistant wants to give its final answer: the gate decides. */
-export interface AnswerRequestedEvent {
+/** The assistant wants to give its final answer: the gate decides (sent to `replyTo` or the parent too). */
+export interface AnswerRequestedEvent extends ReplyTo {
   type: 'answer.requested';
   at: number;
 }
@@ -301,3 +329,11 @@ export interface RecoverySucceededEvent {
 
 /** Every event the safety machine emits. */
 export type SafetyEmitted = GateDecidedEvent | RecoverySucceededEvent;
+
+/**
+ * The events a parent actor (or a `replyTo` actor) receives from the safety
+ * machine running as its child: every emitted event, as is. Add it to the
+ * parent's events (`types: { events: {} as SafetyParentEvent | MyEvent }`)
+ * to write `on: { 'gate.decided': ... }` without casts.
+ */
+export type SafetyParentEvent = SafetyEmitted;

@@ -154,10 +154,12 @@ const shapeSchema = z.strictObject({
   confirmed: z.literal(true).optional(),
   /** `confirmDestructive`; absent means false. */
   confirm: z.literal(true).optional(),
+  /** `autoCompleteVerification`; absent means true (the machine completes verification by itself). */
+  autoComplete: z.literal(false).optional(),
 });
 
 /** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
-const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm'] as const;
+const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm', 'autoComplete'] as const;
 
 /** A version-1 snapshot using what only version 2 has. */
 function version1Issues(s: PersistedSnapshot): Issue[] {
@@ -507,6 +509,7 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     writeDestructive: s.destructive === true,
     confirmedSinceWrite: s.confirmed === true,
     confirmDestructive: s.confirm === true,
+    autoCompleteVerification: s.autoComplete !== false,
   };
 }
 
@@ -574,5 +577,6 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
   if (context.writeDestructive === true) snapshot.destructive = true;
   if (context.confirmedSinceWrite === true) snapshot.confirmed = true;
   if (context.confirmDestructive === true) snapshot.confirm = true;
+  if (context.autoCompleteVerification === false) snapshot.autoComplete = false;
   return snapshot;
 }

@@ -657,6 +657,7 @@ function generate(
   const input: SafetyInput = {
     strictFailedWrites: options.strictFailedWrites === true,
     confirmDestructive: options.confirmDestructive === true,
+    autoCompleteVerification: options.autoCompleteVerification !== false,
   };
   const statePaths = generator(logic, {
     input,
@@ -775,7 +776,7 @@ function traversalOptions(
   const { coverage: _coverage, ...rest } = options;
   const pathOptions: SafetyPathOptions = { ...rest, autoCompleteVerification: false };
   return {
-    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true },
+    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true, autoCompleteVerification: false },
     events: (snapshot) => safetyEventCases(snapshot, pathOptions, cases),
     serializeState,
   };

@@ -74,7 +74,7 @@ type Generator = 'shortest' | 'simple';
  */
 function shortestPaths(strictFailedWrites: boolean, targets = false): StepsOf[] {
   const model = createTestModel(safetyMachine, {
-    input: { strictFailedWrites, confirmDestructive: targets },
+    input: { strictFailedWrites, confirmDestructive: targets, autoCompleteVerification: false },
     events: (snapshot: SafetySnapshot) =>
       targets
         ? safetyEventCases(snapshot, TARGET_OPTIONS, TARGET_PATH_CASES)
@@ -93,7 +93,7 @@ function shortestPaths(strictFailedWrites: boolean, targets = false): StepsOf[] 
  */
 function simplePaths(strictFailedWrites: boolean): StepsOf[] {
   const paths = getSimplePaths(safetyMachine, {
-    input: { strictFailedWrites },
+    input: { strictFailedWrites, autoCompleteVerification: false },
     events: (snapshot: SafetySnapshot) => safetyEventCases(snapshot, SIMPLE_OPTIONS, SIMPLE_PATH_CASES),
     serializeState: (snapshot: SafetySnapshot) => abstractDecisionState(snapshot),
   });
@@ -247,7 +247,7 @@ class System {
     private readonly confirmDestructive = false,
   ) {
     this.guard = createSessionGuard({ now: () => this.now, autoCompleteVerification: false, strictFailedWrites, confirmDestructive });
-    this.model = createActor(safetyMachine, { input: { strictFailedWrites, confirmDestructive } });
+    this.model = createActor(safetyMachine, { input: { strictFailedWrites, confirmDestructive, autoCompleteVerification: false } });
     this.model.on('gate.decided', (decision) => {
       this.modelDecision = decision;
     });

@@ -669,7 +669,7 @@ describe('options for @xstate/graph on safetyMachine', () => {
 
   it('with targets, the shortest paths try the target cases over the target abstraction', () => {
     const options = shortestPathsGraphOptions({ targets: true, confirmDestructive: true });
-    expect(options.input).toEqual({ strictFailedWrites: false, confirmDestructive: true });
+    expect(options.input).toEqual({ strictFailedWrites: false, confirmDestructive: true, autoCompleteVerification: false });
     expect(options.events(fresh())).toEqual(
       safetyEventCases(fresh(), { targets: true, confirmDestructive: true, autoCompleteVerification: false }, TARGET_PATH_CASES),
     );

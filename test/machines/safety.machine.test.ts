@@ -29,8 +29,14 @@ import type {
 /** A fixed start time (epoch ms); every test passes its times explicitly. */
 const T = 1_700_000_000_000;
 
+/**
+ * A started actor. Verification is completed by its own event
+ * (`autoCompleteVerification: false`) unless `input` says otherwise, so the
+ * tests see VERIFYING with its evidence; the machine's own completion is
+ * tested on its own.
+ */
 function start(input?: SafetyInput) {
-  const actor = createActor(safetyMachine, { input });
+  const actor = createActor(safetyMachine, { input: { autoCompleteVerification: false, ...input } });
   const decisions: GateDecidedEvent[] = [];
   const recoveries: RecoverySucceededEvent[] = [];
   actor.on('gate.decided', (event) => decisions.push(event));
@@ -118,7 +124,7 @@ describe('States', () => {
   });
 
   it('starts with no tracking at all', () => {
-    expect(start().context).toEqual(initialSafetyContext());
+    expect(start().context).toEqual(initialSafetyContext({ autoCompleteVerification: false }));
   });
 
   it('takes strictFailedWrites from its input', () => {
@@ -326,6 +332,87 @@ describe('CompleteVerification', () => {
     const before = s.actor.getPersistedSnapshot();
     s.send({ type: 'verification.completed', at: T + 10 });
     expect(s.actor.getPersistedSnapshot()).toEqual(before);
+  });
+});
+
+describe('CompleteVerification by itself (autoCompleteVerification, the default)', () => {
+  /** A session as a raw actor gets it without input: the machine completes verification itself. */
+  const auto = () => start({ autoCompleteVerification: true });
+
+  it('is on for an actor created without input', () => {
+    const actor = createActor(safetyMachine).start();
+    expect(actor.getSnapshot().context.autoCompleteVerification).toBe(true);
+  });
+
+  it('a verifying read returns the session to READING at once', () => {
+    const s = auto();
+    toVerified(s);
+    expect(s.state).toBe('READING');
+  });
+
+  it('a write after a verifying read is admitted without verification.completed', () => {
+    const s = auto();
+    toVerified(s);
+    s.send(requested('pulse_control', 'write', T + 10, 'w2'));
+    expect(s.lastDecision.allowed).toBe(true);
+  });
+
+  it('clears read-after-write and keeps wroteThisEpisode, as CompleteVerification does', () => {
+    const s = auto();
+    toVerified(s);
+    expect(s.context).toMatchObject({ readAfterWrite: false, consecutiveVerifyBlocks: 0, wroteThisEpisode: true });
+  });
+
+  it('does not complete an unverified session', () => {
+    const s = start({ autoCompleteVerification: true });
+    toVerifying(s);
+    run(s, 'pulse_question', 'user_input', T + 10, 'q');
+    expect(s.state).toBe('VERIFYING');
+  });
+
+  /**
+   * A write and a read of one tool checked without ids, then a self-verified
+   * success that states no kind: booked worst case, the write stays in flight
+   * (verified, VERIFYING, `isSelfVerifiedWriteBesideWrite`).
+   */
+  function verifiedBesideWrite() {
+    const s = auto();
+    toReading(s);
+    s.send({ type: 'tool.requested', tool: 'deploy', kind: 'write', at: T + 1 });
+    s.send({ type: 'tool.requested', tool: 'deploy', kind: 'read', at: T + 2 });
+    s.send({ type: 'tool.succeeded', tool: 'deploy', kind: 'write', kindUnstated: true, selfVerified: true, at: T + 3 });
+    return s;
+  }
+
+  it('does not complete while a write stays in flight', () => {
+    const s = verifiedBesideWrite();
+    expect({ state: s.state, readAfterWrite: s.context.readAfterWrite }).toEqual({ state: 'VERIFYING', readAfterWrite: true });
+  });
+
+  it('completes once the write left in flight is recorded', () => {
+    const s = verifiedBesideWrite();
+    s.send({ type: 'tool.failed', tool: 'deploy', kind: 'write', kindUnstated: true, at: T + 4 });
+    expect(s.state).toBe('READING');
+  });
+
+  it('emits nothing of its own: the read is the only decision', () => {
+    const s = auto();
+    toVerifying(s);
+    const before = s.decisions.length;
+    run(s, 'pulse_metrics', 'read', T + 3, 'read-1');
+    expect(s.decisions.length).toBe(before + 1);
+  });
+
+  it('is kept by Reset', () => {
+    const s = start({ autoCompleteVerification: false });
+    s.send({ type: 'session.reset', at: T });
+    expect(s.context.autoCompleteVerification).toBe(false);
+  });
+
+  it('with autoCompleteVerification false, a verifying read leaves the session in VERIFYING', () => {
+    const s = start({ autoCompleteVerification: false });
+    toVerified(s);
+    expect(s.state).toBe('VERIFYING');
   });
 });
 
@@ -740,7 +827,7 @@ describe('Resetting', () => {
     s.send({ type: 'answer.requested', at: T + 12 });
     s.send({ type: 'session.reset', at: T + 13 });
     // checksCalls is how the session is driven (a setting, like strictFailedWrites), not tracking.
-    expect(s.context).toEqual({ ...initialSafetyContext(), checksCalls: true });
+    expect(s.context).toEqual({ ...initialSafetyContext({ autoCompleteVerification: false }), checksCalls: true });
   });
 
   it('Reset clears pending recoveries (DESIGN §3.2)', () => {
@@ -1561,6 +1648,9 @@ describe('the chart as designers read it', () => {
           if (!t.description?.trim()) missing.push(`${node.id} ${eventType}#${i}`);
         });
       }
+      node.always?.forEach((t, i) => {
+        if (!t.description?.trim()) missing.push(`${node.id} always#${i}`);
+      });
     }
     for (const [eventType, transitions] of safetyMachine.root.transitions) {
       transitions.forEach((t, i) => {
