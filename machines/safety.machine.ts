@@ -2,7 +2,8 @@
  * The safety statechart: XState v5, pure (no clock, no I/O), every guard and
  * action named in `setup`, each action plain logic (`safety.actions.ts`) that
  * `setup` wraps. Decisions are emitted as `gate.decided`; cleared
- * pending recoveries as `recovery.succeeded`.
+ * pending recoveries as `recovery.succeeded`; both also go to the parent
+ * actor (or a request's `replyTo`) when there is one.
  *
  * Spec: ASSISTANT_SAFETY.md "States", "The invariants", "Blocked calls and
  * recovery", "Resetting"; DESIGN.md §1 and §3.
@@ -92,8 +93,13 @@ function toAction<P>(logic: SafetyActionLogic<P>) {
 
 /**
  * The safety machine. Create an actor with
- * `createActor(safetyMachine, { input: { strictFailedWrites } })`, send
- * `SafetyEvent`s, listen with `actor.on('gate.decided', ...)`.
+ * `createActor(safetyMachine, { input: { strictFailedWrites } })` (input
+ * optional, `SafetyInput`), send `SafetyEvent`s, listen with
+ * `actor.on('gate.decided', ...)`. Invoked or spawned by a parent, it also
+ * sends the parent each `gate.decided` and `recovery.succeeded`
+ * (`SafetyParentEvent`), or the `replyTo` actor a request names.
+ * Verification completes by itself unless the input says
+ * `autoCompleteVerification: false`.
  */
 export const safetyMachine = setup({
   types: {

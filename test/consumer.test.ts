@@ -6,7 +6,9 @@
  * that uses the machine as XState users do is type-checked (strict) with
  * this repo's TypeScript and run with Node: `setup({ actors: { safety:
  * safetyMachine } })`, an `invoke` without `input`, `createActor(safetyMachine)`
- * without input, one event sent. The package's declarations that name
+ * without input, one event sent; and a parent statechart that invokes the
+ * gate and hears its decisions as typed events (`on: { 'gate.decided' }`,
+ * the pattern of examples/parent-machine.ts). The package's declarations that name
  * xstate's types (the machine, the session guard, the testing entry) are
  * type-checked against that xstate with library checking on: the app itself
  * skips library checks, as most apps do.
@@ -81,6 +83,36 @@ const child = agent.getSnapshot().children.gate;
 console.log(JSON.stringify({ gate: gate.getSnapshot().value, decisions, child: child?.getSnapshot().value ?? null }));
 `;
 
+/**
+ * The parent example's pattern (examples/parent-machine.ts): a statechart
+ * that invokes the gate, sends it requests, and hears its decisions as its
+ * own typed events (`on: { 'gate.decided': ... }`), with no casts.
+ */
+const PARENT_SOURCE = `import { assign, createActor, sendTo, setup } from 'xstate';
+import { safetyMachine, type SafetyEmitted } from 'pulse-safety-fsm';
+
+type Ask = { type: 'ask'; tool: string; kind: 'read' | 'write' };
+
+const loop = setup({
+  types: { context: {} as { heard: string[] }, events: {} as SafetyEmitted | Ask },
+  actors: { safety: safetyMachine },
+}).createMachine({
+  context: { heard: [] },
+  invoke: { id: 'gate', src: 'safety' },
+  on: {
+    ask: { actions: sendTo('gate', ({ event }) => ({ type: 'tool.requested' as const, tool: event.tool, kind: event.kind, at: 0 })) },
+    'gate.decided': {
+      actions: assign({ heard: ({ context, event }) => [...context.heard, \`\${event.tool} \${event.allowed} \${event.state}\`] }),
+    },
+  },
+});
+
+const actor = createActor(loop).start();
+actor.send({ type: 'ask', tool: 'deploy', kind: 'write' });
+actor.send({ type: 'ask', tool: 'status', kind: 'read' });
+console.log(JSON.stringify(actor.getSnapshot().context.heard));
+`;
+
 const APP_TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -146,6 +178,7 @@ describe.each(VERSIONS)('an app on $name', ({ spec }) => {
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(APP_TSCONFIG, null, 2));
     writeFileSync(join(app, 'src', 'app.ts'), APP_SOURCE);
+    writeFileSync(join(app, 'src', 'parent.ts'), PARENT_SOURCE);
     // No symlink: the tarball is unpacked into node_modules. --ignore-scripts: nothing of the package needs one.
     npm(['install', tarball, `xstate@${spec}`, '--omit=optional', '--ignore-scripts', '--prefer-offline', '--no-package-lock'], app);
     installed = (JSON.parse(readFileSync(join(app, 'node_modules', 'xstate', 'package.json'), 'utf8')) as { version: string }).version;
@@ -172,6 +205,17 @@ describe.each(VERSIONS)('an app on $name', ({ spec }) => {
   it('type-checks setup({ actors: { safety } }), an invoke without input and createActor without input', () => {
     expect(typecheck.output).toBe('');
     expect(typecheck.status).toBe(0);
+  });
+
+  it("type-checks the parent example's pattern: a parent with on: { 'gate.decided': ... }, no casts", () => {
+    // The app's whole project (src/app.ts and src/parent.ts) compiles without a diagnostic.
+    expect(typecheck.output).toBe('');
+    expect(existsSync(join(app, 'out', 'parent.js'))).toBe(true);
+  });
+
+  it("runs the parent example's pattern: the invoked gate's decisions reach the parent as events", () => {
+    const out = execFileSync(process.execPath, [join(app, 'out', 'parent.js')], { cwd: app, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual(['deploy false RESOLVING', 'status true RESOLVING']);
   });
 
   it('runs: the gate refuses a write in RESOLVING, and the invoked gate starts in RESOLVING', () => {
