@@ -25,13 +25,13 @@
  * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery" (decisions shown
  * with their structured tool result).
  */
-import { transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { transition, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { z } from 'zod';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
 import { cut, DropLog, errorMessage, jsonTextDepth, MAX_JSON_DEPTH, MAX_NAME_LENGTH, MAX_STATE_TEXT } from './bounds.js';
 import { DefinitionStore, type StreamedDefinition } from './definitions.js';
-import { decisionView, selectedTransitions, sessionView, stateText } from './model.js';
+import { decisionView, selectedTransitions, sessionView, stateText, takeEvents } from './model.js';
 import type { DecisionView, LiveSessionDetail, LiveSessionSummary, LogEntry, SessionView } from './protocol.js';
 import { validateSafetySnapshot } from './safety-snapshot.js';
 
@@ -123,6 +123,8 @@ export class LiveHub {
   private readonly onChange: (sessionId: string) => void;
   private readonly clock: () => number;
   private readonly drops: DropLog;
+  /** The configured machines (trusted code, whose actions may run); streamed definitions are not. */
+  private readonly configured: ReadonlySet<AnyStateMachine>;
 
   /**
    * @param machines the machines the server is configured with, by id (never
@@ -138,6 +140,7 @@ export class LiveHub {
     drops: DropLog = new DropLog(() => {}),
   ) {
     this.definitions = new DefinitionStore(machines);
+    this.configured = new Set(machines.values());
     this.onChange = onChange;
     this.clock = clock;
     this.drops = drops;
@@ -396,7 +399,14 @@ export class LiveHub {
     let taken: string[] = [];
     let decision: DecisionView | null = null;
     let stateAfter = shortState(session.value);
-    if (before !== null && machine !== null) {
+    if (before !== null && machine !== null && this.configured.has(machine)) {
+      // A configured machine is trusted code: run the event on an actor and read what XState took, eventless transitions included.
+      const result = takeEvents(machine, before, [event as AnyEventObject]);
+      taken = result.taken;
+      stateAfter = shortState(result.after.value);
+      const emitted = result.emitted.find((e) => e.type === 'gate.decided');
+      if (emitted !== undefined) decision = decisionView(emitted as unknown as GateDecidedEvent);
+    } else if (before !== null && machine !== null) {
       taken = selectedTransitions(machine, before, event);
       try {
         const [next, actions] = transition(machine, before, event as never);

@@ -7,7 +7,7 @@
  * Spec: ASSISTANT_SAFETY.md "States", "Blocked calls and recovery";
  * DESIGN.md §3.5 (per-tool pending recoveries, ten-minute TTL).
  */
-import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, AnyEventObject } from 'xstate';
+import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type AnyStateNode, type AnyEventObject } from 'xstate';
 import { RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import type { GateDecidedEvent, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
@@ -146,6 +146,66 @@ export function selectedTransitions(machine: AnyStateMachine, snapshot: AnyMachi
   } catch {
     return [];
   }
+}
+
+/** What sending events to an actor restored from a snapshot did (`takeEvents`). */
+export interface EventsTaken {
+  /** The types of the events sent, in order. */
+  sent: string[];
+  /** Chart ids of every transition XState took for them, eventless (`always`) ones included. */
+  taken: string[];
+  /** The snapshot after the last event. */
+  after: AnyMachineSnapshot;
+  /** The events the machine emitted meanwhile (`emit`), in order. */
+  emitted: AnyEventObject[];
+}
+
+/**
+ * Sends `events` to an actor of `machine` restored from `before` and
+ * records, from XState's own `@xstate.microstep` inspection, every
+ * transition taken (eventless ones included) and every emitted event. Only
+ * for a machine whose implementations are trusted code (the configured
+ * ones): its actions run. An event `skip` approves of is not sent. An error
+ * in the actor ends the sending (the actor's status is then `error`); it is
+ * never rethrown.
+ */
+export function takeEvents(
+  machine: AnyStateMachine,
+  before: AnyMachineSnapshot,
+  events: AnyEventObject[],
+  skip: (snapshot: AnyMachineSnapshot, event: AnyEventObject) => boolean = () => false,
+): EventsTaken {
+  let ids = idsByMachine.get(machine);
+  if (ids === undefined) {
+    ids = transitionIds(machine);
+    idsByMachine.set(machine, ids);
+  }
+  const known = ids;
+  const result: EventsTaken = { sent: [], taken: [], after: before, emitted: [] };
+  let recording = false;
+  const actor = createActor(machine, {
+    snapshot: before,
+    inspect: (inspection) => {
+      if (!recording || inspection.type !== '@xstate.microstep' || inspection.actorRef !== actor) return;
+      for (const definition of (inspection as { _transitions: unknown[] })._transitions) {
+        const id = known.get(definition as never);
+        if (id !== undefined) result.taken.push(id);
+      }
+    },
+  });
+  actor.subscribe({ error: () => {} }); // an error would otherwise be rethrown later, outside any handler
+  actor.on('*', (emitted) => void result.emitted.push(emitted as AnyEventObject));
+  actor.start();
+  recording = true;
+  for (const event of events) {
+    if (actor.getSnapshot().status !== 'active') break;
+    if (skip(actor.getSnapshot(), event)) continue;
+    result.sent.push(event.type);
+    actor.send(event);
+  }
+  result.after = actor.getSnapshot();
+  actor.stop();
+  return result;
 }
 
 /**

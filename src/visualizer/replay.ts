@@ -7,16 +7,15 @@
  *
  * Spec: ASSISTANT_SAFETY.md (whole), as applied by the audit in shadow mode.
  */
-import { createActor, type AnyMachineSnapshot, type AnyEventObject } from 'xstate';
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { safetyMachine, initialSafetyContext } from '../../machines/safety.machine.js';
 import type { SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
 import { auditRun, type RunAudit, type StepFinding } from '../audit.js';
 import type { Classifier } from '../classifier.js';
-import { transitionIds } from '../export.js';
 import type { TranscriptRun, TranscriptStep } from '../transcripts.js';
 import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
-import { sessionView } from './model.js';
+import { sessionView, takeEvents } from './model.js';
 import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
 
 /** The audit clock's start and step: the audit's defaults (epoch 0, one second a step). */
@@ -98,39 +97,19 @@ function resolve(state: SafetyState, context: unknown): AnyMachineSnapshot {
   return safetyMachine.resolveState({ value: state, context: context as never });
 }
 
-const safetyTransitionIds = transitionIds(safetyMachine);
-
 /**
- * Sends `events` to the safety machine from `before`, as the guard did, and
- * returns the events sent and the chart ids of every transition XState took
- * for them, eventless ones included (`@xstate.microstep`). A
- * `verification.completed` is not sent when the machine has already left
- * VERIFYING by itself.
+ * Sends a step's events to the safety machine from the session before it, as
+ * the guard did: the events sent and every transition XState took, eventless
+ * ones included. A `verification.completed` is not sent when the machine has
+ * already left VERIFYING by itself.
  */
 function replayEvents(before: AnyMachineSnapshot, events: AnyEventObject[]): { sent: string[]; taken: string[] } {
-  const taken: string[] = [];
-  const sent: string[] = [];
-  let recording = false;
-  const actor = createActor(safetyMachine, {
-    snapshot: before as never,
-    inspect: (inspection) => {
-      if (!recording || inspection.type !== '@xstate.microstep') return;
-      for (const definition of (inspection as { _transitions: unknown[] })._transitions) {
-        const id = safetyTransitionIds.get(definition as never);
-        if (id !== undefined) taken.push(id);
-      }
-    },
-  });
-  // An error would otherwise be rethrown later, outside any handler: the step then shows what was taken before it.
-  actor.subscribe({ error: () => {} });
-  actor.start();
-  recording = true;
-  for (const event of events) {
-    if (event.type === 'verification.completed' && actor.getSnapshot().value !== 'VERIFYING') continue;
-    sent.push(event.type);
-    actor.send(event as never);
-  }
-  actor.stop();
+  const { sent, taken } = takeEvents(
+    safetyMachine as unknown as AnyStateMachine,
+    before,
+    events,
+    (snapshot, event) => event.type === 'verification.completed' && snapshot.value !== 'VERIFYING',
+  );
   return { sent, taken };
 }
 

@@ -3,7 +3,7 @@
  * `@statelyai/inspect`'s WebSocket inspector, read as untrusted input.
  */
 import { describe, expect, it } from 'vitest';
-import type { AnyStateMachine } from 'xstate';
+import { setup, type AnyStateMachine } from 'xstate';
 import { initialSafetyContext, safetyMachine } from '../../machines/safety.machine.js';
 import {
   DropLog,
@@ -333,5 +333,19 @@ describe('LiveHub: distinct sessions and labels (issue 12 item 8)', () => {
     const named = JSON.parse(actor('x:0')) as Record<string, unknown>;
     live.receive(1, JSON.stringify({ ...named, name: 'checkout-agent' }));
     expect(live.sessions()[0]!.label).toBe('checkout-agent (safety) · x:0 · inspector 1');
+  });
+});
+
+describe('LiveHub: the transitions an event took', () => {
+  it('lists the eventless transitions XState took after an event of a configured machine', () => {
+    const lift = setup({}).createMachine({
+      id: 'lift',
+      initial: 'idle',
+      states: { idle: { on: { call: 'moving' } }, moving: { always: { target: 'arrived' } }, arrived: {} },
+    });
+    const live = new LiveHub(new Map<string, AnyStateMachine>([['lift', lift as unknown as AnyStateMachine]]), () => {}, () => 1_000);
+    live.receive(1, JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition: JSON.stringify({ id: 'lift' }), snapshot: { value: 'idle' } }));
+    live.receive(1, event('x:0', { type: 'call' }));
+    expect(live.session('1/x:0')!.log[0]).toMatchObject({ stateAfter: 'arrived', taken: ['t:lift.idle:call:0', 't:lift.moving:always:0'] });
   });
 });
