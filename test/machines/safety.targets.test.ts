@@ -5,6 +5,7 @@
  *
  * Spec: DESIGN.md §5.1, §5.3, §5.4.
  */
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from '../../machines/safety.policy.js';
 import {
@@ -52,6 +53,8 @@ describe('canonicalTarget', () => {
     ['./src/', 'src'],
     ['a/..', '.'],
     ['a/../..', '..'],
+    ['../..', '../..'],
+    ['~/../..', '~/../..'],
     ['../x/', '../x'],
     ['.', '.'],
   ])('makes the path %s canonical as %s', (raw, canonical) => {
@@ -60,6 +63,18 @@ describe('canonicalTarget', () => {
 
   it('keeps an id as it is, slashes and dots included', () => {
     expect(canonicalTarget('url=https://x/./y/')).toBe('url=https://x/./y/');
+  });
+
+  it('keeps an id whose value is ~/ as it is (a home path only starts with ~/)', () => {
+    expect(canonicalTarget(idTarget('dir', '~/'))).toBe('dir=~/');
+  });
+
+  it('keeps an id with an empty argument name as it is', () => {
+    expect(canonicalTarget(idTarget('', 'a/./b/'))).toBe('=a/./b/');
+  });
+
+  it('reads an empty path as . (as path.posix.normalize does), not as ~', () => {
+    expect(canonicalTarget('')).toBe(posix.normalize(''));
   });
 
   it('keeps a table as it is', () => {
@@ -117,6 +132,10 @@ describe('isUnder and touches', () => {
     expect(isUnder('../x', '.')).toBe(false);
   });
 
+  it('.. is not under . (it climbs out of it)', () => {
+    expect(isUnder('..', '.')).toBe(false);
+  });
+
   it('~ is not under . (ls in a project does not reach the home directory)', () => {
     expect(isUnder('~', '.')).toBe(false);
   });
@@ -127,6 +146,18 @@ describe('isUnder and touches', () => {
 
   it('a path climbing above ~ is not under ~', () => {
     expect(isUnder('~/../etc', '~')).toBe(false);
+  });
+
+  it('~/.. is not under ~ (it climbs out of it)', () => {
+    expect(isUnder('~/..', '~')).toBe(false);
+  });
+
+  it('a path climbing above ~ is compared exactly: nothing else is under it', () => {
+    expect(isUnder('~/../etc/x', '~/../etc')).toBe(false);
+  });
+
+  it('a path climbing above . is compared exactly: nothing else is under it', () => {
+    expect(isUnder('../x/y', '../x')).toBe(false);
   });
 
   it('an absolute path is not under a relative one of the same name, nor the other way', () => {
@@ -244,6 +275,25 @@ describe('establish', () => {
     expect(next.at(-1)).toBe('/new');
   });
 
+  it('returns the same list when the targets are the whole list, in this order', () => {
+    const list = ['/a', '/b'];
+    expect(establish(list, ['/a', '/b'])).toBe(list);
+  });
+
+  it('below the cap, the handed-on look-up set keeps every earlier target', () => {
+    const list = Array.from({ length: MAX_ESTABLISHED_TARGETS - 2 }, (_, i) => `/t${i}`);
+    expect(isEstablished(list, '/t0')).toBe(true); // builds the list's set, which establish hands on
+    const next = establish(list, ['/new']);
+    expect(list.every((target) => isEstablished(next, target))).toBe(true);
+  });
+
+  it('at the cap, the handed-on look-up set keeps every target but the one dropped', () => {
+    const full = Array.from({ length: MAX_ESTABLISHED_TARGETS }, (_, i) => `/t${i}`);
+    expect(isEstablished(full, '/t0')).toBe(true); // builds the list's set, which establish hands on
+    const next = establish(full, ['/new']);
+    expect(full.slice(1).every((target) => isEstablished(next, target))).toBe(true);
+  });
+
   it('does not change the list it is given', () => {
     const list = ['/a'];
     establish(list, ['/b']);
@@ -314,6 +364,10 @@ describe('readTargets', () => {
 describe('commonTargets and sameTargets', () => {
   it('keeps the targets every list names, in the first list’s order', () => {
     expect(commonTargets([['/b', '/a', '/c'], ['/a', '/b'], ['/b', '/a', '/x']])).toEqual(['/b', '/a']);
+  });
+
+  it('leaves out a target that only some of the other lists name', () => {
+    expect(commonTargets([['/a', '/b'], ['/a', '/b'], ['/a']])).toEqual(['/a']);
   });
 
   it('of no lists is none', () => {
