@@ -100,6 +100,9 @@ export interface SessionGuardOptions {
   /**
    * Complete verification as soon as a verifying read is recorded, as the
    * original loop does; default true. With false, call `completeVerification()`.
+   * The machine does it (its input `autoCompleteVerification`, kept in the
+   * context and the persisted snapshot). On a restored session, true or
+   * false given here wins; not given, the snapshot's setting stays.
    */
   autoCompleteVerification?: boolean;
   /**
@@ -231,6 +234,12 @@ function validCall(call: unknown, method: string): ToolCall {
   return fields as ToolCall;
 }
 
+/** Some call in flight is a write. */
+function hasWriteInFlight(context: SafetyContext): boolean {
+  for (const call of context.inFlight) if (call.kind === 'write') return true;
+  return false;
+}
+
 /** Calls a predicate on a tool name; false when it throws or answers anything but true. */
 function holds(predicate: ((name: string) => boolean) | undefined, name: string): boolean {
   if (predicate === undefined) return false;
@@ -301,7 +310,6 @@ interface Emitted {
 class Guard implements SessionGuard {
   private readonly now: () => number;
   private readonly classify: (name: string, args?: unknown) => ToolKind | Classification;
-  private readonly autoComplete: boolean;
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
@@ -321,7 +329,6 @@ class Guard implements SessionGuard {
   constructor(options: SessionGuardOptions) {
     this.now = options.now ?? Date.now;
     this.classify = options.classify ?? classifyCall;
-    this.autoComplete = options.autoCompleteVerification ?? true;
     // Not `options` itself: the guard must not keep the snapshot it was given.
     this.onDecision = options.onDecision;
     this.onRecovery = options.onRecovery;
@@ -330,12 +337,14 @@ class Guard implements SessionGuard {
       const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
         confirmDestructive: options.confirmDestructive === true,
+        autoCompleteVerification: options.autoCompleteVerification !== false,
       });
       this.session = { value, context };
     } else {
       const restored = parsePersistedSnapshot(options.snapshot);
       if (options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
       if (options.confirmDestructive === true) restored.context.confirmDestructive = true;
+      if (options.autoCompleteVerification !== undefined) restored.context.autoCompleteVerification = options.autoCompleteVerification === true;
       this.session = { value: restored.state, context: restored.context };
     }
   }
@@ -503,9 +512,14 @@ class Guard implements SessionGuard {
   /**
    * The machine event of a call. A check carries its targets when it has
    * any; an outcome when it states them (given, or classified from its
-   * arguments), even none: otherwise the admitted call's apply.
+   * arguments), even none: otherwise the admitted call's apply. `verifies`,
+   * for a success: whether it verified itself, given the call's kind.
    */
-  private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, selfVerified = false): SafetyEvent {
+  private toolEvent(
+    type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
+    call: ToolCall,
+    verifies?: (kind: ToolKind) => boolean,
+  ): SafetyEvent {
     const { kind, targets, destructive, stated } = this.classificationOf(call);
     const requested = type === 'tool.requested';
     const event: Record<string, unknown> = { type, tool: call.name, kind, at: this.clock() };
@@ -514,7 +528,7 @@ class Guard implements SessionGuard {
     // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
     if (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) event.targets = targets;
     if (destructive) event.destructive = true;
-    if (selfVerified) event.selfVerified = true;
+    if (verifies !== undefined && verifies(kind)) event.selfVerified = true;
     return event as unknown as SafetyEvent;
   }
 
@@ -548,16 +562,18 @@ class Guard implements SessionGuard {
     } catch (error) {
       throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
     }
-    const selfVerified = outcome === 'success' && (holds(this.selfVerifying, valid.name) || selfVerifies(result));
-    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, selfVerified);
+    // Self-verification matters only to an outcome that applies as a write: one of the write kind, or
+    // one that may be booked to a write in flight. Otherwise the result is not read (no JSON parsed).
+    const verifies =
+      outcome === 'success'
+        ? (kind: ToolKind) =>
+            (kind === 'write' || hasWriteInFlight(this.current().context)) &&
+            (holds(this.selfVerifying, valid.name) || selfVerifies(result))
+        : undefined;
+    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, verifies);
+    // A verifying read completes verification in the same step when the session auto-completes
+    // (the machine's eventless transition out of VERIFYING).
     const { recovered } = this.send('record', outcomeEvent);
-    const after = this.current();
-    // `can` evaluates the machine's guard; the cheap test first skips it on most records.
-    if (this.autoComplete && after.value === 'VERIFYING' && after.context.readAfterWrite) {
-      const complete: SafetyEvent = { type: 'verification.completed', at: outcomeEvent.at }; // the clock is read once per record
-      const can = this.session !== null ? safetyInterpreter.can(this.session, complete) : this.live!.getSnapshot().can(complete);
-      if (can) this.send('record', complete);
-    }
     if (recovered === undefined) return {};
     this.report(this.onRecovery, recovered);
     return { recovered: recovered.recovery };

@@ -439,16 +439,15 @@ export function compileMachine<TMachine extends AnyStateMachine>(
   };
 
   /** One event from `state`: its transition, then eventless ones. */
-  const run = (state: InterpreterState<C>, event: unknown, inPlace: boolean): { state: InterpreterState<C>; out: Emitting<Em> } => {
+  const run = (state: InterpreterState<C>, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
     const compiled = compiledStateOf(state);
     const eventType = (event as { type?: unknown } | null)?.type;
-    const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
     let next = state;
     if (typeof eventType === 'string') {
       const transition = select(compiled.on.get(eventType), state.context, event, eventType);
       if (transition !== null) next = take(transition, state, event, out, inPlace);
     }
-    return { state: settle(next, event, out, inPlace), out };
+    return settle(next, event, out, inPlace);
   };
 
   return {
@@ -469,11 +468,14 @@ export function compileMachine<TMachine extends AnyStateMachine>(
       return settle({ value: initialValue, context }, { type: 'xstate.init', input }, out, false);
     },
     transition(state, event) {
-      const { state: next, out } = run(state, event, false);
+      const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
+      const next = run(state, event, out, false);
       return { state: next, emitted: out.emitted };
     },
     advance(state, event) {
-      return run(state, event, true).out.emitted;
+      const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
+      run(state, event, out, true);
+      return out.emitted;
     },
     can(state, event) {
       const compiled = compiledStateOf(state);

@@ -80,7 +80,11 @@ const PATH_SETTINGS: { options: SafetyPathOptions; simple: boolean }[] = DEEP
 
 /** The machine input a path set is generated for. */
 function inputOf(options: SafetyPathOptions): SafetyInput {
-  return { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true };
+  return {
+    strictFailedWrites: options.strictFailedWrites === true,
+    confirmDestructive: options.confirmDestructive === true,
+    autoCompleteVerification: options.autoCompleteVerification !== false,
+  };
 }
 
 /** The events of a path set's paths (shortest, and simple when asked), generated once per set. */

@@ -93,3 +93,29 @@ describe('the guard on the compiled interpreter', () => {
     expect(() => guard.check({ id: 'r', name: 'pulse_query' })).toThrow(expect.objectContaining({ code: 'GUARD_STOPPED' }));
   });
 });
+
+describe('autoCompleteVerification, now the machine\'s input', () => {
+  /** A session with a write recorded and a verifying read checked, persisted; its read still to record. */
+  function persistedBeforeTheRead(autoCompleteVerification: boolean) {
+    let t = 1_700_000_000_000;
+    const guard = createSessionGuard({ now: () => (t += 1), autoCompleteVerification });
+    for (const [id, name, args] of [['q', 'pulse_query', undefined], ['w', 'pulse_control', { action: 'restart' }]] as const) {
+      guard.check({ id, name, args });
+      guard.record({ id, name, args });
+    }
+    guard.check({ id: 'r', name: 'pulse_metrics' });
+    return guard.getPersistedSnapshot();
+  }
+
+  it('keeps the persisted setting when the restoring guard gives none', () => {
+    const guard = createSessionGuard({ snapshot: persistedBeforeTheRead(false) });
+    guard.record({ id: 'r', name: 'pulse_metrics' });
+    expect(guard.state).toBe('VERIFYING');
+  });
+
+  it('takes the setting the restoring guard gives over the persisted one', () => {
+    const guard = createSessionGuard({ snapshot: persistedBeforeTheRead(false), autoCompleteVerification: true });
+    guard.record({ id: 'r', name: 'pulse_metrics' });
+    expect(guard.state).toBe('READING');
+  });
+});
