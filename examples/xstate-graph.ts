@@ -45,7 +45,7 @@ export async function testSessionGuard(guardOptions: Parameters<typeof createSes
   const paths = model.getShortestPaths();
   for (const path of paths) {
     let now = 1_700_000_000_000; // the guard's clock: 1 ms a step, past the recovery TTL at a clock jump
-    const guard = createSessionGuard({ ...guardOptions, now: () => now, autoCompleteVerification: false });
+    const guard = createSessionGuard({ ...guardOptions, now: () => now });
     const replay = ({ event }: { event: { type: string } }) => {
       const e = event as SafetyEvent;
       now += e.type === 'clock.ticked' ? CLOCK_JUMP_MS : 1;

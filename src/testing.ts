@@ -26,7 +26,7 @@
  * verification), §1 and §5 (targets, destructive and self-verifying writes).
  */
 import { getShortestPaths, getSimplePaths } from '@xstate/graph';
-import { createActor, type ActorLogic, type AnyActorScope, type SnapshotFrom } from 'xstate';
+import { createActor, type ActorLogic, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import { safetyMachine } from '../machines/safety.machine.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
@@ -548,24 +548,11 @@ export function transitionCoverageKey(
 }
 
 /**
- * The machine, or the machine followed by the guard's automatic
- * CompleteVerification after every recorded outcome (what `createSessionGuard`
- * does with `autoCompleteVerification`, its default).
+ * The machine as path logic. It completes verification by itself when its
+ * input says `autoCompleteVerification` (its default, as `createSessionGuard`'s),
+ * so paths need no wrapper for it.
  */
-function pathLogic(autoComplete: boolean): ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined> {
-  const machine = safetyMachine as unknown as ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined>;
-  if (!autoComplete) return machine;
-  return {
-    transition(snapshot, event, scope) {
-      const next = machine.transition(snapshot, event, scope);
-      const outcome = event.type === 'tool.succeeded' || event.type === 'tool.failed';
-      const completion = { type: 'verification.completed', at: event.at } as const;
-      return outcome && next.can(completion) ? machine.transition(next, completion, scope) : next;
-    },
-    getInitialSnapshot: (scope: AnyActorScope, input) => machine.getInitialSnapshot(scope, input),
-    getPersistedSnapshot: (snapshot) => machine.getPersistedSnapshot(snapshot),
-  };
-}
+const pathLogic = safetyMachine as unknown as ActorLogic<SafetySnapshot, SafetyEvent, SafetyInput | undefined>;
 
 function label(event: SafetyEvent): string {
   switch (event.type) {
@@ -653,7 +640,7 @@ function generate(
   cases: EventCaseSet,
 ): SafetyPath[] {
   const startAt = options.startAt ?? DEFAULT_PATH_START;
-  const logic = pathLogic(options.autoCompleteVerification !== false);
+  const logic = pathLogic;
   const input: SafetyInput = {
     strictFailedWrites: options.strictFailedWrites === true,
     confirmDestructive: options.confirmDestructive === true,
@@ -710,7 +697,7 @@ export function getSimpleSafetyPaths(options?: SafetyPathOptions): SafetyPath[] 
  */
 export type SafetyGraphOptions = Pick<
   SafetyPathOptions,
-  'strictFailedWrites' | 'confirmDestructive' | 'tools' | 'targets' | 'turnBased' | 'includeUncheckedOutcomes'
+  'strictFailedWrites' | 'confirmDestructive' | 'autoCompleteVerification' | 'tools' | 'targets' | 'turnBased' | 'includeUncheckedOutcomes'
 > & {
   /**
    * What the shortest paths cover: `states` (default), a shortest path to
@@ -731,11 +718,14 @@ export type SafetyGraphOptions = Pick<
  * times: every event at 0 but a clock jump, at `RECOVERY_TTL_MS` + 1; a
  * system under test needs a clock of its own that moves a millisecond a
  * step and past the TTL at each `clock.ticked` (`getShortestSafetyPaths`
- * re-times its paths instead). Verification is completed by its own event
- * (`verification.completed`), as the raw machine needs it.
+ * re-times its paths instead). Verification completes by itself, as the
+ * machine's input and `createSessionGuard` default to; with
+ * `autoCompleteVerification: false` (input and events), only a
+ * `verification.completed` step completes it: create the guard you test
+ * the same way.
  */
 export interface SafetyTraversalOptions {
-  /** The machine's input: `strictFailedWrites` and `confirmDestructive` as the options say. */
+  /** The machine's input: `strictFailedWrites`, `confirmDestructive` and `autoCompleteVerification` (default true) as the options say. */
   input: SafetyInput;
   /** The events tried from a snapshot (`safetyEventCases` over the options and the generator's case set). */
   events: (snapshot: SafetySnapshot) => SafetyEvent[];
@@ -746,6 +736,7 @@ export interface SafetyTraversalOptions {
 const graphOptionsSchema = optionsSchema.unwrap().pick({
   strictFailedWrites: true,
   confirmDestructive: true,
+  autoCompleteVerification: true,
   tools: true,
   targets: true,
   turnBased: true,
@@ -774,9 +765,14 @@ function traversalOptions(
   serializeState: SafetyTraversalOptions['serializeState'],
 ): SafetyTraversalOptions {
   const { coverage: _coverage, ...rest } = options;
-  const pathOptions: SafetyPathOptions = { ...rest, autoCompleteVerification: false };
+  const autoCompleteVerification = options.autoCompleteVerification !== false;
+  const pathOptions: SafetyPathOptions = { ...rest, autoCompleteVerification };
   return {
-    input: { strictFailedWrites: options.strictFailedWrites === true, confirmDestructive: options.confirmDestructive === true, autoCompleteVerification: false },
+    input: {
+      strictFailedWrites: options.strictFailedWrites === true,
+      confirmDestructive: options.confirmDestructive === true,
+      autoCompleteVerification,
+    },
     events: (snapshot) => safetyEventCases(snapshot, pathOptions, cases),
     serializeState,
   };
@@ -824,7 +820,9 @@ export function simplePathsGraphOptions(options?: SafetyGraphOptions): SafetyTra
  * every event type the machine handles in every snapshot: the shortest
  * paths' cases with `includeUncheckedOutcomes` (an outcome can always be
  * recorded, of a call in flight or, as a record-only loop does, of one
- * never checked) and `verification.completed`; hence no `turnBased`
+ * never checked) and `verification.completed` (with auto-completion, a step
+ * that changes nothing: the machine has completed already, or cannot);
+ * hence no `turnBased`
  * (while a turn-based loop waits for its call, nothing else happens: use
  * `getShortestSafetyPaths({ turnBased: true })`). `model.getShortestPaths()`
  * then reaches every abstract state, as `shortestPathsGraphOptions` does.
@@ -837,7 +835,14 @@ export function testModelGraphOptions(options?: Omit<SafetyGraphOptions, 'turnBa
   if (parsed.turnBased === true) {
     throw new TypeError('invalid test model graph options: turnBased: createTestModel would add bare events a turn-based loop cannot replay; use getShortestSafetyPaths({ turnBased: true })');
   }
-  return shortestPathsGraphOptions({ ...parsed, includeUncheckedOutcomes: true });
+  const traversal = shortestPathsGraphOptions({ ...parsed, includeUncheckedOutcomes: true });
+  if (parsed.autoCompleteVerification === false) return traversal;
+  // VERIFYING handles verification.completed even when the machine completes by itself:
+  // offered, it is a step that changes nothing (the guard's completeVerification() is false).
+  return {
+    ...traversal,
+    events: (snapshot) => [...traversal.events(snapshot), { type: 'verification.completed', at: MODEL_TIME }],
+  };
 }
 
 /**

@@ -653,11 +653,20 @@ describe('the kind of every call is stated', () => {
 describe('options for @xstate/graph on safetyMachine', () => {
   const fresh = () => freshSnapshot();
 
-  it('the shortest paths try the path tests\' event cases, with verification completed by its event', () => {
+  it('the shortest paths try the path tests\' event cases over the abstract state', () => {
     const options = shortestPathsGraphOptions();
-    expect(options.events(fresh())).toEqual(safetyEventCases(fresh(), { autoCompleteVerification: false }, SHORTEST_PATH_CASES));
-    expect(options.events(fresh()).some((e) => e.type === 'verification.completed')).toBe(true);
+    expect(options.events(fresh())).toEqual(safetyEventCases(fresh(), {}, SHORTEST_PATH_CASES));
     expect(options.serializeState(fresh(), undefined)).toBe(abstractSafetyState(fresh()));
+  });
+
+  it('verification completes by itself, as the guard does, unless autoCompleteVerification is false', () => {
+    const completes = (options: ReturnType<typeof shortestPathsGraphOptions>) => [
+      options.input.autoCompleteVerification,
+      options.events(fresh()).some((e) => e.type === 'verification.completed'),
+    ];
+    expect(completes(shortestPathsGraphOptions())).toEqual([true, false]);
+    expect(completes(shortestPathsGraphOptions({ autoCompleteVerification: false }))).toEqual([false, true]);
+    expect(completes(simplePathsGraphOptions({ autoCompleteVerification: false }))).toEqual([false, true]);
   });
 
   it('coverage transitions keys a state by the transition that entered it', () => {
@@ -669,10 +678,8 @@ describe('options for @xstate/graph on safetyMachine', () => {
 
   it('with targets, the shortest paths try the target cases over the target abstraction', () => {
     const options = shortestPathsGraphOptions({ targets: true, confirmDestructive: true });
-    expect(options.input).toEqual({ strictFailedWrites: false, confirmDestructive: true, autoCompleteVerification: false });
-    expect(options.events(fresh())).toEqual(
-      safetyEventCases(fresh(), { targets: true, confirmDestructive: true, autoCompleteVerification: false }, TARGET_PATH_CASES),
-    );
+    expect(options.input).toEqual({ strictFailedWrites: false, confirmDestructive: true, autoCompleteVerification: true });
+    expect(options.events(fresh())).toEqual(safetyEventCases(fresh(), { targets: true, confirmDestructive: true }, TARGET_PATH_CASES));
   });
 
   it('getShortestPaths and getSimplePaths end over the options, and reach every state', () => {
@@ -694,7 +701,7 @@ describe('options for @xstate/graph on safetyMachine', () => {
   });
 
   it('createTestModel adds no bare event: every step of every path has its time, and every tool step its call', () => {
-    for (const options of [testModelGraphOptions(), testModelGraphOptions({ strictFailedWrites: true })]) {
+    for (const options of [testModelGraphOptions(), testModelGraphOptions({ strictFailedWrites: true, autoCompleteVerification: false })]) {
       const events = createTestModel(safetyMachine, options)
         .getShortestPaths()
         .flatMap((path) => path.steps.slice(1).map((step) => step.event)); // after the `xstate.init` step
@@ -704,10 +711,11 @@ describe('options for @xstate/graph on safetyMachine', () => {
   });
 
   it('testModelGraphOptions tries every event type the machine handles, in every state a path reaches', () => {
-    const options = testModelGraphOptions();
+    for (const options of [testModelGraphOptions(), testModelGraphOptions({ autoCompleteVerification: false })]) {
     const handled = ['tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested', 'verification.completed', 'session.reset', 'session.resetKeepingProgress', 'clock.ticked'];
     for (const path of getShortestPaths(safetyMachine, options)) {
       expect(new Set(options.events(path.state).map((e) => e.type))).toEqual(new Set(handled));
+    }
     }
   });
 
