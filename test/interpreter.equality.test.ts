@@ -288,6 +288,8 @@ const walks = fc.record({
     { autoCompleteVerification: false, includeUncheckedOutcomes: true },
     { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: true },
     { autoCompleteVerification: false, includeUncheckedOutcomes: true, targets: true, confirmDestructive: true },
+    { autoCompleteVerification: true, includeUncheckedOutcomes: true },
+    { autoCompleteVerification: true, includeUncheckedOutcomes: true, strictFailedWrites: true, targets: true, confirmDestructive: true },
   ),
   steps: fc.array(walkStep, { minLength: 1, maxLength: MAX_WALK, size: 'max' }),
 });
