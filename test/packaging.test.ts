@@ -62,4 +62,10 @@ describe('the packed package, installed without optional dependencies', () => {
     const audit = execFileSync(join(app, 'node_modules/.bin/pulse-safety'), ['audit', '--demo'], { cwd: app, encoding: 'utf8' });
     expect(audit).toContain('runs with a refusal');
   });
+
+  test('ships the example model-based test the README says to copy, beside the loop it tests', () => {
+    const examples = join(app, 'node_modules', 'pulse-safety-fsm', 'examples');
+    expect(existsSync(join(examples, 'toy-agent-loop.paths.test.ts'))).toBe(true);
+    expect(existsSync(join(examples, 'toy-agent-loop.ts'))).toBe(true);
+  });
 });
