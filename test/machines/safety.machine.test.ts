@@ -341,7 +341,13 @@ describe('CompleteVerification by itself (autoCompleteVerification, the default)
 
   it('is on for an actor created without input', () => {
     const actor = createActor(safetyMachine).start();
-    expect(actor.getSnapshot().context.autoCompleteVerification).toBe(true);
+    actor.send(requested('pulse_query', 'resolve', T, 'q'));
+    actor.send(succeeded('pulse_query', 'resolve', T, 'q'));
+    actor.send(requested('pulse_control', 'write', T + 1, 'w'));
+    actor.send(succeeded('pulse_control', 'write', T + 2, 'w'));
+    actor.send(requested('pulse_metrics', 'read', T + 3, 'r'));
+    actor.send(succeeded('pulse_metrics', 'read', T + 4, 'r'));
+    expect(actor.getSnapshot().value).toBe('READING');
   });
 
   it('a verifying read returns the session to READING at once', () => {
