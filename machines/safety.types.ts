@@ -166,8 +166,8 @@ export interface SafetyContext {
    * soon as the write is verified and no write is in flight, the machine
    * returns to READING without a `verification.completed` event, as the
    * session guard does by default. False: only that event completes it.
-   * Kept by both resets. Absent (a context built before the field existed,
-   * or by hand) means true; `initialSafetyContext` always sets it.
+   * Kept by both resets. Absent means true: `initialSafetyContext` sets it
+   * only when false, and so does a restored snapshot.
    */
   autoCompleteVerification?: boolean;
 }

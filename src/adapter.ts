@@ -344,7 +344,9 @@ class Guard implements SessionGuard {
       const restored = parsePersistedSnapshot(options.snapshot);
       if (options.strictFailedWrites === true) restored.context.strictFailedWrites = true;
       if (options.confirmDestructive === true) restored.context.confirmDestructive = true;
-      if (options.autoCompleteVerification !== undefined) restored.context.autoCompleteVerification = options.autoCompleteVerification === true;
+      // The context keeps the setting only when false (absent means true, as `initialSafetyContext`).
+      if (options.autoCompleteVerification === false) restored.context.autoCompleteVerification = false;
+      else if (options.autoCompleteVerification === true) delete restored.context.autoCompleteVerification;
       this.session = { value: restored.state, context: restored.context };
     }
   }

@@ -509,7 +509,7 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     writeDestructive: s.destructive === true,
     confirmedSinceWrite: s.confirmed === true,
     confirmDestructive: s.confirm === true,
-    autoCompleteVerification: s.autoComplete !== false,
+    ...(s.autoComplete === false ? { autoCompleteVerification: false } : {}), // absent means true, as initialSafetyContext
   };
 }
 
