@@ -19,6 +19,7 @@ export {
   type SafetyContext,
   type SafetyEvent,
   type SafetyEmitted,
+  type SafetyParentEvent,
   type SafetyInput,
   type GateDecidedEvent,
   type RecoverySucceededEvent,

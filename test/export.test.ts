@@ -52,6 +52,11 @@ function jsonTransitions(): { source: string; event: string; guard?: string; des
   const all = Object.entries(definition.on).flatMap(([event, list]) => list.map((t) => pick('safety', event, t)));
   for (const [key, state] of Object.entries(definition.states)) {
     for (const [event, list] of Object.entries(state.on)) all.push(...list.map((t) => pick(`safety.${key}`, event, t)));
+    // Eventless transitions are not in toJSON(): read them off the state node, as XState keeps them.
+    const always = (safetyMachine.root.states[key]?.always ?? []) as unknown as { guard?: string | { type: string }; description?: string; target?: { id: string }[] }[];
+    for (const t of always) {
+      all.push({ source: `safety.${key}`, event: 'always', guard: typeof t.guard === 'string' ? t.guard : t.guard?.type, description: t.description, target: t.target });
+    }
   }
   return all;
 }
