@@ -39,6 +39,7 @@
 import type { AnyStateMachine, ContextFrom, EmittedFrom, EventFromLogic, EventObject, InputFrom } from 'xstate';
 import { safetyActionLogic } from '../machines/safety.actions.js';
 import { safetyMachine } from '../machines/safety.machine.js';
+import type { SafetyContext, SafetyEmitted, SafetyEvent, SafetyInput } from '../machines/safety.types.js';
 
 /** The state of a compiled machine: the state's name and the context. Never mutated by the interpreter. */
 export interface InterpreterState<TContext> {
@@ -99,7 +100,8 @@ export interface CompiledMachine<TContext, TEvent extends EventObject, TEmitted,
   /**
    * The state of a fresh session: the machine's context factory run on
    * `input` (as XState's `createActor(machine, { input })`), then any
-   * eventless transitions enabled at start.
+   * eventless transitions enabled at start (what their actions emit is not
+   * reported: a fresh session has no listener yet).
    * @throws Error when the context factory or an action throws, or eventless transitions do not settle.
    */
   initial(input: TInput): InterpreterState<TContext>;
@@ -496,4 +498,9 @@ export function compileMachine<TMachine extends AnyStateMachine>(
  * `createSessionGuard` and `mayAnswer` run. A change to the machine that the
  * interpreter cannot run fails here, at import, with a `MachineCompileError`.
  */
-export const safetyInterpreter = compileMachine(safetyMachine, safetyActionLogic);
+// Typed explicitly, so the declarations name the machine's own types rather than the package root (which would pull in
+// the optional stores' declarations for a consumer).
+export const safetyInterpreter: CompiledMachine<SafetyContext, SafetyEvent, SafetyEmitted, SafetyInput | void> = compileMachine(
+  safetyMachine,
+  safetyActionLogic,
+);
