@@ -191,6 +191,16 @@ export interface SessionGuard {
   /** ResetKeepProgress: verification tracking dropped, target kept. */
   resetKeepProgress(): void;
   /**
+   * Time passed: sends `clock.ticked` at `now()`, so pending recoveries more
+   * than `RECOVERY_TTL_MS` past their latest block leave the session
+   * (ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §3.5).
+   * Decisions never need it (an expired recovery stops counting by itself);
+   * it frees them, e.g. before persisting, and replays a transcript's clock
+   * step on the fast path (no XState actor is created).
+   * @throws TypeError when the clock is not a number within ±`MAX_TIME_MS`.
+   */
+  tick(): void;
+  /**
    * The session as compact plain JSON with a schema version (`PersistedSnapshot`,
    * src/snapshot.ts), for `createSessionGuard({ snapshot })`.
    */
@@ -267,16 +277,28 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
 }
 
 
+/**
+ * The refusal as an `FSMBlockedError`, built without a stack trace: it is a
+ * value the guard returns (and a loop sends back to the model), not an
+ * exception the guard throws, and capturing the guard's own frames cost an
+ * eighth of a check on the fast path (`npm run bench`).
+ */
 function blockedError(decision: GateDecidedEvent): FSMBlockedError {
-  return new FSMBlockedError({
-    state: decision.state,
-    toolName: decision.tool,
-    toolKind: decision.kind,
-    rule: decision.rule!,
-    reason: decision.reason!,
-    recoveryId: decision.recoveryId,
-    target: decision.target ?? null,
-  });
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new FSMBlockedError({
+      state: decision.state,
+      toolName: decision.tool,
+      toolKind: decision.kind,
+      rule: decision.rule!,
+      reason: decision.reason!,
+      recoveryId: decision.recoveryId,
+      target: decision.target ?? null,
+    });
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /**
@@ -602,6 +624,11 @@ class Guard implements SessionGuard {
   resetKeepProgress(): void {
     this.enter('resetKeepProgress');
     this.send('resetKeepProgress', { type: 'session.resetKeepingProgress', at: this.clock() });
+  }
+
+  tick(): void {
+    this.enter('tick');
+    this.send('tick', { type: 'clock.ticked', at: this.clock() });
   }
 
   getPersistedSnapshot(): PersistedSnapshot {

@@ -344,7 +344,7 @@ export class RunAuditor {
         if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
           throw new TranscriptError(audit.id, step.position, `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`);
         }
-        guard.actor.send({ type: 'clock.ticked', at: this.at });
+        guard.tick();
         break;
     }
 

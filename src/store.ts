@@ -312,6 +312,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
       completeVerification: () => act(sessionId, (guard) => guard.completeVerification()),
       reset: () => act(sessionId, (guard) => guard.reset()),
       resetKeepProgress: () => act(sessionId, (guard) => guard.resetKeepProgress()),
+      tick: () => act(sessionId, (guard) => guard.tick()),
       getPersistedSnapshot: () => use(sessionId).guard.getPersistedSnapshot(),
     };
   }

@@ -599,6 +599,22 @@ describe('the clock', () => {
     vi.useRealTimers();
   });
 
+  it('tick drops a pending recovery past its TTL from the persisted session', () => {
+    const { guard, clock } = guardWithClock();
+    guard.check({ name: 'pulse_control' });
+    clock.now = T + RECOVERY_TTL_MS + 1;
+    guard.tick();
+    expect(JSON.stringify(guard.getPersistedSnapshot())).not.toContain('pulse_control');
+  });
+
+  it('tick keeps a pending recovery within its TTL', () => {
+    const { guard, clock } = guardWithClock();
+    guard.check({ name: 'pulse_control' });
+    clock.now = T + RECOVERY_TTL_MS;
+    guard.tick();
+    expect(JSON.stringify(guard.getPersistedSnapshot())).toContain('pulse_control');
+  });
+
   it('stamps every event with the injected clock', () => {
     const { guard, clock } = guardWithClock();
     clock.now = T + 5;

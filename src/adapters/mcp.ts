@@ -58,7 +58,7 @@ import {
   type ServerResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { BlockRule, SafetyState, ToolKind } from '../../machines/safety.types.js';
-import type { Decision, SessionGuard, ToolCall } from '../adapter.js';
+import { sessionStateOf, type Decision, type SessionGuard, type ToolCall } from '../adapter.js';
 import { mayAnswer } from '../answer.js';
 import type { Classification } from '../classification.js';
 import { builtinCatalogs, compileCatalog, parseCatalog, type Catalog, type CompiledCatalog } from '../classifier.js';
@@ -247,10 +247,11 @@ export function refusalResult(error: FSMBlockedError, structured: boolean): Call
   };
 }
 
-/** A guard's setting for failed writes, read from its actor; false when it cannot be read. */
+/** A guard's setting for failed writes, read from its session without a copy (and without creating its actor); false when it cannot be read. */
 function isStrict(guard: SessionGuard): boolean {
   try {
-    return guard.actor.getSnapshot().context.strictFailedWrites === true;
+    // A store's session handle is no guard of its own: its (copied) context says the same.
+    return (sessionStateOf(guard)?.context ?? guard.context).strictFailedWrites === true;
   } catch {
     return false;
   }

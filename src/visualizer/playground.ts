@@ -233,7 +233,7 @@ export class PlaygroundSession {
           throw new PlaygroundCommandError(`the clock cannot pass ${MAX_TIME_MS} epoch ms, the machine's time range`);
         }
         this.now += ms;
-        this.guard.actor.send({ type: 'clock.ticked', at: this.now });
+        this.guard.tick();
         label = `clock +${ms / 60_000} min`;
         break;
       }
