@@ -289,6 +289,7 @@ const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSince
  * the way; nothing changes when none is pending or expired.
  */
 const clearPendingRecovery: SafetyActionLogic = (context, event) => {
+  if (isEmpty(context.pendingRecoveries)) return {}; // the common case: nothing to clear or expire, nothing copied
   const at = timeOf(event);
   const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
   const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
@@ -302,6 +303,12 @@ const clearPendingRecovery: SafetyActionLogic = (context, event) => {
   delete pendingRecoveries[recoveryId];
   return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.succeeded', recovery, at }] };
 };
+
+/** Whether an object has no own enumerable keys, without building the list of them. */
+function isEmpty(record: object): boolean {
+  for (const key in record) if (Object.prototype.hasOwnProperty.call(record, key)) return false;
+  return true;
+}
 
 /** Drop pending recoveries older than the TTL. */
 const expirePendingRecoveries: SafetyActionLogic = (context, event) => ({
