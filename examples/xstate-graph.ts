@@ -14,7 +14,7 @@
  * `pulse-safety-fsm/testing` rather than `../src/index.js` and `../src/testing.js`.
  */
 import { createTestModel, getShortestPaths, getSimplePaths } from '@xstate/graph';
-import { createSessionGuard, safetyMachine, type SafetyEvent } from '../src/index.js';
+import { createSessionGuard, safetyMachine, type SafetyEvent, type SessionGuardOptions } from '../src/index.js';
 import {
   abstractSafetyState,
   CLOCK_JUMP_MS,
@@ -35,13 +35,18 @@ export function simplePaths() {
   return getSimplePaths(safetyMachine, simplePathsGraphOptions());
 }
 
+/** The rules the model and the guard must share, or the guard is tested against another machine. */
+export type SharedRules = Pick<SessionGuardOptions, 'strictFailedWrites' | 'confirmDestructive' | 'autoCompleteVerification'>;
+
 /**
  * The test model's shortest paths, each replayed through a fresh session
  * guard, which must be in the path's abstract state after every step.
- * Resolves to the number of paths; rejects at the first step that differs.
+ * `rules` reach both the model and the guard; `guardOptions` (default the
+ * same rules) only the guard. Resolves to the number of paths; rejects at
+ * the first step that differs.
  */
-export async function testSessionGuard(guardOptions: Parameters<typeof createSessionGuard>[0] = {}): Promise<number> {
-  const model = createTestModel(safetyMachine, testModelGraphOptions());
+export async function testSessionGuard(rules: SharedRules = {}, guardOptions: SessionGuardOptions = rules): Promise<number> {
+  const model = createTestModel(safetyMachine, testModelGraphOptions(rules));
   const paths = model.getShortestPaths();
   for (const path of paths) {
     let now = 1_700_000_000_000; // the guard's clock: 1 ms a step, past the recovery TTL at a clock jump

@@ -37,8 +37,16 @@ describe('examples/xstate-graph.ts', () => {
     await expect(testSessionGuard()).resolves.toBeGreaterThan(100);
   }, EXAMPLE_MS);
 
-  it('the createTestModel paths catch a guard that decides otherwise (strict failed writes)', async () => {
-    await expect(testSessionGuard({ strictFailedWrites: true })).rejects.toThrow(/^guard \[.*\], model \[/);
+  it('every createTestModel path passes through a guard with strict failed writes, the model built with the same rule', async () => {
+    await expect(testSessionGuard({ strictFailedWrites: true })).resolves.toBeGreaterThan(100);
+  }, EXAMPLE_MS);
+
+  it('every createTestModel path passes through a guard without auto-completion, the model built with the same rule', async () => {
+    await expect(testSessionGuard({ autoCompleteVerification: false })).resolves.toBeGreaterThan(100);
+  }, EXAMPLE_MS);
+
+  it('the createTestModel paths catch a guard that decides otherwise (strict failed writes on the guard only)', async () => {
+    await expect(testSessionGuard({}, { strictFailedWrites: true })).rejects.toThrow(/^guard \[.*\], model \[/);
   }, EXAMPLE_MS);
 
   it('is the program README.md shows', () => {
