@@ -468,12 +468,24 @@ function describeRefusal(refusal: Refusal): string {
   return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
 }
 
-/** The text report's lines for one run: its headline, each refusal and recovery. Lines pass through `printable`. */
+/** `1 call`, `2 calls`: a count and its noun, singular for one. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * The text report's lines for one run: its headline, each refusal and recovery. Lines pass through `printable`.
+ * The headline counts refused calls and refused final answers apart (answers are not calls):
+ * `run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING ...`, or `run b: 1 call, nothing refused, ...`.
+ */
 export function formatRunText(run: RunAudit): string {
   const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
-  const refused = run.blockedCalls + run.refusedAnswers;
+  const refused = [
+    ...(run.blockedCalls > 0 ? [counted(run.blockedCalls, 'refused call')] : []),
+    ...(run.refusedAnswers > 0 ? [counted(run.refusedAnswers, 'refused answer')] : []),
+  ];
   const lines = [
-    `run ${run.id}${reward}: ${run.calls} calls, ${refused === 0 ? 'nothing refused' : `${refused} refused`}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
+    `run ${run.id}${reward}: ${counted(run.calls, 'call')}, ${refused.length === 0 ? 'nothing refused' : refused.join(', ')}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
   ];
   const recoveries = new Map(run.findings.filter((f) => f.recovered).map((f) => [f.index, f]));
   const indices = [...new Set([...run.refusals.map((r) => r.index), ...recoveries.keys()])].sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { auditRun, auditRuns, formatAuditText, summarize } from '../src/audit.js';
+import { auditRun, auditRuns, formatAuditText, formatRunText, summarize } from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
@@ -145,6 +145,21 @@ describe('summary', () => {
     expect(text).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]: POLICY_BLOCKED:");
     expect(text).toMatch(/runs with a refusal\s+2 of 3/);
     expect(text).toContain('successful (reward > 0)');
+  });
+
+  test("a run's headline counts refused calls and refused answers apart", () => {
+    const [, , c] = auditRuns(runs).runs;
+    expect(formatRunText(c!).split('\n')[0]).toBe('run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING (unverified: a change nobody looked at)');
+  });
+
+  test("a run's headline says one call in the singular, and nothing refused when nothing was", () => {
+    const [, b] = auditRuns(runs).runs;
+    expect(formatRunText(b!).split('\n')[0]).toBe('run b (reward 0): 1 call, nothing refused, ends in READING');
+  });
+
+  test("a run's headline leaves out the refused answers when there are none", () => {
+    const [a] = auditRuns(runs).runs;
+    expect(formatRunText(a!).split('\n')[0]).toMatch(/^run a \(reward 1\): 1 call, 1 refused call, ends in /);
   });
 
   test('the summary-only text report leaves out the runs', () => {
