@@ -10,6 +10,7 @@
  * and §5 (targets, destructive writes, self-verifying writes).
  */
 import { createActor, type Actor } from 'xstate';
+import { z } from 'zod';
 import { isCallIdInFlight, safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
 import type {
   GateDecidedEvent,
@@ -205,6 +206,50 @@ export interface SessionGuard {
    * src/snapshot.ts), for `createSessionGuard({ snapshot })`.
    */
   getPersistedSnapshot(): PersistedSnapshot;
+}
+
+/** A function-valued option (zod checks only that it is callable). */
+const callable = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', { message: 'must be a function' });
+
+/** The options `createSessionGuard` takes, each optional and of its type; any other key is refused. */
+const sessionGuardOptionsSchema = z.strictObject({
+  now: callable.optional(),
+  classify: callable.optional(),
+  confirmDestructive: z.boolean().optional(),
+  selfVerifying: callable.optional(),
+  autoCompleteVerification: z.boolean().optional(),
+  strictFailedWrites: z.boolean().optional(),
+  snapshot: z.unknown().optional(),
+  onDecision: callable.optional(),
+  onRecovery: callable.optional(),
+});
+
+/**
+ * Checks the options of a session guard (or of a store's guards) before any
+ * session exists: a misspelled option, or a flag that is not a boolean
+ * (`confirmDestructive: 'true'`), would otherwise switch a safety rule off
+ * without a word.
+ *
+ * @param options what the caller passed; `undefined` is no options.
+ * @param where the function named in the message, e.g. `createSessionGuard`.
+ * @param omitted options the caller may not give there (a store sets `now` and `snapshot` itself).
+ * @throws TypeError naming the first bad option and what it must be, e.g.
+ *   `createSessionGuard: options.confirmDestrutive is not an option (the options are now, classify, ...)`.
+ */
+export function validateSessionGuardOptions(options: unknown, where: string, omitted: readonly string[] = []): void {
+  if (options === undefined) return;
+  const schema = omitted.length === 0 ? sessionGuardOptionsSchema : sessionGuardOptionsSchema.omit(Object.fromEntries(omitted.map((key) => [key, true])) as never);
+  const parsed = schema.safeParse(options);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const known = Object.keys(schema.shape).join(', ');
+  if (issue.code === 'unrecognized_keys') {
+    throw new TypeError(`${where}: options.${issue.keys[0]} is not an option (the options are ${known})`);
+  }
+  if (issue.path.length === 0) throw new TypeError(`${where}: the options must be an object { ${known} } when given`);
+  const key = String(issue.path[0]);
+  const expected = key === 'now' || key === 'classify' || key === 'selfVerifying' || key.startsWith('on') ? 'a function' : 'a boolean';
+  throw new TypeError(`${where}: options.${key} must be ${expected} when given`);
 }
 
 function deepFreeze<T>(value: T): T {
@@ -485,7 +530,11 @@ class Guard implements SessionGuard {
     if (hook === undefined) return;
     this.reporting = true;
     try {
-      hook(deepFreeze(structuredClone(event)));
+      const returned: unknown = hook(deepFreeze(structuredClone(event)));
+      // An async hook's rejection is ignored too, rather than left unhandled (which would end the process).
+      if (typeof returned === 'object' && returned !== null && typeof (returned as PromiseLike<unknown>).then === 'function') {
+        Promise.resolve(returned).catch(() => undefined);
+      }
     } catch {
       // telemetry never changes or stops a decision
     } finally {
@@ -650,9 +699,12 @@ class Guard implements SessionGuard {
  * if (!decision.allowed) return decision.error.toToolResult(); // { ok: false, error: { code: 'FSM_BLOCKED', ... } }
  * guard.record({ id: 'c1', name: 'pulse_control' }, ok ? 'success' : 'error');
  *
+ * @throws TypeError naming the option when an option is unknown or of the wrong
+ *   type (`validateSessionGuardOptions`).
  * @throws SnapshotError (a TypeError) naming the bad field when `options.snapshot`
  *   is not a snapshot this machine could have persisted.
  */
 export function createSessionGuard(options: SessionGuardOptions = {}): SessionGuard {
+  validateSessionGuardOptions(options, 'createSessionGuard');
   return new Guard(options);
 }

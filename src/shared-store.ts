@@ -31,6 +31,7 @@ import { MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../machines/safety.types.js';
 import {
   createSessionGuard,
+  validateSessionGuardOptions,
   type Decision,
   type FinalAnswerDecision,
   type RecordResult,
@@ -484,6 +485,7 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
     throw new TypeError(`createSharedSessionStore: maxRetries must be a non-negative integer, got ${String(maxRetries)}`);
   }
   const now = options.now ?? Date.now;
+  validateSessionGuardOptions(options.guard, 'createSharedSessionStore: guard', ['now', 'snapshot']);
   const { onDecision, onRecovery, ...guardOptions } = options.guard ?? {};
   /** Live gates, least recently used first. */
   const live = new Map<string, Live>();

@@ -16,7 +16,7 @@
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
-import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from './adapter.js';
+import { createSessionGuard, validateSessionGuardOptions, type SessionGuard, type SessionGuardOptions } from './adapter.js';
 import { SnapshotError } from './snapshot.js';
 
 /**
@@ -230,6 +230,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
     throw new TypeError(`createSessionStore: idleMs must be a non-negative number of milliseconds, got ${String(idleMs)}`);
   }
   const now = options.now ?? Date.now;
+  validateSessionGuardOptions(options.guard, 'createSessionStore: guard', ['now', 'snapshot']);
   const guardOptions = options.guard ?? {};
   /** Live sessions, least recently used first. */
   const live = new Map<string, Live>();

@@ -50,6 +50,30 @@ describe('createSessionGuard', () => {
     expect(createSessionGuard().state).toBe('RESOLVING');
   });
 
+  it('refuses a misspelled option, naming it, rather than leave its rule off', () => {
+    expect(() => createSessionGuard({ confirmDestrutive: true } as never)).toThrow(
+      /^createSessionGuard: options\.confirmDestrutive is not an option \(the options are now, classify, confirmDestructive, /,
+    );
+  });
+
+  it.each([
+    ['confirmDestructive', 'false', 'a boolean'],
+    ['strictFailedWrites', 1, 'a boolean'],
+    ['autoCompleteVerification', 'no', 'a boolean'],
+    ['now', 'x', 'a function'],
+    ['onDecision', {}, 'a function'],
+  ])('refuses options.%s = %j: it must be %s', (key, value, expected) => {
+    expect(() => createSessionGuard({ [key]: value } as never)).toThrow(`createSessionGuard: options.${key} must be ${expected} when given`);
+  });
+
+  it('refuses options that are not an object', () => {
+    expect(() => createSessionGuard(null as never)).toThrow(/^createSessionGuard: the options must be an object/);
+  });
+
+  it('takes options given as undefined as not given', () => {
+    expect(createSessionGuard({ confirmDestructive: undefined, now: undefined }).state).toBe('RESOLVING');
+  });
+
   it('exposes its started actor', () => {
     expect(createSessionGuard().actor.getSnapshot().status).toBe('active');
   });

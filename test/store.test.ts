@@ -60,6 +60,18 @@ function spyStore(): SnapshotStore & { saves: [string, string, number][] } {
   };
 }
 
+describe('the guard options of a store', () => {
+  it('are checked when the store is created, a misspelled one refused by name', () => {
+    expect(() => createSessionStore({ guard: { strictFailedWrite: true } as never })).toThrow(
+      /^createSessionStore: guard: options\.strictFailedWrite is not an option/,
+    );
+  });
+
+  it('may not set now or snapshot, which the store sets itself', () => {
+    expect(() => createSessionStore({ guard: { now: () => 0 } as never })).toThrow(/options\.now is not an option/);
+  });
+});
+
 describe('sessions by id', () => {
   it('creates a session on first use, in RESOLVING', () => {
     const { sessions } = storeAt();

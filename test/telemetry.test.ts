@@ -130,6 +130,22 @@ describe('a hook observes a final decision (issue 14 item 4)', () => {
   });
 });
 
+describe('an async hook', () => {
+  it('that rejects is ignored like one that throws (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const listen = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listen);
+    try {
+      const guard = createSessionGuard({ onDecision: async () => Promise.reject(new Error('exporter down')) });
+      expect(guard.check({ id: 'w', name: WRITE }).allowed).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listen);
+    }
+  });
+});
+
 describe('a stopped actor', () => {
   const methods: [string, (guard: SessionGuard) => unknown][] = [
     ['check', (guard) => guard.check({ id: 'r', name: READ })],
