@@ -314,7 +314,8 @@ export function buildProgram(
         .choices([...AUDIT_POLICIES])
         .default('full'),
     )
-    .option('--compare-policies', 'also replay under every policy and print them side by side')
+    // --compare-policies replays under every policy: a --policy beside it would choose nothing, so it is a usage error.
+    .addOption(new Option('--compare-policies', 'replay under every policy and print them side by side (not with --policy)').conflicts('policy'))
     .exitOverride()
     .action(async (files: string[], options: AuditCommandOptions) => {
       try {

@@ -200,6 +200,21 @@ describe('pulse-safety audit', () => {
   });
 });
 
+describe('usage errors exit 2 with one line', () => {
+  test('--compare-policies with --policy is refused: the comparison replays every policy, so --policy would choose nothing', async () => {
+    const { code, out, err } = await run('audit', clean(), '--compare-policies', '--policy', 'spec');
+    expect(code).toBe(EXIT.badInput);
+    expect(out).toBe('');
+    expect(err).toBe("error: option '--compare-policies' cannot be used with option '--policy <policy>'\n");
+  });
+
+  test('--compare-policies alone prints the three policies side by side', async () => {
+    const { code, out } = await run('audit', clean(), '--compare-policies', '--summary-only');
+    expect(code).toBe(EXIT.clean);
+    expect(out.split('\n').filter((line) => /^ {2}(spec|targets|full) /.test(line)).map((line) => line.trim().split(/\s+/)[0])).toEqual(['spec', 'targets', 'full']);
+  });
+});
+
 describe('bad input exits 2 with a message naming the file and position', () => {
   test('a missing file', async () => {
     const { code, err } = await run('audit', join(dir, 'nope.json'));
