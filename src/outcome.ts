@@ -7,9 +7,11 @@
  * ASSISTANT_SAFETY.md "Failed tool calls cause no transition".
  *
  * A result is a failure when any of these holds (checked in this order):
+ * 0. **It is no result**: an `Error` (what the tool threw, recorded as its
+ *    result) or a Promise (the call was not awaited: its outcome is unknown).
  * 1. **Its format says so**: `is_error: true` (Anthropic `tool_result`),
  *    `isError: true` (MCP `CallToolResult`), `status: "error"` (a tool
- *    message), `type: "error-text" | "error-json"` (AI SDK tool output),
+ *    message; `"failed"` and `"failure"` too), `type: "error-text" | "error-json"` (AI SDK tool output),
  *    `ok: false` or `success: false` (the common JSON envelope, the gate's
  *    own `FSM_BLOCKED` result among them), or a Gemini `functionResponse`
  *    whose `response` has an `error` member.
@@ -258,7 +260,8 @@ function nonZeroExitCode(value: Json): number | null {
 function objectFailure(value: Json): string | null {
   if (own(value, 'is_error') === true) return 'is_error is true';
   if (own(value, 'isError') === true) return 'isError is true';
-  if (own(value, 'status') === 'error') return 'status is "error"';
+  const status = own(value, 'status');
+  if (status === 'error' || status === 'failed' || status === 'failure') return `status is "${status}"`;
   if (own(value, 'ok') === false) return 'ok is false';
   if (own(value, 'success') === false) return 'success is false';
   const type = own(value, 'type');
@@ -359,6 +362,11 @@ function markersOf(options: OutcomeOptions | undefined): string[] {
   return markers;
 }
 
+/** A promise or other thenable: a result not awaited yet. */
+function isThenable(value: unknown): boolean {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /**
  * Why a tool result is a failure (e.g. `is_error is true`, `exit code 128`,
  * `starts with "fatal:"`), or null when it is a success. The rules and their
@@ -367,6 +375,8 @@ function markersOf(options: OutcomeOptions | undefined): string[] {
  */
 export function failureReason(result: unknown, options?: OutcomeOptions): string | null {
   try {
+    if (result instanceof Error) return `a thrown ${result.name || 'Error'}`;
+    if (isThenable(result)) return 'a Promise, not its result (the tool call was not awaited)';
     const markers = markersOf(options);
     if (isObject(result)) {
       const failure = objectFailure(result);

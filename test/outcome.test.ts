@@ -133,6 +133,20 @@ describe('a failure marker at the start', () => {
   });
 });
 
+describe('no result at all', () => {
+  test('an Error, what the tool threw, is a failure', () => {
+    expect(failureReason(new TypeError('fetch failed'))).toBe('a thrown TypeError');
+  });
+
+  test('a Promise, a result not awaited, is a failure', () => {
+    expect(outcomeOf(Promise.resolve('ok'))).toBe('error');
+  });
+
+  test('status "failed" is a failure', () => {
+    expect(outcomeOf({ status: 'failed', job: 'deploy' })).toBe('error');
+  });
+});
+
 describe('a JSON envelope that says it failed', () => {
   test('ok: false', () => {
     expect(outcomeOf({ ok: false, reason: 'quota' })).toBe('error');
