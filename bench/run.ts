@@ -26,7 +26,10 @@
  *   hit rate when the incident transcripts (test/incidents/) are audited.
  * - the Redis store (bench/redis.ts, in a child process): check + record per
  *   call on loopback and calls/s with 4 processes, beside bare SET + GET in
- *   the same run (skipped, with a note, when no Redis is reachable).
+ *   the same run (skipped, with a note, when no Redis is reachable);
+ * - the audit's peak RSS on 1,000,000 refused calls with `--summary-only`
+ *   (the built CLI in a child process), beside a process that only loads the
+ *   CLI; target <= 512 MiB (issue 14).
  *
  * Before timing, the reference is checked to agree with the statechart,
  * persisted snapshot for persisted snapshot, on every workload used.
@@ -38,9 +41,10 @@
  * statement.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getShortestPaths } from '@xstate/graph';
 import { assign, createActor, setup, type SnapshotFrom } from 'xstate';
 import { safetyMachine } from '../machines/safety.machine.js';
@@ -680,6 +684,51 @@ function targetRows(): void {
   );
 }
 
+/** Peak resident set (KiB) of a Node process running `script` with `args`, as `/usr/bin/time -v` reports it. */
+function peakRssKb(script: string, args: readonly string[]): number {
+  const probe = `process.on('exit', () => process.stderr.write('maxrss ' + process.resourceUsage().maxRSS + '\\n')); ${script}`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe, '_', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const kb = Number(/maxrss (\d+)/.exec(result.stderr)?.[1]);
+  if (!(kb > 0)) throw new Error(`no peak RSS from the child (exit ${String(result.status)}): ${result.stderr.slice(0, 300)}`);
+  return kb;
+}
+
+/**
+ * The audit's peak memory on a million calls (issue 14 item 5): a JSONL file
+ * of 1,000,000 refused writes, audited by the built CLI with `--summary-only`,
+ * beside the peak of a Node process that only loads the CLI's modules.
+ */
+function auditPeakMemory(): void {
+  const dir = mkdtempSync(join(os.tmpdir(), 'pulse-safety-bench-'));
+  try {
+    const file = join(dir, 'million.jsonl');
+    const fd = openSync(file, 'w');
+    const chunk: string[] = [];
+    for (let i = 0; i < 1_000_000; i++) {
+      chunk.push(`{"type":"call","id":"c${i}","name":"pulse_control"}\n{"type":"result","id":"c${i}","outcome":"success"}\n`);
+      if (chunk.length === 10_000) writeSync(fd, chunk.splice(0).join(''));
+    }
+    closeSync(fd);
+    const bin = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/bin.js', import.meta.url))).href);
+    const cli = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/cli.js', import.meta.url))).href);
+    const auditKb = peakRssKb(`await import(${bin});`, ['audit', file, '--summary-only', '--catalog', 'pulse']);
+    const idleKb = peakRssKb(`await import(${cli});`, []);
+    const mib = (kb: number) => fmt(kb / 1024, 0);
+    rows.push({
+      measure: 'audit peak RSS, 1,000,000 refused calls (JSONL, 2,000,000 lines), --summary-only (MiB)',
+      value: mib(auditKb),
+      baseline: `${mib(idleKb)} (the CLI's modules loaded, nothing audited)`,
+      ratio: ratio(auditKb, idleKb),
+      target: `≤ 512 MiB: ${auditKb <= 512 * 1024 ? 'met' : 'missed'}`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function machineLine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return `${os.availableParallelism()} × ${cpu.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -703,6 +752,7 @@ function main(): void {
   classificationRows();
   redisRows();
   targetRows();
+  auditPeakMemory();
 
   const lines = [
     `Machine: ${machineLine()}`,
