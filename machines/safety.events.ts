@@ -8,7 +8,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §3.3-3.5, §5.3-5.6.
  */
-import { MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
+import { MAX_NAME_LENGTH, MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
 import { commonTargets, isEstablished, readTargets, sameTargets, touchesAny } from './safety.targets.js';
 import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, ToolKind } from './safety.types.js';
 import { TOOL_KINDS } from './safety.types.js';
@@ -34,10 +34,11 @@ export function timeOf(event: unknown): number {
   return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
 }
 
-/** The event's tool name; '' when missing or not a string. */
+/** The event's tool name, its first `MAX_NAME_LENGTH` characters; '' when missing or not a string. */
 export function toolOf(event: unknown): string {
   const tool = field(event, 'tool');
-  return typeof tool === 'string' ? tool : '';
+  if (typeof tool !== 'string') return '';
+  return tool.length > MAX_NAME_LENGTH ? tool.slice(0, MAX_NAME_LENGTH) : tool;
 }
 
 /** The event's kind; anything unknown fails closed to `write`. */
@@ -46,10 +47,11 @@ export function kindOf(event: unknown): ToolKind {
   return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : 'write';
 }
 
-/** The event's call id, or null when missing, empty or not a string. */
+/** The event's call id, its first `MAX_NAME_LENGTH` characters; null when missing, empty or not a string. */
 export function callIdOf(event: unknown): string | null {
   const id = field(event, 'callId');
-  return typeof id === 'string' && id !== '' ? id : null;
+  if (typeof id !== 'string' || id === '') return null;
+  return id.length > MAX_NAME_LENGTH ? id.slice(0, MAX_NAME_LENGTH) : id;
 }
 
 /** The event's call key: `id:<callId>`, or null for a call without an id. */

@@ -60,6 +60,16 @@ export const MAX_TARGETS_PER_EVENT = 32;
 export const MAX_TARGET_LENGTH = 512;
 
 /**
+ * Longest tool name and call id a session keeps, characters: the machine
+ * keeps the first `MAX_NAME_LENGTH` of a longer one (so a raw actor holds no
+ * more), the adapter refuses one with a `TypeError`, and a persisted snapshot
+ * naming a longer one is refused (src/snapshot.ts). Real names are far
+ * shorter: MCP advises at most 128 characters for a tool name, OpenAI allows
+ * 64 for a function name.
+ */
+export const MAX_NAME_LENGTH = 512;
+
+/**
  * The tool name recorded as the last read when a write verifies itself
  * (DESIGN.md §1: the original loop records a read named `self_verify`).
  */

@@ -22,7 +22,7 @@ import type {
   ToolKind,
 } from '../machines/safety.types.js';
 import { TOOL_KINDS } from '../machines/safety.types.js';
-import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { MAX_NAME_LENGTH, MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { Classification } from './classification.js';
 import { classifyCall } from './classifier.js';
 import { FSMBlockedError, SessionGuardError } from './errors.js';
@@ -279,6 +279,9 @@ function validCall(call: unknown, method: string): ToolCall {
   if (typeof fields.name !== 'string') throw new TypeError(shape);
   if (fields.id !== undefined && typeof fields.id !== 'string') {
     throw new TypeError(`${method}: a tool call's id must be a string when given`);
+  }
+  if (fields.name.length > MAX_NAME_LENGTH || (fields.id !== undefined && fields.id.length > MAX_NAME_LENGTH)) {
+    throw new TypeError(`${method}: a tool call's name and id must be at most ${MAX_NAME_LENGTH} characters (MAX_NAME_LENGTH)`);
   }
   if (fields.targets !== undefined && (!Array.isArray(fields.targets) || !fields.targets.every((t) => typeof t === 'string'))) {
     throw new TypeError(`${method}: a tool call's targets must be an array of strings when given`);

@@ -30,6 +30,7 @@ export {
 } from '../machines/safety.types.js';
 export {
   MAX_IN_FLIGHT,
+  MAX_NAME_LENGTH,
   MAX_PENDING_RECOVERIES,
   MAX_ESTABLISHED_TARGETS,
   SELF_VERIFY_TOOL,

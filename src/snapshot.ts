@@ -32,6 +32,7 @@ import {
   ErrCodeFSMBlocked,
   MAX_ESTABLISHED_TARGETS,
   MAX_IN_FLIGHT,
+  MAX_NAME_LENGTH,
   MAX_PENDING_RECOVERIES,
   MAX_TARGETS_PER_EVENT,
   MAX_TARGET_LENGTH,
@@ -57,8 +58,11 @@ const count = z.int().nonnegative();
 const positive = z.int().min(1);
 const inFlightKey = z
   .string()
+  .max(MAX_NAME_LENGTH + 'id:'.length)
   .regex(/^(id:[\s\S]+|anon:(0|[1-9][0-9]*))$/, 'must be `id:<call id>` or `anon:<n>`');
 const target = z.string().min(1).max(MAX_TARGET_LENGTH);
+/** A tool name, at most the machine's `MAX_NAME_LENGTH`. */
+const toolName = z.string().max(MAX_NAME_LENGTH);
 const targetList = z.array(target).max(MAX_TARGETS_PER_EVENT);
 
 /**
@@ -95,9 +99,9 @@ const shapeSchema = z.strictObject({
    * The last successful write: `[lastWriteTool, lastWriteAt, writeSeq]`
    * (writes so far >= 1). Absent: nothing written this episode.
    */
-  write: z.tuple([z.string(), time, positive]).optional(),
+  write: z.tuple([toolName, time, positive]).optional(),
   /** The last successful resolve or read: `[lastReadTool, lastReadAt]`. Absent: none. */
-  read: z.tuple([z.string(), time]).optional(),
+  read: z.tuple([toolName, time]).optional(),
   /** `readAfterWrite`; absent means false. */
   readAfterWrite: z.boolean().optional(),
   /** `consecutiveVerifyBlocks`; absent means 0. */
@@ -108,7 +112,7 @@ const shapeSchema = z.strictObject({
    * Pending recoveries (code `FSM_BLOCKED`): `[tool, createdAt, lastBlockedAt, attempts]`,
    * at most `MAX_PENDING_RECOVERIES`. Absent: none.
    */
-  recoveries: z.array(z.tuple([z.string(), time, time, positive])).min(1).max(MAX_PENDING_RECOVERIES).optional(),
+  recoveries: z.array(z.tuple([toolName, time, time, positive])).min(1).max(MAX_PENDING_RECOVERIES).optional(),
   /**
    * Calls in flight, oldest first: `[key, tool, kind, admittedAt, verifiesWrite]`,
    * then `targets` (canonical) when it names any or is destructive, then `true`
@@ -118,7 +122,7 @@ const shapeSchema = z.strictObject({
     .array(
       z.tuple([
         inFlightKey,
-        z.string(),
+        toolName,
         z.enum(TOOL_KINDS as [ToolKind, ...ToolKind[]]),
         time,
         positive.nullable(),

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions, type ToolCall } from '../src/adapter.js';
 import { FSMBlockedError } from '../src/errors.js';
-import { RECOVERY_TTL_MS } from '../machines/safety.policy.js';
+import { MAX_NAME_LENGTH, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { ToolKind } from '../machines/safety.types.js';
 
 const T = 1_700_000_000_000;
@@ -48,6 +48,16 @@ function verifying(options: Omit<SessionGuardOptions, 'now'> = {}) {
 describe('createSessionGuard', () => {
   it('starts a session in RESOLVING', () => {
     expect(createSessionGuard().state).toBe('RESOLVING');
+  });
+
+  it('refuses a tool name longer than MAX_NAME_LENGTH with a TypeError, leaving the session as it was', () => {
+    const guard = createSessionGuard();
+    expect(() => guard.check({ id: 'r', name: 'x'.repeat(MAX_NAME_LENGTH + 1) })).toThrow(/at most 512 characters/);
+    expect(guard.context.inFlight).toEqual([]);
+  });
+
+  it('refuses a call id longer than MAX_NAME_LENGTH', () => {
+    expect(() => createSessionGuard().record({ id: 'i'.repeat(MAX_NAME_LENGTH + 1), name: 'pulse_query' })).toThrow(TypeError);
   });
 
   it('refuses a misspelled option, naming it, rather than leave its rule off', () => {

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_NAME_LENGTH } from '../machines/safety.policy.js';
 import { SAFETY_STATES, TOOL_KINDS, type SafetyEvent, type ToolKind } from '../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard } from '../src/adapter.js';
 import { auditRuns } from '../src/audit.js';
@@ -262,6 +263,7 @@ function malformed(op: { call: unknown; outcome: unknown; op: 'check' | 'record'
   const { name, id } = call as { name?: unknown; id?: unknown };
   if (typeof name !== 'string') return true;
   if (id !== undefined && typeof id !== 'string') return true;
+  if (name.length > MAX_NAME_LENGTH || (typeof id === 'string' && id.length > MAX_NAME_LENGTH)) return true;
   if (op.op === 'check') return id !== undefined && id !== '' && guard.context.inFlight.some((c) => c.key === `id:${id}`);
   return op.outcome !== undefined && op.outcome !== 'success' && op.outcome !== 'error';
 }
@@ -321,8 +323,10 @@ describe('the session guard under hostile input', () => {
         (name, kind) => {
           const guard = createSessionGuard();
           guard.record({ name: 'pulse_query' });
-          const decision = guard.check({ name, args: { action: 'restart' }, ...(kind === undefined ? {} : { kind: kind as ToolKind }) });
-          expect(decision.kind).toBe('write');
+          const call = { name, args: { action: 'restart' }, ...(kind === undefined ? {} : { kind: kind as ToolKind }) };
+          // A name past MAX_NAME_LENGTH is not admitted at all: the documented TypeError.
+          if (name.length > MAX_NAME_LENGTH) expect(() => guard.check(call)).toThrow(TypeError);
+          else expect(guard.check(call).kind).toBe('write');
         },
       ),
     );

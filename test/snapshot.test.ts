@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_ESTABLISHED_TARGETS,
   MAX_IN_FLIGHT,
+  MAX_NAME_LENGTH,
   MAX_PENDING_RECOVERIES,
   MAX_TARGETS_PER_EVENT,
   MAX_TARGET_LENGTH,
@@ -715,6 +716,16 @@ describe('the machine’s caps, enforced before anything else is read', () => {
     expect(restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries })?.message).toBe(
       `snapshot: recoveries: ${MAX_PENDING_RECOVERIES + 1} entries, but the machine keeps at most ${MAX_PENDING_RECOVERIES} pending recoveries (MAX_PENDING_RECOVERIES)`,
     );
+  });
+
+  it(`refuses a tool name longer than MAX_NAME_LENGTH (${MAX_NAME_LENGTH}), which the machine never keeps`, () => {
+    const recoveries = [['t'.repeat(MAX_NAME_LENGTH + 1), 0, 0, 1]];
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries })?.path).toEqual(['recoveries', 0, 'tool']);
+  });
+
+  it('accepts a tool name of exactly MAX_NAME_LENGTH', () => {
+    const recoveries = [['t'.repeat(MAX_NAME_LENGTH), 0, 0, 1]];
+    expect(restoreError({ v: SNAPSHOT_VERSION, state: 'RESOLVING', recoveries })).toBeNull();
   });
 
   it(`accepts exactly MAX_PENDING_RECOVERIES pending recoveries`, () => {

@@ -13,6 +13,7 @@ import {
   ANSWER_BLOCK_REASONS,
   ErrCodeFSMBlocked,
   MAX_IN_FLIGHT,
+  MAX_NAME_LENGTH,
   MAX_PENDING_RECOVERIES,
   RECOVERY_TTL_MS,
   TOOL_BLOCK_REASONS,
@@ -117,6 +118,15 @@ function inState(state: SafetyState, input?: SafetyInput): Session {
 }
 
 const ALL_STATES: SafetyState[] = ['RESOLVING', 'READING', 'WRITING', 'VERIFYING'];
+
+describe('Long names (MAX_NAME_LENGTH)', () => {
+  it('keeps only the first MAX_NAME_LENGTH characters of a tool name and a call id', () => {
+    const actor = createActor(safetyMachine).start();
+    actor.send({ type: 'tool.requested', tool: 'r'.repeat(10_000), kind: 'read', callId: 'i'.repeat(10_000), at: 1 });
+    const [call] = actor.getSnapshot().context.inFlight;
+    expect([call!.tool.length, call!.key.length]).toEqual([MAX_NAME_LENGTH, MAX_NAME_LENGTH + 'id:'.length]);
+  });
+});
 
 describe('States', () => {
   it('starts in RESOLVING', () => {
