@@ -40,7 +40,7 @@ import {
   type ToolCall,
 } from './adapter.js';
 import { SnapshotError, type PersistedSnapshot } from './snapshot.js';
-import { DEFAULT_IDLE_MS, openSqliteTable } from './store.js';
+import { DEFAULT_IDLE_MS, evictIdleEntries, openSqliteTable } from './store.js';
 
 // ---------------------------------------------------------------------------
 // The versioned store interface
@@ -510,15 +510,7 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
     return at;
   }
 
-  function evictIdle(at: number): number {
-    let count = 0;
-    for (const [id, session] of live) {
-      if (at - session.lastUsed <= idleMs) break; // the rest were used more recently
-      live.delete(id);
-      count += 1;
-    }
-    return count;
-  }
+  const evictIdle = (at: number): number => evictIdleEntries(live, at, idleMs);
 
   function validId(sessionId: unknown): string {
     if (typeof sessionId !== 'string' || sessionId === '') {

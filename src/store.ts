@@ -214,6 +214,21 @@ interface Live {
 }
 
 /**
+ * Drops the live entries idle for more than `idleMs` at `at` (epoch ms) from
+ * a map kept least recently used first, and says how many it dropped. Shared
+ * by the session store and the shared session store.
+ */
+export function evictIdleEntries(live: Map<string, { lastUsed: number }>, at: number, idleMs: number): number {
+  let count = 0;
+  for (const [id, entry] of live) {
+    if (at - entry.lastUsed <= idleMs) break; // the rest were used more recently
+    live.delete(id);
+    count += 1;
+  }
+  return count;
+}
+
+/**
  * Creates a session store (see `SessionStore`).
  *
  * @example
@@ -243,15 +258,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
     return at;
   }
 
-  function evictIdle(at: number): number {
-    let count = 0;
-    for (const [id, session] of live) {
-      if (at - session.lastUsed <= idleMs) break; // the rest were used more recently
-      live.delete(id);
-      count += 1;
-    }
-    return count;
-  }
+  const evictIdle = (at: number): number => evictIdleEntries(live, at, idleMs);
 
   /** The live session, restored or created when absent; marked as just used. */
   function use(sessionId: string): Live {
