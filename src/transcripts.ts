@@ -13,6 +13,7 @@
 import { createReadStream, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { MAX_NAME_LENGTH } from '../machines/safety.policy.js';
 import { outcomeOf, resultText } from './outcome.js';
 
 /**
@@ -84,6 +85,15 @@ export interface ReadOptions {
 
 /** The most characters of a result's text a `ResultStep` keeps (16 KiB). */
 export const MAX_RESULT_TEXT = 16 * 1024;
+
+/**
+ * A tool name or call id as the gate keeps it: its first `MAX_NAME_LENGTH`
+ * characters (the machine keeps no more, and the guard refuses a longer one),
+ * so any readable transcript can be audited.
+ */
+function clipName(value: string): string {
+  return value.length > MAX_NAME_LENGTH ? value.slice(0, MAX_NAME_LENGTH) : value;
+}
 
 /** A transcript that cannot be read. `message` names the source and the position. */
 export class TranscriptError extends Error {
@@ -190,7 +200,9 @@ class StepBuilder {
     return `${kind}#${this.synthesized}`;
   }
 
-  call(id: string, name: string, args: unknown, position: string, cwd = this.cwd): void {
+  call(rawId: string, rawName: string, args: unknown, position: string, cwd = this.cwd): void {
+    const id = clipName(rawId);
+    const name = clipName(rawName);
     for (const answer of this.pendingAnswers) this.dropped.add(answer);
     this.pendingAnswers = [];
     this.names.set(id, name);
@@ -215,7 +227,9 @@ class StepBuilder {
   }
 
   /** A result of call `id`; `result` is what the log recorded, `outcome` overrides the reading of it. */
-  result(id: string, name: string | undefined, result: unknown, position: string, outcome?: 'success' | 'error'): void {
+  result(rawId: string, rawName: string | undefined, result: unknown, position: string, outcome?: 'success' | 'error'): void {
+    const id = clipName(rawId);
+    const name = rawName === undefined ? undefined : clipName(rawName);
     const known = name ?? this.names.get(id) ?? '';
     this.open.get(this.names.get(id) ?? known)?.delete(id);
     this.steps.push({
@@ -745,7 +759,7 @@ export class JsonlReader {
     const str = (key: string): string => {
       const value = own(e, key);
       if (typeof value !== 'string' || value === '') fail(`a "${String(type)}" event needs a non-empty string "${key}"`);
-      return value as string;
+      return clipName(value as string);
     };
     switch (type) {
       case 'call': {
@@ -772,7 +786,7 @@ export class JsonlReader {
           step: {
             type: 'result',
             id,
-            name: typeof name === 'string' ? name : (known ?? ''),
+            name: typeof name === 'string' ? clipName(name) : (known ?? ''),
             outcome: outcome as 'success' | 'error',
             text: typeof resultText === 'string' ? resultText.slice(0, MAX_RESULT_TEXT) : '',
             position,

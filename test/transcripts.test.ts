@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { MAX_NAME_LENGTH } from '../machines/safety.policy.js';
+import { auditRuns } from '../src/audit.js';
 import { MAX_RESULT_TEXT, readTranscript, TranscriptError, type TranscriptRun, type TranscriptStep } from '../src/transcripts.js';
 
 /** A hand-written fixture in an agent's own log format (test/fixtures/native). */
@@ -239,6 +241,31 @@ describe('bad input', () => {
 
   test('a negative clock advance is reported', () => {
     expect(errorOf('{"type":"clock","advanceMs":-5}', 'e.jsonl').message).toContain('non-negative number "advanceMs"');
+  });
+});
+
+describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
+  const long = 'n'.repeat(MAX_NAME_LENGTH + 100);
+
+  test('a JSONL call and its result keep the first MAX_NAME_LENGTH characters, so the run can be audited', () => {
+    const text = [
+      JSON.stringify({ type: 'call', id: long, name: long }),
+      JSON.stringify({ type: 'result', id: long, outcome: 'success' }),
+    ].join('\n');
+    const [run] = readTranscript(text, 'long.jsonl');
+    expect(run!.steps.map((step) => ('name' in step ? [step.id.length, step.name.length] : null))).toEqual([
+      [MAX_NAME_LENGTH, MAX_NAME_LENGTH],
+      [MAX_NAME_LENGTH, MAX_NAME_LENGTH],
+    ]);
+    expect(auditRuns([run!]).runs[0]!.calls).toBe(1);
+  });
+
+  test('an OpenAI chat tool call is clipped the same way', () => {
+    const text = JSON.stringify([
+      { role: 'assistant', content: null, tool_calls: [{ id: long, type: 'function', function: { name: long, arguments: '{}' } }] },
+    ]);
+    const [run] = readTranscript(text, 'long.json');
+    expect(run!.steps[0]).toMatchObject({ type: 'call', id: long.slice(0, MAX_NAME_LENGTH), name: long.slice(0, MAX_NAME_LENGTH) });
   });
 });
 
