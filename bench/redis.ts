@@ -20,14 +20,14 @@
  *
  * Worker mode (its own children): `node dist/bench/redis.js worker '<json>'`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createRedisSnapshotStore } from '../src/redis-store.js';
 import { createSharedSessionStore, type SharedSessionStore } from '../src/shared-store.js';
+import { deletePrefix, redisPlan, startRedis, type RedisServer } from '../test/support/redis.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const READ = { name: 'get_order', kind: 'read' as const };
@@ -83,52 +83,6 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** The Redis to measure against, and how to stop it when we started it. */
-async function redisServer(): Promise<{ url: string; kind: 'url' | 'spawned'; stop: () => void } | { skipped: string }> {
-  const url = process.env.PULSE_SAFETY_REDIS_URL;
-  if (url !== undefined && url !== '') return { url, kind: 'url', stop: () => {} };
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
-    return { skipped: 'no Redis: PULSE_SAFETY_REDIS_URL is not set and no redis-server is on the PATH' };
-  }
-  const port = await freePort();
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const spawned = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(spawned, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  for (let i = 0; i < 100; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return { url: spawned, kind: 'spawned', stop: () => void child.kill('SIGTERM') };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  child.kill('SIGKILL');
-  return { skipped: `redis-server did not start on port ${port}` };
-}
-
-async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
 
 /** One tool call through a shared session: check, then record. Returns whether either decision needed a retry. */
@@ -230,8 +184,15 @@ function throughput(reports: readonly WorkerReport[]): number {
 }
 
 async function main(): Promise<RedisBench> {
-  const server = await redisServer();
-  if ('skipped' in server) return server;
+  const plan = redisPlan();
+  if (plan.kind === 'missing') return { skipped: `no Redis: ${plan.reason}` };
+  let started: RedisServer;
+  try {
+    started = await startRedis(plan);
+  } catch (error) {
+    return { skipped: (error as Error).message };
+  }
+  const server = { ...started, kind: plan.kind === 'url' ? ('url' as const) : ('spawned' as const) };
   const prefix = `pulse-safety-bench:${randomUUID()}:`;
   const redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
   try {
@@ -274,7 +235,7 @@ async function main(): Promise<RedisBench> {
   } finally {
     await deletePrefix(redis, prefix).catch(() => {});
     redis.disconnect();
-    server.stop();
+    await server.stop();
   }
 }
 
