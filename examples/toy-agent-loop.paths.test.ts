@@ -38,7 +38,7 @@ import {
   type SafetyPathOptions,
   type SafetyPathStep,
 } from '../src/testing.js';
-import { ToyAgentLoop } from './toy-agent-loop.js';
+import { ToyAgentLoop, type ToyAgentLoopOptions } from './toy-agent-loop.js';
 
 /** The paths of a loop that runs one call at a time. */
 const TURN_BASED: SafetyPathOptions = { turnBased: true };
@@ -46,7 +46,7 @@ const TURN_BASED: SafetyPathOptions = { turnBased: true };
 const PARALLEL: SafetyPathOptions = {};
 
 /** One step: act on the loop as the event says, then check what the loop did. */
-function drive(loop: ToyAgentLoop, step: SafetyPathStep): void {
+export function drive(loop: ToyAgentLoop, step: SafetyPathStep): void {
   const { event } = step;
   const call = toolCallOf(event); // { id, name, kind } for tool events
   switch (event.type) {
@@ -82,10 +82,14 @@ function drive(loop: ToyAgentLoop, step: SafetyPathStep): void {
   }
 }
 
-/** Replays one path through a fresh loop; a failure names the step and the path. */
-function replay(path: SafetyPath): void {
+/**
+ * Replays one path through a fresh loop; a failure names the step and the
+ * path. Give the loop the options the paths were made with, e.g.
+ * `{ strictFailedWrites: true }`.
+ */
+export function replay(path: SafetyPath, loopOptions: Omit<ToyAgentLoopOptions, 'now'> = {}): void {
   let now = 0;
-  const loop = new ToyAgentLoop({ now: () => now });
+  const loop = new ToyAgentLoop({ ...loopOptions, now: () => now });
   for (const [index, step] of path.steps.entries()) {
     now = step.event.at;
     try {

@@ -1,7 +1,8 @@
 /**
  * A toy agent loop on the session guard, the kind of loop
  * `pulse-safety-fsm/testing` is for: its test
- * (test/examples/toy-agent-loop.test.ts) replays every generated path of the
+ * (examples/toy-agent-loop.paths.test.ts, shipped in the package and run by
+ * test/examples/toy-agent-loop.test.ts) replays every generated path of the
  * safety machine through it and checks, at every step, that the loop lets
  * through exactly what the machine allows.
  *
