@@ -26,7 +26,9 @@ function own(value: unknown, key: string): unknown {
  * `verification` or `ok`, malformed JSON, text after the object, an array, or
  * anything that is neither a string nor an object. Getters are not run (only
  * own data properties are read). Never throws: JSON too deep for the parser
- * is no self-verification either.
+ * is no self-verification either. Text that spells `verification` neither
+ * plainly nor with a `\u` escape is refused without parsing it (the common
+ * result, read at the cost of a substring search).
  *
  * @example selfVerifies('{"verification": {"ok": true}}') === true
  * @example selfVerifies('done. {"verification": {"ok": "true"}}') === false
@@ -36,6 +38,9 @@ export function selfVerifies(result: unknown): boolean {
   if (typeof value === 'string') {
     const start = value.indexOf('{');
     if (start < 0) return false;
+    // A JSON key reads `verification` only when spelled so, or with `\u` escapes (no other
+    // JSON escape gives a letter): text with neither cannot verify, and is not parsed.
+    if (!value.includes('verification', start) && !value.includes('\\u', start)) return false;
     try {
       value = JSON.parse(value.slice(start));
     } catch {

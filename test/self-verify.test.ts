@@ -4,7 +4,7 @@
  *
  * Spec: DESIGN.md §1 ("Write self-verification").
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { selfVerifies } from '../src/self-verify.js';
 
 describe('selfVerifies (DESIGN §1)', () => {
@@ -32,6 +32,38 @@ describe('selfVerifies (DESIGN §1)', () => {
     ['a later object after a first one that fails to parse', '{oops} {"verification": {"ok": true}}'],
   ])('is false for %s', (_, result) => {
     expect(selfVerifies(result)).toBe(false);
+  });
+
+  it.each([
+    ['a key spelled with one \\u escape', '{"\\u0076erification": {"ok": true}}'],
+    ['a key spelled wholly with \\u escapes', `{"${[...'verification'].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}": {"ok": true}}`],
+    ['an upper-case \\u escape', '{"verificatio\\u006E": {"ok": true}}'],
+  ])('is true for %s (JSON reads it as verification)', (_, result) => {
+    expect(selfVerifies(result)).toBe(true);
+  });
+
+  describe('text that cannot name verification', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('is false without being parsed when it spells verification neither plainly nor with a \\u escape', () => {
+      const parse = vi.spyOn(JSON, 'parse');
+      expect(selfVerifies('{"status": "ok", "reservation": {"flights": [1, 2]}}')).toBe(false);
+      expect(parse).not.toHaveBeenCalled();
+    });
+
+    it('is false without being parsed when the word comes only before the first {', () => {
+      const parse = vi.spyOn(JSON, 'parse');
+      expect(selfVerifies('verification done: {"ok": true}')).toBe(false);
+      expect(parse).not.toHaveBeenCalled();
+    });
+
+    it('is parsed when it has a \\u escape, even without the word', () => {
+      const parse = vi.spyOn(JSON, 'parse');
+      expect(selfVerifies('{"note": "caf\\u00e9"}')).toBe(false);
+      expect(parse).toHaveBeenCalledTimes(1);
+    });
   });
 
   it('reads an object result directly', () => {
