@@ -173,7 +173,13 @@ export class RunAuditor {
   private at: number;
   private readonly stepMs: number;
   private readonly policy: AuditPolicy;
-  private readonly classify: CallClassifier;
+  /** The full classifier; null when `kindOnly` classifies. */
+  private readonly classify: CallClassifier | null;
+  /** `options.classify`: a kind-only classifier, called without building a classification (no targets, not destructive). */
+  private readonly kindOnly: Classifier | null;
+  private readonly catalog: CompiledCatalog | undefined;
+  private readonly detail: AuditDetail;
+  private readonly trace: boolean;
   private readonly guard: SessionGuard;
   private readonly audit: RunAudit;
   private index = 0;
@@ -183,30 +189,29 @@ export class RunAuditor {
   private readonly calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
   /**
    * The guard ids of a transcript id's calls without a result yet, oldest
-   * first. A log that reuses an id before its result (the guard refuses a
-   * second check under an id in flight) gets `<id>#<n>` for the later call,
-   * and results are matched oldest first.
+   * first: the one id, or a list when a log reuses an id before its result
+   * (the guard refuses a second check under an id in flight), whose later
+   * calls get `<id>#<n>`; results are matched oldest first.
    */
-  private readonly open = new Map<string, string[]>();
+  private readonly open = new Map<string, string | string[]>();
   private reused = 0;
-  private readonly reasons = new Map<string, { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }>();
+  /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
+  private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
 
   /**
    * @param run the run's id and reward (its steps come through `step`).
-   * @param options as `auditRun`'s, plus `detail` (default `all`).
+   * @param options as `auditRun`'s, plus `detail` (default `all`); read once, here.
    */
-  constructor(
-    run: { id: string; reward: number | null },
-    private readonly options: AuditOptions & { detail?: AuditDetail } = {},
-  ) {
+  constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}) {
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
-    const kindOnly = options.classify;
-    this.classify = kindOnly
-      ? (name, args) => ({ kind: kindOnly(name, args), targets: [], destructive: false })
-      : (options.catalog?.classify ?? classifyCall);
+    this.kindOnly = options.classify ?? null;
+    this.classify = this.kindOnly === null ? (options.catalog?.classify ?? classifyCall) : null;
     this.policy = options.policy ?? 'full';
+    this.detail = options.detail ?? 'all';
+    this.trace = options.trace === true;
     const catalog = options.catalog;
+    this.catalog = catalog;
     this.guard = createSessionGuard({
       now: () => this.at,
       autoCompleteVerification: options.autoCompleteVerification ?? true,
@@ -236,73 +241,71 @@ export class RunAuditor {
    *   takes the audit clock past the range of dates.
    */
   step(step: TranscriptStep): StepFinding {
-    const { guard, audit, calls, open, options } = this;
+    const { guard, audit } = this;
     const index = this.index++;
     this.at += this.stepMs;
     const stateBefore = guard.state;
     let decision: StepDecision | null = null;
     let recovered: PendingRecovery | null = null;
-    let refusal: Omit<Refusal, 'runId' | 'index' | 'position' | 'state'> | null = null;
     switch (step.type) {
       case 'call': {
-        const classification = this.classify(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
-        const { targets, destructive } = classification;
-        const pending = open.get(step.id) ?? [];
-        const id = pending.length === 0 ? step.id : `${step.id}#${++this.reused}`;
-        open.set(step.id, [...pending, id]);
+        let kind: ToolKind;
+        let targets: string[];
+        let destructive: boolean;
+        if (this.kindOnly !== null) {
+          kind = this.kindOnly(step.name, step.args);
+          targets = [];
+          destructive = false;
+        } else {
+          const classification = this.classify!(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
+          kind = classification.kind;
+          targets = classification.targets;
+          destructive = classification.destructive;
+        }
+        const id = this.openCall(step.id);
         // A given kind without targets has none: the spec's session-wide rules.
-        const result = guard.check({
-          id,
-          name: step.name,
-          args: step.args,
-          kind: classification.kind,
-          ...(this.policy === 'spec' ? {} : { targets, destructive }),
-        });
-        const kind = result.kind;
+        const result = guard.check(
+          this.policy === 'spec'
+            ? { id, name: step.name, args: step.args, kind }
+            : { id, name: step.name, args: step.args, kind, targets, destructive },
+        );
+        kind = result.kind;
         if (kind === 'write') this.answeredSinceWrite = false;
-        calls.set(id, { name: step.name, kind, allowed: result.allowed });
+        this.calls.set(id, { name: step.name, kind, allowed: result.allowed });
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
-        decision = result.allowed
-          ? { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null }
-          : {
-              allowed: false,
-              kind,
-              targets,
-              destructive,
-              rule: result.error.rule,
-              reason: result.error.reason,
-              message: result.error.message,
-              toolResult: result.error.toToolResult(),
-            };
-        if (!result.allowed) {
-          refusal = {
-            subject: 'tool',
-            tool: step.name,
-            kind,
-            targets,
-            destructive,
-            rule: result.error.rule,
-            reason: result.error.reason,
-            message: result.error.message,
-          };
+        if (result.allowed) {
+          decision = { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
+        } else {
+          const { rule, reason, message } = result.error;
+          decision = { allowed: false, kind, targets, destructive, rule, reason, message, toolResult: result.error.toToolResult() };
+          audit.blockedCalls += 1;
+          this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, rule, reason, message);
         }
         break;
       }
       case 'result': {
-        const [id = step.id, ...rest] = open.get(step.id) ?? [];
-        if (rest.length === 0) open.delete(step.id);
-        else open.set(step.id, rest);
-        const call = calls.get(id);
-        calls.delete(id);
+        const id = this.closeCall(step.id);
+        const call = this.calls.get(id);
+        this.calls.delete(id);
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
         // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
-        const markers = options.catalog?.failureMarkers(name) ?? [];
-        const text = step.text.trimStart();
-        const failed = step.outcome === 'error' || markers.some((marker) => text.startsWith(marker));
+        let failed = step.outcome === 'error';
+        if (!failed && this.catalog !== undefined) {
+          const markers = this.catalog.failureMarkers(name);
+          if (markers.length > 0) {
+            const text = step.text.trimStart();
+            for (const marker of markers) {
+              if (text.startsWith(marker)) {
+                failed = true;
+                break;
+              }
+            }
+          }
+        }
         const result = guard.record(
-          { id, name, ...(call ? { kind: call.kind } : {}) },
+          call ? { id, name, kind: call.kind } : { id, name },
           failed ? 'error' : 'success',
           this.policy === 'full' ? { result: step.text } : undefined,
         );
@@ -316,20 +319,13 @@ export class RunAuditor {
       case 'answer': {
         this.answeredSinceWrite = true;
         const result = guard.finalAnswer();
-        decision = result.allowed
-          ? { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null }
-          : {
-              allowed: false,
-              kind: null,
-              targets: [],
-              destructive: false,
-              rule: result.error.rule,
-              reason: result.error.reason,
-              message: result.error.message,
-              toolResult: null,
-            };
-        if (!result.allowed) {
-          refusal = { subject: 'answer', tool: null, kind: null, targets: [], destructive: false, rule: result.error.rule, reason: result.error.reason, message: result.error.message };
+        if (result.allowed) {
+          decision = { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null };
+        } else {
+          const { rule, reason, message } = result.error;
+          decision = { allowed: false, kind: null, targets: [], destructive: false, rule, reason, message, toolResult: null };
+          audit.refusedAnswers += 1;
+          this.refused(index, step, stateBefore, 'answer', null, null, [], false, rule, reason, message);
         }
         break;
       }
@@ -348,23 +344,68 @@ export class RunAuditor {
         break;
     }
 
-    if (refusal !== null) {
-      if (refusal.subject === 'tool') audit.blockedCalls += 1;
-      else audit.refusedAnswers += 1;
-      // Grouped by rule: a target-aware reason names its target, and one line per target would bury the figures.
-      const key = `${refusal.subject}\u0000${refusal.rule}`;
-      const group = this.reasons.get(key) ?? { subject: refusal.subject, rule: refusal.rule, reason: refusal.reason, count: 0 };
-      group.count += 1;
-      this.reasons.set(key, group);
-      if (options.detail !== 'counts') {
-        audit.refusals.push({ runId: audit.id, index, position: step.position, state: stateBefore, ...refusal });
+    const finding: StepFinding = { index, step, at: this.at, stateBefore, stateAfter: guard.state, decision, recovered };
+    if (this.trace) finding.context = guard.context as SafetyContext;
+    if (this.detail === 'all' || (this.detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
+    return finding;
+  }
+
+  /** A call's guard id: its transcript id, or `<id>#<n>` while an earlier call under that id has no result. */
+  private openCall(transcriptId: string): string {
+    const pending = this.open.get(transcriptId);
+    if (pending === undefined) {
+      this.open.set(transcriptId, transcriptId);
+      return transcriptId;
+    }
+    const id = `${transcriptId}#${++this.reused}`;
+    if (typeof pending === 'string') this.open.set(transcriptId, [pending, id]);
+    else pending.push(id);
+    return id;
+  }
+
+  /** The guard id a result settles: its transcript id's oldest call without a result, else the transcript id. */
+  private closeCall(transcriptId: string): string {
+    const pending = this.open.get(transcriptId);
+    if (pending === undefined) return transcriptId;
+    if (typeof pending === 'string') {
+      this.open.delete(transcriptId);
+      return pending;
+    }
+    const id = pending.shift()!;
+    if (pending.length === 0) this.open.delete(transcriptId);
+    return id;
+  }
+
+  /** Counts a refusal in its group (by rule: a target-aware reason names its target, and one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
+  private refused(
+    index: number,
+    step: TranscriptStep,
+    state: SafetyState,
+    subject: 'tool' | 'answer',
+    tool: string | null,
+    kind: ToolKind | null,
+    targets: string[],
+    destructive: boolean,
+    rule: BlockRule,
+    reason: string,
+    message: string,
+  ): void {
+    let group: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number } | undefined;
+    for (const known of this.reasons) {
+      if (known.subject === subject && known.rule === rule) {
+        group = known;
+        break;
       }
     }
-    const finding: StepFinding = { index, step, at: this.at, stateBefore, stateAfter: guard.state, decision, recovered };
-    if (options.trace) finding.context = guard.context as SafetyContext;
-    const detail = options.detail ?? 'all';
-    if (detail === 'all' || (detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
-    return finding;
+    if (group === undefined) {
+      group = { subject, rule, reason, count: 0 };
+      this.reasons.push(group);
+    }
+    group.count += 1;
+    if (this.detail !== 'counts') {
+      const audit = this.audit;
+      audit.refusals.push({ runId: audit.id, index, position: step.position, state, subject, tool, kind, targets, destructive, rule, reason, message });
+    }
   }
 
   /** The run's audit, once its last step is in. */
@@ -372,7 +413,7 @@ export class RunAuditor {
     const { guard, audit } = this;
     audit.finalState = guard.state;
     audit.endsUnverified = (guard.state === 'VERIFYING' || guard.state === 'WRITING') && !this.answeredSinceWrite;
-    audit.refusalsByReason = [...this.reasons.values()];
+    audit.refusalsByReason = [...this.reasons];
     return audit;
   }
 }

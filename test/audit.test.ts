@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { auditRun, auditRuns, formatAuditText, formatRunText, summarize } from '../src/audit.js';
+import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize } from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
@@ -107,6 +107,67 @@ describe('shadow mode', () => {
     const audit = auditRun(run(call('c', 'cancel_reservation')), { classify: tau });
     expect(audit.writes).toBe(1);
     expect(audit.refusals[0]!.rule).toBe('no-target');
+  });
+});
+
+describe('call ids, grouping and result reading', () => {
+  test('a call id reused before its result is a call of its own, and its results settle the oldest call first', () => {
+    // A read and then a write under one id: the first result settles the read (the write stays in flight), the second the write.
+    const steps = run(call('r', 'pulse_query'), ok('r'), call('x', 'pulse_metrics'), call('x', 'pulse_control'), ok('x'), ok('x'));
+    const audit = auditRun(steps);
+    expect(audit.refusals).toEqual([]);
+    expect(audit.findings.slice(3).map((f) => f.stateAfter)).toEqual(['WRITING', 'WRITING', 'VERIFYING']);
+  });
+
+  test('an id reused after its result is the same id again', () => {
+    const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('r', 'pulse_metrics'), ok('r'), call('w', 'pulse_control'), ok('w'));
+    const audit = auditRun(steps);
+    expect(audit.refusals).toEqual([]);
+    expect(audit.findings.map((f) => f.stateAfter)).toEqual(['RESOLVING', 'READING', 'WRITING', 'VERIFYING', 'VERIFYING', 'READING', 'WRITING', 'VERIFYING']);
+  });
+
+  test("a run's refusals are grouped by subject and rule in the order first seen, with the first reason and a count", () => {
+    const audit = auditRun(run(call('a', 'pulse_control'), call('b', 'pulse_control'), answer(), call('r', 'pulse_query'), ok('r'), call('c', 'pulse_control'), call('d', 'pulse_control')));
+    expect(audit.refusalsByReason.map(({ subject, rule, count }) => [subject, rule, count])).toEqual([
+      ['tool', 'no-target', 2],
+      ['tool', 'write-in-flight', 1],
+    ]);
+    expect(audit.refusalsByReason[0]!.reason).toBe(audit.refusals[0]!.reason);
+  });
+
+  test('a refused answer is grouped apart from refused calls', () => {
+    const audit = auditRun(run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), answer(), answer()));
+    expect(audit.refusalsByReason.map(({ subject, rule, count }) => [subject, rule, count])).toEqual([['answer', 'unverified-write', 2]]);
+  });
+
+  test('with detail counts, refusals are counted and grouped but not kept', () => {
+    const auditor = new RunAuditor({ id: 'x', reward: null }, { detail: 'counts' });
+    for (const step of run(call('a', 'pulse_control'), call('b', 'pulse_control')).steps) auditor.step(step);
+    const audit = auditor.finish();
+    expect([audit.blockedCalls, audit.refusals, audit.findings]).toEqual([2, [], []]);
+    expect(audit.refusalsByReason.map((group) => group.count)).toEqual([2]);
+  });
+
+  test('a refusal lists the run, step and state before its own fields', () => {
+    const audit = auditRun(run(call('a', 'pulse_control')));
+    expect(Object.keys(audit.refusals[0]!)).toEqual(['runId', 'index', 'position', 'state', 'subject', 'tool', 'kind', 'targets', 'destructive', 'rule', 'reason', 'message']);
+  });
+
+  test('a kind-only classifier gives no targets and no destructive flag, where the catalog would', () => {
+    const steps = run(call('c', 'cancel_reservation', { reservation_id: 'ABC123' }));
+    const byCatalog = auditRun(steps, { catalog: compileCatalog(builtinCatalogs['tau-airline']) });
+    const byKind = auditRun(steps, { classify: createClassifier(builtinCatalogs['tau-airline']) });
+    expect(byCatalog.findings[0]!.decision!.targets).not.toEqual([]);
+    expect(byKind.findings[0]!.decision).toMatchObject({ kind: 'write', targets: [], destructive: false });
+  });
+
+  test("a success whose text starts with one of the catalog's failure markers (after whitespace) is read as a failure", () => {
+    const codex = compileCatalog(builtinCatalogs.codex);
+    const patched = (text: string) =>
+      run(call('l', 'list_dir', { dir_path: '/src' }), ok('l'), call('p', 'apply_patch', { input: '*** Begin Patch' }), { type: 'result', id: 'p', outcome: 'success', text }, answer());
+    // A failed write needs no verification (strict failed writes off): the answer is allowed.
+    expect(auditRun(patched('  apply_patch verification failed: hunk 1'), { catalog: codex }).refusedAnswers).toBe(0);
+    expect(auditRun(patched('Done! apply_patch verification failed'), { catalog: codex }).refusedAnswers).toBe(1);
   });
 });
 
