@@ -119,6 +119,40 @@ describe('call ids, grouping and result reading', () => {
     expect(audit.findings.slice(3).map((f) => f.stateAfter)).toEqual(['WRITING', 'WRITING', 'VERIFYING']);
   });
 
+  test('ids with # are matched as ids without: a reused one too', () => {
+    const steps = run(call('r#1', 'pulse_query'), ok('r#1'), call('x#1', 'pulse_metrics'), call('x#1', 'pulse_control'), ok('x#1'), ok('x#1'));
+    const audit = auditRun(steps);
+    expect(audit.refusals).toEqual([]);
+    expect(audit.findings.slice(3).map((f) => f.stateAfter)).toEqual(['WRITING', 'WRITING', 'VERIFYING']);
+  });
+
+  test('calls in flight before the first id with # are settled as they were opened', () => {
+    // v is refused while w is in flight: its success (it ran anyway), settled after an id with # came, is no recovery.
+    const steps = run(
+      call('r', 'pulse_query'),
+      ok('r'),
+      call('w', 'pulse_control'),
+      call('v', 'pulse_control'),
+      call('y#1', 'pulse_metrics'),
+      ok('v'),
+      ok('y#1'),
+      ok('w'),
+    );
+    const audit = auditRun(steps);
+    expect(audit.refusals.map((r) => r.index)).toEqual([3]);
+    expect(audit.findings.slice(5).map((f) => f.stateAfter)).toEqual(['VERIFYING', 'VERIFYING', 'VERIFYING']);
+    expect(audit.recoveries).toBe(0);
+  });
+
+  test('a refused call stays open across many others settled meanwhile: its late success is still no recovery', () => {
+    const reads = Array.from({ length: 150 }, (_, i) => [call(`m${i}`, 'pulse_metrics'), ok(`m${i}`)]).flat();
+    const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), call('v', 'pulse_control'), ...reads, ok('v'));
+    const audit = auditRun(steps);
+    expect(audit.refusals.map((r) => r.rule)).toEqual(['write-in-flight']);
+    expect(audit.findings.at(-1)!.recovered).toBeNull();
+    expect(audit.recoveries).toBe(0);
+  });
+
   test('an id reused after its result is the same id again', () => {
     const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('r', 'pulse_metrics'), ok('r'), call('w', 'pulse_control'), ok('w'));
     const audit = auditRun(steps);
