@@ -8,9 +8,9 @@
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §3.3-3.5, §5.3-5.6.
  */
-import { MAX_NAME_LENGTH, MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
+import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT, MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
 import { commonTargets, isEstablished, readTargets, sameTargets, touchesAny } from './safety.targets.js';
-import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, ToolKind } from './safety.types.js';
+import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, SafetyEvent, ToolKind } from './safety.types.js';
 import { TOOL_KINDS } from './safety.types.js';
 
 // ---------------------------------------------------------------------------
@@ -30,44 +30,277 @@ export function field(event: unknown, name: string): unknown {
 
 /** The event's time in epoch ms; 0 when missing, not a number, or outside ±`MAX_TIME_MS` (not a valid date). */
 export function timeOf(event: unknown): number {
-  const at = field(event, 'at');
-  return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
+  const reading = readingOf(event);
+  return reading !== undefined ? reading.at : rawTimeOf(event);
 }
 
 /** The event's tool name, its first `MAX_NAME_LENGTH` characters; '' when missing or not a string. */
 export function toolOf(event: unknown): string {
-  const tool = field(event, 'tool');
-  if (typeof tool !== 'string') return '';
-  return tool.length > MAX_NAME_LENGTH ? tool.slice(0, MAX_NAME_LENGTH) : tool;
+  const reading = readingOf(event);
+  return reading !== undefined ? reading.tool : rawToolOf(event);
 }
 
 /** The event's kind; anything unknown fails closed to `write`. */
 export function kindOf(event: unknown): ToolKind {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.kind;
   const kind = field(event, 'kind');
-  return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : 'write';
+  return isToolKind(kind) ? kind : 'write';
 }
 
 /** The event's call id, its first `MAX_NAME_LENGTH` characters; null when missing, empty or not a string. */
 export function callIdOf(event: unknown): string | null {
-  const id = field(event, 'callId');
-  if (typeof id !== 'string' || id === '') return null;
-  return id.length > MAX_NAME_LENGTH ? id.slice(0, MAX_NAME_LENGTH) : id;
+  const reading = readingOf(event);
+  return reading !== undefined ? reading.callId : rawCallIdOf(event);
 }
 
 /** The event's call key: `id:<callId>`, or null for a call without an id. */
 export function idKeyOf(event: unknown): string | null {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.idKey;
   const id = callIdOf(event);
   return id === null ? null : `id:${id}`;
 }
 
+/** The event's targets, canonical (`readTargets`), and whether it names more than are read: none when missing or malformed. */
+function targetsReadingOf(event: unknown): { targets: readonly string[]; overflow: boolean } {
+  const reading = readingOf(event);
+  if (reading === undefined) return readTargets(field(event, 'targets'));
+  reading.targetsRead ??= readTargets(reading.targetsField);
+  return reading.targetsRead;
+}
+
 /** The event's targets, canonical (`readTargets`): none when missing or malformed. */
 export function targetsOf(event: unknown): readonly string[] {
-  return readTargets(field(event, 'targets')).targets;
+  return targetsReadingOf(event).targets;
 }
 
 /** The event says it is a destructive write: `destructive: true` on a write. */
 export function isDestructiveEvent(event: unknown): boolean {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.destructive;
   return field(event, 'destructive') === true && kindOf(event) === 'write';
+}
+
+/** The outcome says its write verified itself: `selfVerified: true` (DESIGN.md §1, §5.8). */
+export function isSelfVerifiedEvent(event: unknown): boolean {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.selfVerified;
+  return field(event, 'selfVerified') === true;
+}
+
+/** The event is a success (`tool.succeeded`); any other type reads as a failure where an outcome is booked. */
+function isSuccessEvent(event: unknown): boolean {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.success;
+  return field(event, 'type') === 'tool.succeeded';
+}
+
+// ---------------------------------------------------------------------------
+// Events read once (issue 13: the fast path reads each event once per step).
+
+/** What the readers above answer for a normalized event, read once at its creation; targets read on first use. */
+interface EventReading {
+  readonly success: boolean;
+  readonly at: number;
+  readonly tool: string;
+  readonly kind: ToolKind;
+  readonly statedKind: ToolKind | null;
+  readonly callId: string | null;
+  readonly idKey: string | null;
+  readonly destructive: boolean;
+  readonly selfVerified: boolean;
+  readonly kindUnstated: boolean;
+  /** The event's own `targets` (a frozen copy of an array, at most one entry past what is read). */
+  readonly targetsField: unknown;
+  targetsRead: { targets: readonly string[]; overflow: boolean } | undefined;
+  /**
+   * The last booking of this event, with what it was computed from (the
+   * calls in flight, the write count and the write's targets: `booking`
+   * reads nothing else of the context). The context's arrays are never
+   * changed in place (every action assigns new ones), so the same arrays
+   * and count mean the same booking.
+   */
+  booked: { inFlight: readonly InFlightCall[]; writeSeq: number; writeTargets: readonly string[]; booking: Booking | null } | undefined;
+}
+
+/**
+ * An event read once: an immutable copy of the fields the machine reads,
+ * whose readings (`toolOf`, `kindOf`, `booking`...) are computed once and
+ * kept, instead of at every guard and action of a step. Made by
+ * `normalizeEvent`; the readings sit in a private field, which a proxy or
+ * another object cannot forge (`#reading in value` is false for them).
+ */
+class NormalizedEvent {
+  readonly #reading: EventReading;
+  // The fields the machine reads, as given (`declare`: set in the constructor only, absent ones left out).
+  declare readonly type: unknown;
+  declare readonly tool?: unknown;
+  declare readonly kind?: unknown;
+  declare readonly callId?: unknown;
+  declare readonly at?: unknown;
+  declare readonly targets?: unknown;
+  declare readonly destructive?: unknown;
+  declare readonly selfVerified?: unknown;
+  declare readonly kindUnstated?: unknown;
+  declare readonly replyTo?: unknown;
+
+  /** From the fields' values, each read once by the caller (undefined: absent); `targets` already cut (`cutTargets`). */
+  constructor(
+    type: unknown,
+    tool: unknown,
+    kind: unknown,
+    callId: unknown,
+    at: unknown,
+    targets: unknown,
+    destructive: unknown,
+    selfVerified: unknown,
+    kindUnstated: unknown,
+    replyTo: unknown,
+  ) {
+    const own = this as { -readonly [K in keyof NormalizedEvent]: unknown };
+    own.type = type;
+    if (tool !== undefined) own.tool = tool;
+    if (kind !== undefined) own.kind = kind;
+    if (callId !== undefined) own.callId = callId;
+    if (at !== undefined) own.at = at;
+    if (targets !== undefined) own.targets = targets;
+    if (destructive !== undefined) own.destructive = destructive;
+    if (selfVerified !== undefined) own.selfVerified = selfVerified;
+    if (kindUnstated !== undefined) own.kindUnstated = kindUnstated;
+    if (replyTo !== undefined) own.replyTo = replyTo;
+    // The readings, by the same rules as the readers' for any event.
+    const known = isToolKind(kind);
+    const unstated = kindUnstated === true;
+    const id = clippedName(callId);
+    this.#reading = {
+      success: type === 'tool.succeeded',
+      at: validTime(at),
+      tool: clippedName(tool) ?? '',
+      kind: known ? kind : 'write',
+      statedKind: !unstated && known ? kind : null,
+      callId: id,
+      idKey: id === null ? null : `id:${id}`,
+      destructive: destructive === true && (!known || kind === 'write'),
+      selfVerified: selfVerified === true,
+      kindUnstated: unstated,
+      targetsField: targets,
+      targetsRead: undefined,
+      booked: undefined,
+    };
+  }
+
+  /** The readings of a normalized event; undefined for any other value. Never throws. */
+  static readingOf(value: unknown): EventReading | undefined {
+    return typeof value === 'object' && value !== null && #reading in value ? value.#reading : undefined;
+  }
+}
+
+/**
+ * A `targets` value as a normalized event keeps it: an array cut to one
+ * entry past what is read (the overflow shows), frozen; else as is.
+ */
+function cutTargets(targets: unknown): unknown {
+  try {
+    if (!Array.isArray(targets)) return targets;
+    return targets.length === 0 ? NO_TARGETS_GIVEN : Object.freeze(targets.slice(0, MAX_TARGETS_PER_EVENT + 1));
+  } catch {
+    return NO_TARGETS_GIVEN; // a revoked proxy or a throwing trap: given, and read as none (as `readTargets` reads it)
+  }
+}
+
+const NO_TARGETS_GIVEN: readonly string[] = Object.freeze([]);
+
+function isToolKind(kind: unknown): kind is ToolKind {
+  return TOOL_KINDS.includes(kind as ToolKind);
+}
+
+/** A name or id: its first `MAX_NAME_LENGTH` characters; null when not a string or empty. */
+function clippedName(value: unknown): string | null {
+  if (typeof value !== 'string' || value === '') return null;
+  return value.length > MAX_NAME_LENGTH ? value.slice(0, MAX_NAME_LENGTH) : value;
+}
+
+/** An event time: epoch ms within ±`MAX_TIME_MS`, else 0. */
+function validTime(at: unknown): number {
+  return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
+}
+
+const readingOf = NormalizedEvent.readingOf;
+
+function rawTimeOf(event: unknown): number {
+  return validTime(field(event, 'at'));
+}
+
+function rawToolOf(event: unknown): string {
+  return clippedName(field(event, 'tool')) ?? '';
+}
+
+function rawCallIdOf(event: unknown): string | null {
+  return clippedName(field(event, 'callId'));
+}
+
+/**
+ * The event read once (issue 13): an immutable copy of the fields the
+ * machine reads (`type`, `tool`, `kind`, `callId`, `at`, `targets`,
+ * `destructive`, `selfVerified`, `kindUnstated`, `replyTo`; a `targets`
+ * array cut to one entry past `MAX_TARGETS_PER_EVENT`), which every guard
+ * and action reads exactly as it reads `event`, but from readings computed
+ * once, with its booking against the calls in flight kept for the step.
+ * Decisions, contexts and emitted events are the same as for `event`
+ * itself (test/machines/safety.events.test.ts). Send the result in place
+ * of `event`, to the compiled interpreter or an actor; do not build it
+ * for an event you will change later (the copy would not follow). A
+ * normalized event is returned as it is. Never throws: a field whose getter
+ * or proxy trap throws reads as missing, as everywhere.
+ *
+ * Spec: DESIGN.md §3.3-3.5 (what is read of an event); issue 13 (the fast path).
+ */
+export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEvent {
+  if (readingOf(event) !== undefined) return event;
+  const normalized = new NormalizedEvent(
+    field(event, 'type'),
+    field(event, 'tool'),
+    field(event, 'kind'),
+    field(event, 'callId'),
+    field(event, 'at'),
+    cutTargets(field(event, 'targets')),
+    field(event, 'destructive'),
+    field(event, 'selfVerified'),
+    field(event, 'kindUnstated'),
+    field(event, 'replyTo'),
+  );
+  return Object.freeze(normalized) as unknown as TEvent;
+}
+
+/**
+ * A tool event read once, from its fields' values (what `normalizeEvent`
+ * makes of `{ type, tool, kind, at, callId?, targets?, destructive?,
+ * selfVerified?, kindUnstated? }`, without reading an object): for a caller
+ * that has the values at hand, the session guard. Frozen. Never throws.
+ *
+ * Spec: DESIGN.md §3.3-3.5; issue 13 (the fast path).
+ */
+export function toolEventOf(
+  type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
+  tool: string,
+  kind: ToolKind,
+  at: number,
+  fields: { callId?: string | undefined; targets?: readonly string[] | undefined; destructive?: boolean; selfVerified?: boolean; kindUnstated?: boolean },
+): SafetyEvent {
+  const normalized = new NormalizedEvent(
+    type,
+    tool,
+    kind,
+    fields.callId,
+    at,
+    cutTargets(fields.targets),
+    fields.destructive,
+    fields.selfVerified,
+    fields.kindUnstated,
+    undefined,
+  );
+  return Object.freeze(normalized) as unknown as SafetyEvent;
 }
 
 /**
@@ -76,7 +309,9 @@ export function isDestructiveEvent(event: unknown): boolean {
  * refuses a second check under such an id (`SessionGuard.check`).
  */
 export function isCallIdInFlight(context: SafetyContext, callId: string): boolean {
-  return callId !== '' && context.inFlight.some((call) => call.key === `id:${callId}`);
+  if (callId === '' || context.inFlight.length === 0) return false;
+  const key = `id:${callId}`;
+  return context.inFlight.some((call) => call.key === key);
 }
 
 /**
@@ -86,14 +321,19 @@ export function isCallIdInFlight(context: SafetyContext, callId: string): boolea
  * one tool apart). Null when it states none.
  */
 export function statedKindOf(event: unknown): ToolKind | null {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.statedKind;
   if (field(event, 'kindUnstated') === true) return null;
   const kind = field(event, 'kind');
-  return TOOL_KINDS.includes(kind as ToolKind) ? (kind as ToolKind) : null;
+  return isToolKind(kind) ? kind : null;
 }
 
 /** The targets a record states about its own call: its `targets`, unless absent or the kind is unstated. */
 export function statedTargetsOf(event: unknown): readonly string[] | null {
-  if (field(event, 'kindUnstated') === true || field(event, 'targets') === undefined) return null;
+  const reading = readingOf(event);
+  if (reading !== undefined ? reading.kindUnstated || reading.targetsField === undefined : field(event, 'kindUnstated') === true || field(event, 'targets') === undefined) {
+    return null;
+  }
   return targetsOf(event);
 }
 
@@ -117,12 +357,13 @@ export function leeway(call: InFlightCall, context: SafetyContext): number {
  * applied with, `removed`, the index of the call it takes out of flight, and
  * `pool`, the indexes of every call it could belong to (one when it is
  * unambiguous). Null when no call matches (a record without a check: its own
- * kind and targets apply).
+ * kind and targets apply). Read only: a normalized event keeps its booking
+ * and gives the same object to every guard and action of the step.
  */
 export interface Booking {
-  applied: number;
-  removed: number;
-  pool: number[];
+  readonly applied: number;
+  readonly removed: number;
+  readonly pool: readonly number[];
 }
 
 /**
@@ -158,6 +399,20 @@ export interface Booking {
  */
 export function booking(context: SafetyContext, event: unknown): Booking | null {
   if (context.inFlight.length === 0) return null;
+  const reading = readingOf(event);
+  if (reading === undefined) return bookingOf(context, event);
+  const { inFlight, writeSeq, writeTargets } = context;
+  const kept = reading.booked;
+  if (kept !== undefined && kept.inFlight === inFlight && kept.writeSeq === writeSeq && kept.writeTargets === writeTargets) {
+    return kept.booking;
+  }
+  const booked = bookingOf(context, event);
+  reading.booked = { inFlight, writeSeq, writeTargets, booking: booked };
+  return booked;
+}
+
+/** `booking`, computed. */
+function bookingOf(context: SafetyContext, event: unknown): Booking | null {
   const key = idKeyOf(event);
   const tool = toolOf(event);
   const candidates: number[] = [];
@@ -169,7 +424,7 @@ export function booking(context: SafetyContext, event: unknown): Booking | null 
   if (candidates.length === 1) {
     // Unambiguous (the common case): what follows would pick this call, without the narrowing.
     const only = candidates[0]!;
-    const failure = field(event, 'type') !== 'tool.succeeded';
+    const failure = !isSuccessEvent(event);
     if (failure && context.inFlight[only]!.kind === 'write' && stated !== null && stated !== 'write') return null;
     return { applied: only, removed: only, pool: candidates };
   }
@@ -183,7 +438,7 @@ export function booking(context: SafetyContext, event: unknown): Booking | null 
   const leewayOf = (i: number) => leeway(context.inFlight[i]!, context);
   const least = pool.reduce((best, i) => (leewayOf(i) < leewayOf(best) ? i : best));
   const most = pool.reduce((best, i) => (leewayOf(i) > leewayOf(best) ? i : best));
-  if (field(event, 'type') === 'tool.succeeded') {
+  if (isSuccessEvent(event)) {
     return { applied: least, removed: context.inFlight[least]!.kind === 'write' ? most : least, pool };
   }
   if (context.inFlight[most]!.kind === 'write' && stated !== null && stated !== 'write') return null;
@@ -233,7 +488,7 @@ export function withoutSettled(context: SafetyContext, event: unknown): InFlight
   const booked = booking(context, event);
   if (booked === null) return context.inFlight;
   const removed = context.inFlight[booked.removed]!;
-  const narrow = field(event, 'type') !== 'tool.succeeded' && booked.pool.length > 1;
+  const narrow = !isSuccessEvent(event) && booked.pool.length > 1;
   const left: InFlightCall[] = [];
   context.inFlight.forEach((call, i) => {
     if (i === booked.removed) return;
@@ -277,7 +532,7 @@ export function evidenceOf(context: SafetyContext, event: unknown): 'verifies' |
  * established. Null when every known target is established, or none is known.
  */
 export function unknownTargetOf(context: SafetyContext, event: unknown): { target: string | null } | null {
-  const { targets, overflow } = readTargets(field(event, 'targets'));
+  const { targets, overflow } = targetsReadingOf(event);
   const unknown = targets.find((target) => !isEstablished(context.establishedTargets, target));
   if (unknown !== undefined) return { target: unknown };
   return overflow ? { target: null } : null;

@@ -38,6 +38,7 @@ import {
   field,
   hasWriteInFlight,
   isDiscovery,
+  isSelfVerifiedEvent,
   isUnconfirmedDestructive,
   kindOf,
   outcomeKind,
@@ -47,7 +48,7 @@ import {
 import type { SafetyContext, SafetyEmitted, SafetyEvent, SafetyInput } from './safety.types.js';
 
 export { initialSafetyContext } from './safety.actions.js';
-export { isCallIdInFlight } from './safety.events.js';
+export { isCallIdInFlight, normalizeEvent, toolEventOf } from './safety.events.js';
 
 /**
  * The actor ref an event asks its decision to go to (`ReplyTo`), or
@@ -145,7 +146,7 @@ export const safetyMachine = setup({
      * other write stays in flight: verification completes at once.
      */
     isSelfVerifiedWrite: ({ context, event }) =>
-      field(event, 'selfVerified') === true &&
+      isSelfVerifiedEvent(event) &&
       outcomeKind(context, event) === 'write' &&
       !hasWriteInFlight(withoutSettled(context, event)),
     /**
@@ -154,7 +155,7 @@ export const safetyMachine = setup({
      * that write's outcome is known.
      */
     isSelfVerifiedWriteBesideWrite: ({ context, event }) =>
-      field(event, 'selfVerified') === true && outcomeKind(context, event) === 'write',
+      isSelfVerifiedEvent(event) && outcomeKind(context, event) === 'write',
     /**
      * The requested write may run in READING: each of its known targets is
      * established (DESIGN.md §5.3), and, destructive with

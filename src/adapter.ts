@@ -11,7 +11,7 @@
  */
 import { createActor, type Actor } from 'xstate';
 import { z } from 'zod';
-import { isCallIdInFlight, safetyMachine, type SafetyMachine } from '../machines/safety.machine.js';
+import { isCallIdInFlight, safetyMachine, toolEventOf, type SafetyMachine } from '../machines/safety.machine.js';
 import type {
   GateDecidedEvent,
   PendingRecovery,
@@ -598,14 +598,16 @@ class Guard implements SessionGuard {
   ): SafetyEvent {
     const { kind, targets, destructive, stated } = this.classificationOf(call);
     const requested = type === 'tool.requested';
-    const event: Record<string, unknown> = { type, tool: call.name, kind, at: this.clock() };
-    if (call.id !== undefined) event.callId = call.id;
-    if (!requested && !stated) event.kindUnstated = true;
-    // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
-    if (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) event.targets = targets;
-    if (destructive) event.destructive = true;
-    if (verifies !== undefined && verifies(kind)) event.selfVerified = true;
-    return event as unknown as SafetyEvent;
+    const at = this.clock();
+    // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
+    return toolEventOf(type, call.name, kind, at, {
+      callId: call.id,
+      // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
+      targets: (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) ? targets : undefined,
+      destructive: destructive ? true : undefined,
+      selfVerified: verifies !== undefined && verifies(kind) ? true : undefined,
+      kindUnstated: !requested && !stated ? true : undefined,
+    });
   }
 
   check(call: ToolCall): Decision {

@@ -10,7 +10,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md; DESIGN.md.
  */
-export { safetyMachine, initialSafetyContext, type SafetyMachine } from '../machines/safety.machine.js';
+export { safetyMachine, initialSafetyContext, normalizeEvent, type SafetyMachine } from '../machines/safety.machine.js';
 export {
   TOOL_KINDS,
   SAFETY_STATES,

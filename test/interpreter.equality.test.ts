@@ -8,7 +8,9 @@
  * alone, the actor driving from the start, and the actor created halfway
  * through the path, from the interpreter's session): every call's result
  * (decision, error, recovery), the state, the context, the persisted
- * snapshot and what the telemetry hooks saw must agree at every step.
+ * snapshot and what the telemetry hooks saw must agree at every step. The
+ * interpreter also runs every event read once (`normalizeEvent`, what the
+ * guard sends), and must reach the same state, context and emitted events.
  *
  * The paths are those the path tests and the oracle's differential tests
  * replay, from the same public generators (src/testing.ts
@@ -26,7 +28,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { safetyMachine } from '../machines/safety.machine.js';
+import { normalizeEvent, safetyMachine } from '../machines/safety.machine.js';
 import type { GateDecidedEvent, RecoverySucceededEvent, SafetyEvent, SafetyInput } from '../machines/safety.types.js';
 import { createSessionGuard, sessionStateOf, type SessionGuard } from '../src/adapter.js';
 import { safetyInterpreter, type InterpreterState } from '../src/interpreter.js';
@@ -106,6 +108,8 @@ function eventsOf({ options, simple }: (typeof PATH_SETTINGS)[number]): SafetyEv
 class Both {
   private readonly actor;
   private state: InterpreterState<SafetyContext>;
+  /** The interpreter again, given each event read once (`normalizeEvent`), as the session guard gives it. */
+  private normalized: InterpreterState<SafetyContext>;
   private readonly heard: unknown[] = [];
   steps = 0;
 
@@ -114,6 +118,7 @@ class Both {
     this.actor.on('*', (event) => this.heard.push(event));
     this.actor.start();
     this.state = safetyInterpreter.initial(input);
+    this.normalized = this.state;
     this.compare('start', []);
   }
 
@@ -128,7 +133,16 @@ class Both {
     const step = safetyInterpreter.transition(this.state, event);
     this.state = step.state;
     this.compare(JSON.stringify(event), step.emitted);
+    const read = safetyInterpreter.transition(this.normalized, normalizeEvent(event));
+    this.normalized = read.state;
+    this.compareNormalized(JSON.stringify(event), step.emitted, read.emitted);
     this.steps += 1;
+  }
+
+  private compareNormalized(after: string, emitted: readonly unknown[], emittedRead: readonly unknown[]): void {
+    const want = JSON.stringify({ value: this.state.value, context: this.state.context, emitted });
+    const got = JSON.stringify({ value: this.normalized.value, context: this.normalized.context, emitted: emittedRead });
+    if (got !== want) throw new Error(`the normalized event and the event differ after ${after}:\n  normalized ${got}\n  event      ${want}`);
   }
 
   private compare(after: string, emitted: readonly unknown[]): void {
