@@ -26,6 +26,7 @@ import {
   callIdOf,
   isDestructiveEvent,
   isDiscovery,
+  isExpired,
   kindOf,
   leeway,
   liveRecoveries,
@@ -39,6 +40,7 @@ import type {
   AnswerBlockRule,
   BlockRule,
   InFlightCall,
+  PendingRecovery,
   SafetyContext,
   SafetyEmitted,
   SafetyEvent,
@@ -292,6 +294,10 @@ const clearPendingRecovery: SafetyActionLogic = (context, event) => {
   if (isEmpty(context.pendingRecoveries)) return {}; // the common case: nothing to clear or expire, nothing copied
   const at = timeOf(event);
   const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
+  // Nothing of this tool pending and nothing expired (a blocked tool, then other calls): nothing changes, nothing copied.
+  if (!Object.prototype.hasOwnProperty.call(context.pendingRecoveries, recoveryId) && !hasExpired(context.pendingRecoveries, at)) {
+    return {};
+  }
   const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
   if (!Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)) {
     if (Object.keys(pendingRecoveries).length !== Object.keys(context.pendingRecoveries).length) {
@@ -303,6 +309,14 @@ const clearPendingRecovery: SafetyActionLogic = (context, event) => {
   delete pendingRecoveries[recoveryId];
   return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.succeeded', recovery, at }] };
 };
+
+/** Whether a pending recovery has expired at `at` (epoch ms), without copying them. */
+function hasExpired(recoveries: Record<string, PendingRecovery>, at: number): boolean {
+  for (const id in recoveries) {
+    if (Object.prototype.hasOwnProperty.call(recoveries, id) && isExpired(recoveries[id]!, at)) return true;
+  }
+  return false;
+}
 
 /** Whether an object has no own enumerable keys, without building the list of them. */
 function isEmpty(record: object): boolean {
