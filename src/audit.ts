@@ -207,20 +207,23 @@ class OpenCalls {
 
   /** Opens a call under its transcript id; its `id` is the one the guard is to check it under. */
   open(transcriptId: string): OpenCall {
-    if (this.fast !== null && transcriptId.includes('#')) this.toExact();
     const fast = this.fast;
     if (fast !== null) {
+      // Only an id not in the map yet can have a '#' (each one in it was looked at when it came).
       const first = fast.get(transcriptId);
-      if (first === undefined || first === null) {
+      if (first === null || (first === undefined && !transcriptId.includes('#'))) {
         if (first === null) this.vacated -= 1;
         const call = openCall(transcriptId);
         fast.set(transcriptId, call);
         return call;
       }
-      let last = first;
-      while (last.next !== null) last = last.next;
-      last.next = openCall(`${transcriptId}#${++this.reused}`);
-      return last.next;
+      if (first !== undefined) {
+        let last = first;
+        while (last.next !== null) last = last.next;
+        last.next = openCall(`${transcriptId}#${++this.reused}`);
+        return last.next;
+      }
+      this.toExact();
     }
     const pending = this.ids.get(transcriptId);
     const call = openCall(pending === undefined ? transcriptId : `${transcriptId}#${++this.reused}`);
@@ -244,14 +247,16 @@ class OpenCalls {
    * admitted unless a call was checked under that guard id.
    */
   close(transcriptId: string): OpenCall {
-    if (this.fast !== null && transcriptId.includes('#')) this.toExact();
     const fast = this.fast;
     if (fast !== null) {
       const first = fast.get(transcriptId);
-      if (first === undefined || first === null) return openCall(transcriptId);
-      fast.set(transcriptId, first.next);
-      if (first.next === null && ++this.vacated >= VACATED_BEFORE_REBUILD && this.vacated * 2 >= fast.size) this.rebuild(fast);
-      return first;
+      if (first !== undefined && first !== null) {
+        fast.set(transcriptId, first.next);
+        if (first.next === null && ++this.vacated >= VACATED_BEFORE_REBUILD && this.vacated * 2 >= fast.size) this.rebuild(fast);
+        return first;
+      }
+      if (first === null || !transcriptId.includes('#')) return openCall(transcriptId);
+      this.toExact();
     }
     const pending = this.ids.get(transcriptId);
     const id = pending === undefined ? transcriptId : pending.shift()!;
