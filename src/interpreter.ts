@@ -355,10 +355,15 @@ export function compileMachine<TMachine extends AnyStateMachine>(
     return compiled;
   };
 
-  const passes = (transition: CompiledTransition, context: C, event: unknown, eventType: string): boolean => {
+  /**
+   * Whether a transition's guard passes. `args` is the step's one guard
+   * argument object ({ context, event }, as XState passes), shared by the
+   * guards of one selection: guards are pure and keep nothing.
+   */
+  const passes = (transition: CompiledTransition, args: { context: C; event: unknown }, eventType: string): boolean => {
     if (transition.guard === null) return true;
     try {
-      return transition.guard({ context, event }, transition.guardParams);
+      return transition.guard(args, transition.guardParams);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new Error(
@@ -370,7 +375,8 @@ export function compileMachine<TMachine extends AnyStateMachine>(
 
   const select = (candidates: readonly CompiledTransition[] | undefined, context: C, event: unknown, eventType: string) => {
     if (candidates === undefined) return null;
-    for (const candidate of candidates) if (passes(candidate, context, event, eventType)) return candidate;
+    const args = { context, event };
+    for (const candidate of candidates) if (passes(candidate, args, eventType)) return candidate;
     return null;
   };
 
