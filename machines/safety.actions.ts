@@ -123,6 +123,9 @@ export function initialSafetyContext(input: SafetyInput = {}): SafetyContext {
   };
 }
 
+/** What an action returns when it changes nothing and emits nothing (shared: results are never changed). */
+const NOTHING: SafetyActionResult = Object.freeze({});
+
 /** Track an admitted call until its outcome is recorded. */
 const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
   const id = callIdOf(event);
@@ -291,19 +294,19 @@ const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSince
  * the way; nothing changes when none is pending or expired.
  */
 const clearPendingRecovery: SafetyActionLogic = (context, event) => {
-  if (isEmpty(context.pendingRecoveries)) return {}; // the common case: nothing to clear or expire, nothing copied
+  if (isEmpty(context.pendingRecoveries)) return NOTHING; // the common case: nothing to clear or expire, nothing copied
   const at = timeOf(event);
   const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
   // Nothing of this tool pending and nothing expired (a blocked tool, then other calls): nothing changes, nothing copied.
   if (!Object.prototype.hasOwnProperty.call(context.pendingRecoveries, recoveryId) && !hasExpired(context.pendingRecoveries, at)) {
-    return {};
+    return NOTHING;
   }
   const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
   if (!Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)) {
     if (Object.keys(pendingRecoveries).length !== Object.keys(context.pendingRecoveries).length) {
       return { context: { pendingRecoveries } };
     }
-    return {};
+    return NOTHING;
   }
   const recovery = pendingRecoveries[recoveryId]!;
   delete pendingRecoveries[recoveryId];

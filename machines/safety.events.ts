@@ -416,9 +416,11 @@ function bookingOf(context: SafetyContext, event: unknown): Booking | null {
   const key = idKeyOf(event);
   const tool = toolOf(event);
   const candidates: number[] = [];
-  context.inFlight.forEach((call, i) => {
+  const { inFlight } = context;
+  for (let i = 0; i < inFlight.length; i += 1) {
+    const call = inFlight[i]!;
     if (key !== null ? call.key === key : call.key.startsWith('anon:') && call.tool === tool) candidates.push(i);
-  });
+  }
   if (candidates.length === 0) return null;
   const stated = statedKindOf(event);
   if (candidates.length === 1) {
@@ -489,10 +491,11 @@ export function withoutSettled(context: SafetyContext, event: unknown): InFlight
   if (booked === null) return context.inFlight;
   const removed = context.inFlight[booked.removed]!;
   const narrow = !isSuccessEvent(event) && booked.pool.length > 1;
+  if (!narrow) return context.inFlight.filter((_, i) => i !== booked.removed);
   const left: InFlightCall[] = [];
   context.inFlight.forEach((call, i) => {
     if (i === booked.removed) return;
-    if (!narrow || !booked.pool.includes(i) || !isDiscovery(call.kind) || call.targets === undefined) left.push(call);
+    if (!booked.pool.includes(i) || !isDiscovery(call.kind) || call.targets === undefined) left.push(call);
     else left.push(withTargets(call, commonTargets([call.targets, removed.targets ?? []])));
   });
   return left;
