@@ -199,10 +199,8 @@ class OpenCalls {
   /** Fast mode: by transcript id, its oldest open call (null: vacated); null in exact mode. */
   private fast: Map<string, OpenCall | null> | null = new Map();
   private vacated = 0;
-  /** Exact mode: guard ids by transcript id, oldest first. */
-  private readonly ids = new Map<string, string[]>();
-  /** Exact mode: the checked calls by guard id. */
-  private readonly calls = new Map<string, OpenCall>();
+  /** Exact mode (null until then): guard ids by transcript id, oldest first, and the checked calls by guard id. */
+  private exact: { ids: Map<string, string[]>; calls: Map<string, OpenCall> } | null = null;
   private reused = 0;
 
   /** Opens a call under its transcript id; its `id` is the one the guard is to check it under. */
@@ -225,9 +223,10 @@ class OpenCalls {
       }
       this.toExact();
     }
-    const pending = this.ids.get(transcriptId);
+    const { ids } = this.exact!;
+    const pending = ids.get(transcriptId);
     const call = openCall(pending === undefined ? transcriptId : `${transcriptId}#${++this.reused}`);
-    if (pending === undefined) this.ids.set(transcriptId, [call.id]);
+    if (pending === undefined) ids.set(transcriptId, [call.id]);
     else pending.push(call.id);
     return call;
   }
@@ -238,7 +237,7 @@ class OpenCalls {
     call.name = name;
     call.kind = kind;
     call.allowed = allowed;
-    if (this.fast === null) this.calls.set(call.id, call);
+    if (this.exact !== null) this.exact.calls.set(call.id, call);
   }
 
   /**
@@ -258,12 +257,13 @@ class OpenCalls {
       if (first === null || !transcriptId.includes('#')) return openCall(transcriptId);
       this.toExact();
     }
-    const pending = this.ids.get(transcriptId);
+    const { ids, calls } = this.exact!;
+    const pending = ids.get(transcriptId);
     const id = pending === undefined ? transcriptId : pending.shift()!;
-    if (pending !== undefined && pending.length === 0) this.ids.delete(transcriptId);
-    const call = this.calls.get(id);
+    if (pending !== undefined && pending.length === 0) ids.delete(transcriptId);
+    const call = calls.get(id);
     if (call === undefined) return openCall(id);
-    this.calls.delete(id);
+    calls.delete(id);
     return call;
   }
 
@@ -277,16 +277,18 @@ class OpenCalls {
 
   /** From fast to exact mode, the open calls kept as they are. */
   private toExact(): void {
+    const exact = { ids: new Map<string, string[]>(), calls: new Map<string, OpenCall>() };
     for (const [transcriptId, first] of this.fast!) {
       if (first === null) continue;
       const ids: string[] = [];
       for (let call: OpenCall | null = first; call !== null; call = call.next) {
         ids.push(call.id);
-        if (call.admitted) this.calls.set(call.id, call);
+        if (call.admitted) exact.calls.set(call.id, call);
       }
-      this.ids.set(transcriptId, ids);
+      exact.ids.set(transcriptId, ids);
     }
     this.fast = null;
+    this.exact = exact;
   }
 }
 
