@@ -176,7 +176,7 @@ interface OpenCall {
   next: OpenCall | null;
 }
 
-/** Transcript ids vacated in a row before the fast map is rebuilt without them. */
+/** The vacated transcript ids the fast map keeps (and at least as many live ones) before it is rebuilt without them. */
 const VACATED_BEFORE_REBUILD = 64;
 
 /**
@@ -190,8 +190,8 @@ const VACATED_BEFORE_REBUILD = 64;
  * Two ways to keep them, one behaviour. While no transcript id contains
  * `#`, no `<id>#<n>` can equal a transcript id, so one map from transcript
  * id to its open calls (oldest first, linked) says it all, and a settled id
- * is left vacant rather than deleted (a Map shrinks on delete, which cost
- * the audit more than the lookup). From the first transcript id with `#`,
+ * is left vacant rather than deleted (a Map may shrink on delete, which
+ * cost the audit more than its lookups). From the first transcript id with `#`,
  * the guard ids of each transcript id and the calls by guard id are kept
  * apart, so such ids collide exactly as the guard sees them.
  */
@@ -331,11 +331,11 @@ export class RunAuditor {
   constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}) {
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
-    this.kindOnly = options.classify ?? null;
+    this.kindOnly = options.classify || null;
     this.classify = this.kindOnly === null ? (options.catalog?.classify ?? classifyCall) : null;
     this.policy = options.policy ?? 'full';
     this.detail = options.detail ?? 'all';
-    this.trace = options.trace === true;
+    this.trace = Boolean(options.trace);
     const catalog = options.catalog;
     this.catalog = catalog;
     this.guard = createSessionGuard({
