@@ -10,7 +10,10 @@
  *   one-state machine with one assign);
  * - session creation;
  * - audit throughput in calls/s on the tau-bench file, against replaying the
- *   same steps through the reference gate (skipped when the data is absent);
+ *   same steps through the reference gate (skipped when the data is absent),
+ *   beside the same replay through createSessionGuard without a report, and
+ *   what that replay is made of, one operation at a time (an admitted read,
+ *   an answer allowed and refused, a write refused) against the reference;
  * - heap bytes per live session at 10,000 and 100,000 sessions (each in a
  *   child process with --expose-gc), against the reference gate, beside a
  *   session whose XState actor was created and a session evicted to its
@@ -82,9 +85,14 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Nanoseconds per operation of each function, median of interleaved batches (after a warm-up). */
-function timeInterleaved(fns: readonly ((i: number) => void)[], opsPerCall: number, calls: number, batches: number): number[] {
-  for (const fn of fns) for (let i = 0; i < calls; i++) fn(i);
+/**
+ * Nanoseconds per operation of each function, median of interleaved batches,
+ * after a warm-up of `warmUp` calls of each (default one batch's worth: a
+ * batch of one long call, such as a whole replay, needs more for the JIT to
+ * settle, the same for every side).
+ */
+function timeInterleaved(fns: readonly ((i: number) => void)[], opsPerCall: number, calls: number, batches: number, warmUp = calls): number[] {
+  for (const fn of fns) for (let i = 0; i < warmUp; i++) fn(i);
   const samples: number[][] = fns.map(() => []);
   let i = 0;
   for (let b = 0; b < batches; b++) {
@@ -293,32 +301,46 @@ function sessionCreation(): void {
   });
 }
 
-function auditThroughput(tau: NonNullable<ReturnType<typeof tauBench>>): void {
-  const replayReference = () => {
+/** Replays the tau-bench runs through a gate made per run (check, record with the checked kind, final answer): the audit's own calls, without its report. */
+/** A gate the tau-bench replay drives: the guard or the reference. */
+interface ReplayGate extends Gate {
+  check(call: ToolCall): { allowed: boolean; kind: ToolKind | null };
+  reset(): void;
+  resetKeepProgress(): void;
+}
+
+function replayThrough(tau: NonNullable<ReturnType<typeof tauBench>>, gateOf: (now: () => number) => ReplayGate) {
+  return () => {
     for (const run of tau.runs) {
       let at = 0;
-      const reference = new ReferenceGuard(() => at, tauClassifier);
+      const gate = gateOf(() => at);
       const kinds = new Map<string, { name: string; kind: ToolKind }>();
       for (const step of run.steps) {
         at += 1000;
         if (step.type === 'call') {
-          const decision = reference.check({ id: step.id, name: step.name, args: step.args });
+          const decision = gate.check({ id: step.id, name: step.name, args: step.args });
           kinds.set(step.id, { name: step.name, kind: decision.kind! });
         } else if (step.type === 'result') {
           const call = kinds.get(step.id);
-          reference.record({ id: step.id, name: call?.name ?? step.name, ...(call ? { kind: call.kind } : {}) }, step.outcome);
-        } else if (step.type === 'answer') reference.finalAnswer();
-        else if (step.type === 'reset') reference.reset();
-        else if (step.type === 'resetKeepProgress') reference.resetKeepProgress();
+          gate.record({ id: step.id, name: call?.name ?? step.name, ...(call ? { kind: call.kind } : {}) }, step.outcome);
+        } else if (step.type === 'answer') gate.finalAnswer();
+        else if (step.type === 'reset') gate.reset();
+        else if (step.type === 'resetKeepProgress') gate.resetKeepProgress();
       }
     }
   };
-  const [auditNs, referenceNs] = timeInterleaved(
-    [() => void auditRuns(tau.runs, { classify: tauClassifier }), replayReference],
+}
+
+function auditThroughput(tau: NonNullable<ReturnType<typeof tauBench>>): void {
+  const replayReference = replayThrough(tau, (now) => new ReferenceGuard(now, tauClassifier));
+  const replayGuard = replayThrough(tau, (now) => createSessionGuard({ now, classify: tauClassifier }));
+  const [auditNs, referenceNs, guardNs] = timeInterleaved(
+    [() => void auditRuns(tau.runs, { classify: tauClassifier }), replayReference, replayGuard],
     tau.calls,
     1,
     15,
-  ) as [number, number];
+    20,
+  ) as [number, number, number];
   rows.push({
     measure: `audit throughput, tau-bench (${tau.runs.length} runs, ${tau.calls.toLocaleString('en-US')} calls/s)`,
     value: fmt(1e9 / auditNs),
@@ -326,8 +348,58 @@ function auditThroughput(tau: NonNullable<ReturnType<typeof tauBench>>): void {
     ratio: ratio(referenceNs, auditNs),
     target: `≥ 0.5× the reference replay: ${referenceNs / auditNs >= 0.5 ? 'met' : 'missed'}`,
   });
+  rows.push({
+    measure: 'the same replay through createSessionGuard, no report (calls/s)',
+    value: fmt(1e9 / guardNs),
+    baseline: `${fmt(1e9 / referenceNs)} (reference replay)`,
+    ratio: ratio(referenceNs, guardNs),
+    target: `the audit is ${ratio(guardNs, auditNs)} of it`,
+  });
+  operationRows();
 }
 
+/**
+ * What the tau-bench replay is made of, one operation at a time through the
+ * guard and through the reference, interleaved (ns): an admitted read checked
+ * and recorded, a final answer allowed and refused, a write refused, a session made.
+ */
+function operationRows(): void {
+  let t = T0;
+  const now = () => (t += 1);
+  const kindOnly: Classifier = () => 'read';
+  const reading = (gate: Gate) => {
+    gate.check({ id: 'r0', name: 'find', kind: 'resolve' });
+    gate.record({ id: 'r0', name: 'find', kind: 'resolve' }, 'success');
+    return gate;
+  };
+  const verifying = (gate: Gate) => {
+    reading(gate).check({ id: 'w0', name: 'update', kind: 'write' });
+    gate.record({ id: 'w0', name: 'update', kind: 'write' }, 'success');
+    return gate;
+  };
+  const operations: [string, (gate: Gate) => (i: number) => void][] = [
+    ['check + record of an admitted read, READING', (gate) => {
+      reading(gate);
+      return (i) => {
+        const call = { id: `c${i & 7}`, name: 'get', kind: 'read' as const };
+        gate.check(call);
+        gate.record(call, 'success');
+      };
+    }],
+    ['final answer allowed, READING', (gate) => ((g) => () => void g.finalAnswer())(reading(gate))],
+    ['final answer refused, VERIFYING', (gate) => ((g) => () => void g.finalAnswer())(verifying(gate))],
+    ['write refused, VERIFYING', (gate) => ((g) => () => void g.check({ id: 'w1', name: 'update', kind: 'write' }))(verifying(gate))],
+  ];
+  for (const [measure, operation] of operations) {
+    const [guardNs, referenceNs] = timeInterleaved(
+      [operation(createSessionGuard({ now, classify: kindOnly })), operation(new ReferenceGuard(now, kindOnly))],
+      1,
+      20_000,
+      21,
+    ) as [number, number];
+    rows.push({ measure: `${measure} (ns)`, value: fmt(guardNs), baseline: `${fmt(referenceNs)} (reference)`, ratio: ratio(guardNs, referenceNs), target: '' });
+  }
+}
 function heapRows(): void {
   const measure = (kind: string, sessions: number): number => {
     const result = spawnSync(process.execPath, ['--expose-gc', HEAP_SCRIPT, kind, String(sessions)], { encoding: 'utf8' });
