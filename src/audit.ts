@@ -163,140 +163,6 @@ export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'
 /** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
 export type AuditDetail = 'all' | 'refusals' | 'counts';
 
-/** A call without a result yet: its guard id and, once checked, what was called. */
-interface OpenCall {
-  /** The guard's id of the call: its transcript id, or `<id>#<n>` (see `OpenCalls`). */
-  readonly id: string;
-  /** The guard decided on it (`name`, `kind` and `allowed` are set). */
-  admitted: boolean;
-  name: string;
-  kind: ToolKind;
-  allowed: boolean;
-  /** The next call under the same transcript id (fast mode). */
-  next: OpenCall | null;
-}
-
-/** The vacated transcript ids the fast map keeps (and at least as many live ones) before it is rebuilt without them. */
-const VACATED_BEFORE_REBUILD = 64;
-
-/**
- * A run's calls without a result yet. A log that reuses a transcript id
- * before its result (the guard refuses a second check under an id in
- * flight) gets `<id>#<n>` for the later call, and results are matched
- * oldest first; a result whose transcript id has no call open settles the
- * guard id equal to it. Memory: the calls in flight (and at most as many
- * vacated ids again, plus `VACATED_BEFORE_REBUILD`).
- *
- * Two ways to keep them, one behaviour. While no transcript id contains
- * `#`, no `<id>#<n>` can equal a transcript id, so one map from transcript
- * id to its open calls (oldest first, linked) says it all, and a settled id
- * is left vacant rather than deleted (a Map may shrink on delete, which
- * cost the audit more than its lookups). From the first transcript id with `#`,
- * the guard ids of each transcript id and the calls by guard id are kept
- * apart, so such ids collide exactly as the guard sees them.
- */
-class OpenCalls {
-  /** Fast mode: by transcript id, its oldest open call (null: vacated); null in exact mode. */
-  private fast: Map<string, OpenCall | null> | null = new Map();
-  private vacated = 0;
-  /** Exact mode (null until then): guard ids by transcript id, oldest first, and the checked calls by guard id. */
-  private exact: { ids: Map<string, string[]>; calls: Map<string, OpenCall> } | null = null;
-  private reused = 0;
-
-  /** Opens a call under its transcript id; its `id` is the one the guard is to check it under. */
-  open(transcriptId: string): OpenCall {
-    const fast = this.fast;
-    if (fast !== null) {
-      // Only an id not in the map yet can have a '#' (each one in it was looked at when it came).
-      const first = fast.get(transcriptId);
-      if (first === null || (first === undefined && !transcriptId.includes('#'))) {
-        if (first === null) this.vacated -= 1;
-        const call = openCall(transcriptId);
-        fast.set(transcriptId, call);
-        return call;
-      }
-      if (first !== undefined) {
-        let last = first;
-        while (last.next !== null) last = last.next;
-        last.next = openCall(`${transcriptId}#${++this.reused}`);
-        return last.next;
-      }
-      this.toExact();
-    }
-    const { ids } = this.exact!;
-    const pending = ids.get(transcriptId);
-    const call = openCall(pending === undefined ? transcriptId : `${transcriptId}#${++this.reused}`);
-    if (pending === undefined) ids.set(transcriptId, [call.id]);
-    else pending.push(call.id);
-    return call;
-  }
-
-  /** The guard decided on an open call. */
-  admit(call: OpenCall, name: string, kind: ToolKind, allowed: boolean): void {
-    call.admitted = true;
-    call.name = name;
-    call.kind = kind;
-    call.allowed = allowed;
-    if (this.exact !== null) this.exact.calls.set(call.id, call);
-  }
-
-  /**
-   * Settles the oldest open call of a transcript id: the call (with its guard
-   * id), or when none is open one with the transcript id as guard id, not
-   * admitted unless a call was checked under that guard id.
-   */
-  close(transcriptId: string): OpenCall {
-    const fast = this.fast;
-    if (fast !== null) {
-      const first = fast.get(transcriptId);
-      if (first !== undefined && first !== null) {
-        fast.set(transcriptId, first.next);
-        if (first.next === null && ++this.vacated >= VACATED_BEFORE_REBUILD && this.vacated * 2 >= fast.size) this.rebuild(fast);
-        return first;
-      }
-      if (first === null || !transcriptId.includes('#')) return openCall(transcriptId);
-      this.toExact();
-    }
-    const { ids, calls } = this.exact!;
-    const pending = ids.get(transcriptId);
-    const id = pending === undefined ? transcriptId : pending.shift()!;
-    if (pending !== undefined && pending.length === 0) ids.delete(transcriptId);
-    const call = calls.get(id);
-    if (call === undefined) return openCall(id);
-    calls.delete(id);
-    return call;
-  }
-
-  /** The fast map without its vacated ids. */
-  private rebuild(fast: Map<string, OpenCall | null>): void {
-    const kept = new Map<string, OpenCall | null>();
-    for (const [transcriptId, call] of fast) if (call !== null) kept.set(transcriptId, call);
-    this.fast = kept;
-    this.vacated = 0;
-  }
-
-  /** From fast to exact mode, the open calls kept as they are. */
-  private toExact(): void {
-    const exact = { ids: new Map<string, string[]>(), calls: new Map<string, OpenCall>() };
-    for (const [transcriptId, first] of this.fast!) {
-      if (first === null) continue;
-      const ids: string[] = [];
-      for (let call: OpenCall | null = first; call !== null; call = call.next) {
-        ids.push(call.id);
-        if (call.admitted) exact.calls.set(call.id, call);
-      }
-      exact.ids.set(transcriptId, ids);
-    }
-    this.fast = null;
-    this.exact = exact;
-  }
-}
-
-/** A call not yet decided on, under its guard id. */
-function openCall(id: string): OpenCall {
-  return { id, admitted: false, name: '', kind: 'write', allowed: false, next: null };
-}
-
 /**
  * Replays one run through a fresh session guard in shadow mode, one step at
  * a time, so a run of any length can be audited as it is read
@@ -319,8 +185,16 @@ export class RunAuditor {
   private index = 0;
   /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
   private answeredSinceWrite = false;
-  /** The calls without a result yet, so a result is recorded as what was called. */
-  private readonly inFlight = new OpenCalls();
+  /** The calls without a result yet, by guard id, so a result is recorded as what was called. */
+  private readonly calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
+  /**
+   * The guard ids of a transcript id's calls without a result yet, oldest
+   * first: the one id, or a list when a log reuses an id before its result
+   * (the guard refuses a second check under an id in flight), whose later
+   * calls get `<id>#<n>`; results are matched oldest first.
+   */
+  private readonly open = new Map<string, string | string[]>();
+  private reused = 0;
   /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
   private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
 
@@ -388,8 +262,7 @@ export class RunAuditor {
           targets = classification.targets;
           destructive = classification.destructive;
         }
-        const open = this.inFlight.open(step.id);
-        const id = open.id;
+        const id = this.openCall(step.id);
         // A given kind without targets has none: the spec's session-wide rules.
         const result = guard.check(
           this.policy === 'spec'
@@ -398,7 +271,7 @@ export class RunAuditor {
         );
         kind = result.kind;
         if (kind === 'write') this.answeredSinceWrite = false;
-        this.inFlight.admit(open, step.name, kind, result.allowed);
+        this.calls.set(id, { name: step.name, kind, allowed: result.allowed });
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
         if (result.allowed) {
@@ -412,9 +285,9 @@ export class RunAuditor {
         break;
       }
       case 'result': {
-        const settled = this.inFlight.close(step.id);
-        const id = settled.id;
-        const call = settled.admitted ? settled : undefined;
+        const id = this.closeCall(step.id);
+        const call = this.calls.get(id);
+        this.calls.delete(id);
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
         // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
@@ -475,6 +348,32 @@ export class RunAuditor {
     if (this.trace) finding.context = guard.context as SafetyContext;
     if (this.detail === 'all' || (this.detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
     return finding;
+  }
+
+  /** A call's guard id: its transcript id, or `<id>#<n>` while an earlier call under that id has no result. */
+  private openCall(transcriptId: string): string {
+    const pending = this.open.get(transcriptId);
+    if (pending === undefined) {
+      this.open.set(transcriptId, transcriptId);
+      return transcriptId;
+    }
+    const id = `${transcriptId}#${++this.reused}`;
+    if (typeof pending === 'string') this.open.set(transcriptId, [pending, id]);
+    else pending.push(id);
+    return id;
+  }
+
+  /** The guard id a result settles: its transcript id's oldest call without a result, else the transcript id. */
+  private closeCall(transcriptId: string): string {
+    const pending = this.open.get(transcriptId);
+    if (pending === undefined) return transcriptId;
+    if (typeof pending === 'string') {
+      this.open.delete(transcriptId);
+      return pending;
+    }
+    const id = pending.shift()!;
+    if (pending.length === 0) this.open.delete(transcriptId);
+    return id;
   }
 
   /** Counts a refusal in its group (by rule: a target-aware reason names its target, and one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
