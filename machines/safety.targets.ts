@@ -140,15 +140,32 @@ export function isEstablished(established: readonly string[], target: string): b
  * this order). The new list takes over the old one's look-up set, updated
  * (the old list's is rebuilt if it is ever asked again).
  */
+/** A read of at most this many targets has each searched for in the list (`establish`); more, the list is filtered. */
+const FEW_ADDED = 4;
+
 export function establish(established: string[], targets: readonly string[]): string[] {
   const offset = established.length - targets.length;
   if (offset >= 0 && targets.every((target, i) => established[offset + i] === target)) return established;
   const adding = new Set(targets);
-  let next = established.filter((target) => !adding.has(target)).concat([...adding]);
+  const set = setsOf.get(established);
+  let next: string[];
+  if (adding.size <= FEW_ADDED) {
+    // The common read (a target or two, often among the most recent): copy the list and take out the few
+    // it moves, searched from the recent end (skipped when the list's set says it is not there), instead
+    // of testing every entry.
+    next = established.slice();
+    for (const target of adding) {
+      if (set !== undefined && !set.has(target)) continue;
+      const at = next.lastIndexOf(target);
+      if (at >= 0) next.splice(at, 1);
+    }
+    for (const target of adding) next.push(target);
+  } else {
+    next = established.filter((target) => !adding.has(target)).concat([...adding]);
+  }
   const excess = next.length - MAX_ESTABLISHED_TARGETS;
   const dropped = excess > 0 ? next.slice(0, excess) : [];
   if (excess > 0) next = next.slice(excess);
-  const set = setsOf.get(established);
   if (set !== undefined) {
     setsOf.delete(established);
     for (const target of dropped) set.delete(target);

@@ -6,6 +6,7 @@
  * Spec: DESIGN.md §5.1, §5.3, §5.4.
  */
 import { posix } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from '../../machines/safety.policy.js';
 import {
@@ -304,6 +305,31 @@ describe('establish', () => {
     const list = ['/a', '/b', '/c'];
     expect(establish(list, ['/b', '/c'])).toBe(list);
     expect(establish(list, ['/c', '/b'])).toEqual(['/a', '/c', '/b']);
+  });
+
+  it('moves the targets of a read to the end, few or many, with or without the list\'s look-up set built', () => {
+    // The model: the list without the read's targets, then each of them once in the read's order, capped at the most recent.
+    const model = (list: readonly string[], targets: readonly string[]) =>
+      [...list.filter((target) => !targets.includes(target)), ...new Set(targets)].slice(-MAX_ESTABLISHED_TARGETS);
+    const pool = fc.constantFrom(...Array.from({ length: 12 }, (_, i) => `/t${i}`));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(pool, { maxLength: 12 }),
+        fc.array(pool, { maxLength: 8 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: MAX_ESTABLISHED_TARGETS - 12 }),
+        (distinct, targets, withSet, padding) => {
+          // Padded up to the cap (a list is never longer), so the least recent are dropped as well.
+          const list = [...Array.from({ length: padding }, (_, i) => `/pad${i}`), ...distinct];
+          if (withSet) isEstablished(list, '/none');
+          const next = establish(list, targets);
+          expect(next).toEqual(model(list, targets));
+          expect(next.every((target) => isEstablished(next, target))).toBe(true);
+          expect(list.filter((target) => !next.includes(target)).some((target) => isEstablished(next, target))).toBe(false);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('hands its look-up set on: the new list and the old one each answer for themselves', () => {
