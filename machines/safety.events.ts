@@ -145,9 +145,15 @@ class NormalizedEvent {
   declare readonly kindUnstated?: unknown;
   declare readonly replyTo?: unknown;
 
-  /** From the fields' values, each read once by the caller (undefined: absent); `targets` already cut (`cutTargets`). */
+  /**
+   * From the fields' values, each read once by the caller (undefined:
+   * absent); `type` as XState and the interpreter dispatch on it (inherited
+   * too), `success` whether the event's own `type` is `tool.succeeded` (as
+   * the readers see it); `targets` already cut (`cutTargets`).
+   */
   constructor(
     type: unknown,
+    success: boolean,
     tool: unknown,
     kind: unknown,
     callId: unknown,
@@ -174,7 +180,7 @@ class NormalizedEvent {
     const unstated = kindUnstated === true;
     const id = clippedName(callId);
     this.#reading = {
-      success: type === 'tool.succeeded',
+      success,
       at: validTime(at),
       tool: clippedName(tool) ?? '',
       kind: known ? kind : 'write',
@@ -197,13 +203,22 @@ class NormalizedEvent {
 }
 
 /**
- * A `targets` value as a normalized event keeps it: an array cut to one
- * entry past what is read (the overflow shows), frozen; else as is.
+ * A `targets` value as a normalized event keeps it: of an array, a frozen
+ * copy of exactly what `readTargets` reads (its length once, its first
+ * `MAX_TARGETS_PER_EVENT` entries by index, one more slot when it is
+ * longer, so the overflow shows), with the same expressions, so the copy
+ * reads as the array did. Reading no other property (not `slice`, which
+ * would ask the array for its constructor). When a read throws, an empty
+ * list, as `readTargets` reads it. Anything else as it is.
  */
 function cutTargets(targets: unknown): unknown {
   try {
     if (!Array.isArray(targets)) return targets;
-    return targets.length === 0 ? NO_TARGETS_GIVEN : Object.freeze(targets.slice(0, MAX_TARGETS_PER_EVENT + 1));
+    const length = targets.length;
+    const copy: unknown[] = [];
+    for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) copy.push(targets[i]);
+    if (length > MAX_TARGETS_PER_EVENT) copy.push(undefined);
+    return copy.length === 0 ? NO_TARGETS_GIVEN : Object.freeze(copy);
   } catch {
     return NO_TARGETS_GIVEN; // a revoked proxy or a throwing trap: given, and read as none (as `readTargets` reads it)
   }
@@ -242,9 +257,10 @@ function rawCallIdOf(event: unknown): string | null {
 
 /**
  * The event read once (issue 13): an immutable copy of the fields the
- * machine reads (`type`, `tool`, `kind`, `callId`, `at`, `targets`,
- * `destructive`, `selfVerified`, `kindUnstated`, `replyTo`; a `targets`
- * array cut to one entry past `MAX_TARGETS_PER_EVENT`), which every guard
+ * machine reads (`type`, as dispatched on, inherited too; `tool`, `kind`,
+ * `callId`, `at`, `targets`, `destructive`, `selfVerified`, `kindUnstated`,
+ * `replyTo`, own fields only, as the readers read them; of a `targets` array,
+ * what is read of it: `cutTargets`), which every guard
  * and action reads exactly as it reads `event`, but from readings computed
  * once, with its booking against the calls in flight kept for the step.
  * Decisions, contexts and emitted events are the same as for `event`
@@ -259,7 +275,8 @@ function rawCallIdOf(event: unknown): string | null {
 export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEvent {
   if (readingOf(event) !== undefined) return event;
   const normalized = new NormalizedEvent(
-    field(event, 'type'),
+    dispatchTypeOf(event),
+    field(event, 'type') === 'tool.succeeded',
     field(event, 'tool'),
     field(event, 'kind'),
     field(event, 'callId'),
@@ -274,12 +291,26 @@ export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEven
 }
 
 /**
+ * The type XState and the interpreter dispatch an event on: `event.type`,
+ * inherited too (the readers read own fields only); undefined when reading
+ * it throws.
+ */
+function dispatchTypeOf(event: unknown): unknown {
+  try {
+    return (event as { type?: unknown }).type;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A tool event read once, from its fields' values (what `normalizeEvent`
  * makes of `{ type, tool, kind, at, callId?, targets?, destructive?,
  * selfVerified?, kindUnstated? }`, without reading an object): for a caller
- * that has the values at hand, the session guard. Frozen. Never throws.
+ * that has the values at hand, the session guard. Frozen.
  *
  * Spec: DESIGN.md §3.3-3.5; issue 13 (the fast path).
+ * @throws only what a getter of `fields` throws (the guard passes a plain object).
  */
 export function toolEventOf(
   type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
@@ -290,6 +321,7 @@ export function toolEventOf(
 ): SafetyEvent {
   const normalized = new NormalizedEvent(
     type,
+    type === 'tool.succeeded',
     tool,
     kind,
     fields.callId,

@@ -156,8 +156,8 @@ export function establish(established: string[], targets: readonly string[]): st
     next = established.slice();
     for (const target of adding) {
       if (set !== undefined && !set.has(target)) continue;
-      const at = next.lastIndexOf(target);
-      if (at >= 0) next.splice(at, 1);
+      // Every copy (a list restored from elsewhere may hold one twice), the most recent first.
+      for (let at = next.lastIndexOf(target); at >= 0; at = at === 0 ? -1 : next.lastIndexOf(target, at - 1)) next.splice(at, 1);
     }
     for (const target of adding) next.push(target);
   } else {
@@ -168,8 +168,9 @@ export function establish(established: string[], targets: readonly string[]): st
   if (excess > 0) next = next.slice(excess);
   if (set !== undefined) {
     setsOf.delete(established);
-    for (const target of dropped) set.delete(target);
+    // Added first, then dropped: a read of more targets than the list holds drops some of its own.
     for (const target of adding) set.add(target);
+    for (const target of dropped) set.delete(target);
     setsOf.set(next, set);
   }
   return next;

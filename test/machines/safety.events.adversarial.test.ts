@@ -9,8 +9,9 @@
  * and emitted events must be the same. `establish` is compared with the
  * list model (filter, then append), with and without its look-up set.
  *
- * The `it.fails` cases are counterexamples found by this review: hostile
- * events whose normalized copy reads differently from the event itself.
+ * The last cases of each group are counterexamples this review found, and
+ * now pass: hostile events whose normalized copy read differently from the
+ * event itself, and lists `establish` moved differently from the model.
  *
  * Spec: issue 13 (the fast path reads each event once per step); DESIGN.md §3.3-3.5, §5.3.
  */
@@ -429,15 +430,15 @@ function writeAfterRead(targets: unknown): { raw: string; normalized: string } {
   };
 }
 
-describe('counterexamples: hostile events a normalized copy reads differently (known, reported)', () => {
-  it.fails('a targets array whose `constructor` is not a constructor: the normalized write is admitted, the raw one refused', () => {
-    // cutTargets' `slice` goes through ArraySpeciesCreate and throws; readTargets never reads `constructor`.
+describe('hostile targets and types a normalized copy once read differently (found by this review, fixed)', () => {
+  it('a targets array whose `constructor` is not a constructor: the normalized write is refused, as the raw one', () => {
+    // A `slice` would go through ArraySpeciesCreate and throw; readTargets never reads `constructor`, nor does cutTargets.
     const { raw, normalized } = writeAfterRead(Object.assign(['/etc/passwd'], { constructor: 1 }));
     expect(JSON.parse(raw).emitted[0].allowed).toBe(false);
     expect(normalized).toEqual(raw);
   });
 
-  it.fails('an Array subclass whose species makes a non-array: the normalized write is admitted, the raw one refused', () => {
+  it('an Array subclass whose species makes a non-array: the normalized write is refused, as the raw one', () => {
     class Odd extends Array<string> {
       static override get [Symbol.species](): ArrayConstructor {
         return Object as unknown as ArrayConstructor;
@@ -448,8 +449,8 @@ describe('counterexamples: hostile events a normalized copy reads differently (k
     expect(normalized).toEqual(raw);
   });
 
-  it.fails('a throwing entry just past MAX_TARGETS_PER_EVENT: raw refuses (overflow), normalized admits (none)', () => {
-    // readTargets reads entries [0, MAX) and `length`; cutTargets' slice also reads entry MAX.
+  it('a throwing entry just past MAX_TARGETS_PER_EVENT is not read: both refuse (overflow)', () => {
+    // readTargets reads entries [0, MAX) and `length`; so does cutTargets, and no further.
     const targets = Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, () => '/srv');
     Object.defineProperty(targets, MAX_TARGETS_PER_EVENT, {
       get() {
@@ -461,8 +462,8 @@ describe('counterexamples: hostile events a normalized copy reads differently (k
     expect(normalized).toEqual(raw);
   });
 
-  it.fails('an inherited `type`: the raw write is refused, the normalized event (type undefined) is dropped', () => {
-    // The interpreter and XState select a transition by `event.type` (inherited counts); normalizeEvent copies own fields only.
+  it('an inherited `type` is dispatched on alike: the normalized write is refused, as the raw one', () => {
+    // The interpreter and XState select a transition by `event.type` (inherited counts); normalizeEvent copies it as dispatched.
     const event = Object.assign(Object.create({ type: 'tool.requested' }) as object, {
       tool: 'rm',
       kind: 'write',
@@ -528,7 +529,19 @@ describe('establish', () => {
     );
   });
 
-  it.fails('a list with a target twice (not canonical: never made by the machine) loses only one copy, where the model loses both', () => {
-    expect(establish(['/a', '/b', '/a'], ['/a'])).toEqual(establishModel(['/a', '/b', '/a'], ['/a']));
+  it('a list with a target twice (not canonical: never made by the machine, a restored raw snapshot could) loses both copies, as the model', () => {
+    // (Not ['/a', '/b', '/a'] read again: its most recent entry is already '/a', so the list stays as it is.)
+    expect(establish(['/a', '/b', '/a', '/c'], ['/a'])).toEqual(['/b', '/c', '/a']);
+  });
+
+  it('a read of more targets than the list holds keeps the look-up set to the list (the targets it drops are not established)', () => {
+    const list = Array.from({ length: 10 }, (_, i) => `/t/${i}`);
+    isEstablished(list, '/t/0'); // builds the list's set, which establish hands on
+    const read = Array.from({ length: MAX_ESTABLISHED_TARGETS + 20 }, (_, i) => `/r/${i}`);
+    const next = establish(list, read);
+    expect(next).toEqual(establishModel(list, read));
+    expect(isEstablished(next, '/r/0')).toBe(false);
+    expect(isEstablished(next, '/t/0')).toBe(false);
+    expect(isEstablished(next, `/r/${MAX_ESTABLISHED_TARGETS + 19}`)).toBe(true);
   });
 });
