@@ -154,10 +154,12 @@ export function establish(established: string[], targets: readonly string[]): st
     // it moves, searched from the recent end (skipped when the list's set says it is not there), instead
     // of testing every entry.
     next = established.slice();
+    // A list whose set holds as many targets as it has entries holds each once (the machine's always
+    // do); one restored from elsewhere may hold one twice, and then every copy goes.
+    const once = set !== undefined && set.size === established.length;
     for (const target of adding) {
       if (set !== undefined && !set.has(target)) continue;
-      // Every copy (a list restored from elsewhere may hold one twice), the most recent first.
-      for (let at = next.lastIndexOf(target); at >= 0; at = at === 0 ? -1 : next.lastIndexOf(target, at - 1)) next.splice(at, 1);
+      for (let at = next.lastIndexOf(target); at >= 0; at = once || at === 0 ? -1 : next.lastIndexOf(target, at - 1)) next.splice(at, 1);
     }
     for (const target of adding) next.push(target);
   } else {
