@@ -532,6 +532,9 @@ describe('establish', () => {
   it('a list with a target twice (not canonical: never made by the machine, a restored raw snapshot could) loses both copies, as the model', () => {
     // (Not ['/a', '/b', '/a'] read again: its most recent entry is already '/a', so the list stays as it is.)
     expect(establish(['/a', '/b', '/a', '/c'], ['/a'])).toEqual(['/b', '/c', '/a']);
+    const withSet = ['/a', '/b', '/a', '/c'];
+    isEstablished(withSet, '/a'); // its set holds three targets for four entries
+    expect(establish(withSet, ['/a'])).toEqual(['/b', '/c', '/a']);
   });
 
   it('a read of more targets than the list holds keeps the look-up set to the list (the targets it drops are not established)', () => {
