@@ -307,7 +307,11 @@ function dispatchTypeOf(event: unknown): unknown {
  * A tool event read once, from its fields' values (what `normalizeEvent`
  * makes of `{ type, tool, kind, at, callId?, targets?, destructive?,
  * selfVerified?, kindUnstated? }`, without reading an object): for a caller
- * that has the values at hand, the session guard. Frozen.
+ * that has the values at hand, the session guard. Not frozen (freezing
+ * costs more than the rest of it): for a caller that keeps the event to
+ * itself until the step is over, and freezes it before anyone else may see
+ * it (the guard does before an actor does). Its readings never change
+ * either way.
  *
  * Spec: DESIGN.md §3.3-3.5; issue 13 (the fast path).
  * @throws only what a getter of `fields` throws (the guard passes a plain object).
@@ -332,7 +336,7 @@ export function toolEventOf(
     fields.kindUnstated,
     undefined,
   );
-  return Object.freeze(normalized) as unknown as SafetyEvent;
+  return normalized as unknown as SafetyEvent;
 }
 
 /**

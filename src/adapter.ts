@@ -570,7 +570,8 @@ class Guard implements SessionGuard {
     const heard: Emitted = { decided: null, recovered: undefined };
     this.heard = heard;
     try {
-      this.live!.send(event);
+      // Frozen before the actor (and its inspectors) see it: the interpreter's events stay the guard's own.
+      this.live!.send(Object.freeze(event));
     } finally {
       this.heard = null;
     }

@@ -75,6 +75,22 @@ describe('the guard on the compiled interpreter', () => {
     expect(actor.getSnapshot().context.consecutiveVerifyBlocks).toBe(1);
   });
 
+  it('sends the actor only frozen events: what an actor or its inspectors see cannot change under the guard', () => {
+    const guard = writingGuard();
+    const actor = guard.actor;
+    const seen: unknown[] = [];
+    const send = actor.send.bind(actor);
+    actor.send = (event) => {
+      seen.push(event);
+      send(event);
+    };
+    guard.record({ id: 'w', name: 'pulse_control' });
+    guard.check({ id: 'r', name: 'pulse_query' });
+    guard.finalAnswer();
+    expect(seen).toHaveLength(3);
+    expect(seen.every((event) => Object.isFrozen(event))).toBe(true);
+  });
+
   it('reads its session without a copy for the library (sessionStateOf), and null for anything else', () => {
     const guard = writingGuard();
     expect(sessionStateOf(guard)).toBe(sessionStateOf(guard));

@@ -161,7 +161,6 @@ describe('toolEventOf', () => {
     const event = normalizeEvent({ type: 'tool.succeeded', tool: 'deploy', kind: 'write', at: T, ...fields, targets: [...fields.targets] });
     expect(readings(made, CONTEXT)).toEqual(readings(event, CONTEXT));
     expect(JSON.stringify(made)).toBe(JSON.stringify(event));
-    expect(Object.isFrozen(made)).toBe(true);
   });
 
   it('leaves out the fields not given', () => {
