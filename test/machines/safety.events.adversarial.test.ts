@@ -251,23 +251,17 @@ const withPrefixArb = fc.tuple(fc.boolean(), stepsArb).map(([prefixed, steps]) =
 );
 
 describe('a normalized event decides as the event it was made from', () => {
-  it('through pure transition, step by step, with normalized events sent again later', () => {
+  // One behaviour per case: the normalized run, by each interpreter entry point, against the raw run through transition.
+  it.each([
+    { through: 'pure transition, step by step, with normalized events sent again later', run: runTransition, numRuns: 400 },
+    { through: 'advance (in place)', run: runAdvance, numRuns: 300 },
+  ])('through $through, as the raw event through transition', ({ run, numRuns }) => {
     fc.assert(
       fc.property(withPrefixArb, inputArb, (steps, input) => {
         const { raw, normalized } = eventsOf(steps);
-        expect(runTransition(normalized, input)).toEqual(runTransition(raw, input));
+        expect(run(normalized, input)).toEqual(runTransition(raw, input));
       }),
-      { numRuns: 400 },
-    );
-  });
-
-  it('through advance (in place) as the raw event through transition', () => {
-    fc.assert(
-      fc.property(withPrefixArb, inputArb, (steps, input) => {
-        const { raw, normalized } = eventsOf(steps);
-        expect(runAdvance(normalized, input)).toEqual(runTransition(raw, input));
-      }),
-      { numRuns: 300 },
+      { numRuns },
     );
   });
 
