@@ -55,6 +55,39 @@ export interface BlockedToolResult {
 }
 
 /**
+ * The text form of a refusal (DESIGN.md §1), as `FSMBlockedError.message`:
+ * `FSM blocked tool '<tool>' (<kind>) in state <STATE>: <reason>`, or
+ * `FSM blocked in state <STATE>: <reason>` for the final answer. For code
+ * that reports refusals without an `Error` per refusal (the audit).
+ */
+export function blockedMessage(init: Pick<FSMBlockedErrorInit, 'state' | 'toolName' | 'toolKind' | 'reason'>): string {
+  return init.toolName === null
+    ? `FSM blocked in state ${init.state}: ${init.reason}`
+    : `FSM blocked tool '${init.toolName}' (${init.toolKind}) in state ${init.state}: ${init.reason}`;
+}
+
+/**
+ * The tool result of a refusal (DESIGN.md §3.1), as
+ * `FSMBlockedError.toToolResult()`, built from the refusal's fields and its
+ * `message` (default `blockedMessage(init)`), without an `Error`.
+ */
+export function blockedToolResult(init: FSMBlockedErrorInit, message: string = blockedMessage(init)): BlockedToolResult {
+  const error: BlockedToolResult['error'] = {
+    code: ErrCodeFSMBlocked,
+    message,
+    blocked: true,
+    recoverable: true,
+    state: init.state,
+    tool: init.toolName,
+    kind: init.toolKind,
+    recoveryId: init.recoveryId,
+    clearedBy: [...CLEARED_BY[init.rule]],
+  };
+  if (typeof init.target === 'string') error.target = init.target;
+  return { ok: false, error };
+}
+
+/**
  * A blocked tool call or a refused final answer. Recoverable: the session
  * goes on and the block clears once the missing evidence exists.
  *
@@ -77,11 +110,7 @@ export class FSMBlockedError extends Error {
   readonly target: string | null;
 
   constructor(init: FSMBlockedErrorInit) {
-    super(
-      init.toolName === null
-        ? `FSM blocked in state ${init.state}: ${init.reason}`
-        : `FSM blocked tool '${init.toolName}' (${init.toolKind}) in state ${init.state}: ${init.reason}`,
-    );
+    super(blockedMessage(init));
     this.name = 'FSMBlockedError';
     this.state = init.state;
     this.toolName = init.toolName;
@@ -99,21 +128,7 @@ export class FSMBlockedError extends Error {
 
   /** The structured tool result to send back to the model (DESIGN.md §3.1). */
   toToolResult(): BlockedToolResult {
-    return {
-      ok: false,
-      error: {
-        code: this.code,
-        message: this.message,
-        blocked: true,
-        recoverable: this.recoverable,
-        state: this.state,
-        tool: this.toolName,
-        kind: this.toolKind,
-        recoveryId: this.recoveryId,
-        clearedBy: this.clearedBy,
-        ...(this.target === null ? {} : { target: this.target }),
-      },
-    };
+    return blockedToolResult(this, this.message);
   }
 
   /** JSON form: the tool result's `error` object. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard } from '../src/adapter.js';
 import { builtinCatalogs } from '../src/classifier.js';
-import { CatalogError, ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS } from '../src/errors.js';
+import { CatalogError, ErrCodeFSMBlocked, FSMBlockedError, RECOVERY_TTL_MS, blockedMessage, blockedToolResult } from '../src/errors.js';
 import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS, reasonWithTarget } from '../machines/safety.policy.js';
 import type { BlockRule } from '../machines/safety.types.js';
 
@@ -181,6 +181,40 @@ describe('toToolResult() (DESIGN §3.1)', () => {
   it('JSON.stringify of the error itself gives the result\'s error object', () => {
     const error = refusedAnswerError();
     expect(JSON.parse(JSON.stringify(error))).toStrictEqual(error.toToolResult().error);
+  });
+});
+
+describe('blockedMessage and blockedToolResult (a refusal without an Error)', () => {
+  const targeted = new FSMBlockedError({
+    state: 'READING',
+    toolName: 'edit_file',
+    toolKind: 'write',
+    rule: 'unknown-target',
+    reason: reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], '/srv/app.conf'),
+    recoveryId: 'FSM_BLOCKED:edit_file',
+    target: '/srv/app.conf',
+  });
+  const cases: [string, FSMBlockedError][] = [
+    ['a refused tool call', noTargetError()],
+    ['a refused final answer', refusedAnswerError()],
+    ['a refusal naming its target', targeted],
+  ];
+
+  it.each(cases)('give the message of %s, as the error does', (_name, error) => {
+    expect(blockedMessage(error)).toBe(error.message);
+  });
+
+  it.each(cases)('give the tool result of %s, as the error does, key for key', (_name, error) => {
+    const result = blockedToolResult(error);
+    expect(result).toStrictEqual(error.toToolResult());
+    expect(JSON.stringify(result)).toBe(JSON.stringify(error.toToolResult()));
+  });
+
+  it('give each result its own clearedBy list', () => {
+    const error = noTargetError();
+    const first = blockedToolResult(error);
+    first.error.clearedBy.push('write');
+    expect(blockedToolResult(error).error.clearedBy).toEqual(['resolve', 'read']);
   });
 });
 
