@@ -17,6 +17,7 @@ import type {
   PendingRecovery,
   RecoverySucceededEvent,
   SafetyContext,
+  SafetyEmitted,
   SafetyEvent,
   SafetyState,
   ToolKind,
@@ -25,7 +26,7 @@ import { TOOL_KINDS } from '../machines/safety.types.js';
 import { MAX_NAME_LENGTH, MAX_TIME_MS, RECOVERY_TTL_MS } from '../machines/safety.policy.js';
 import type { Classification } from './classification.js';
 import { classifyCall } from './classifier.js';
-import { FSMBlockedError, SessionGuardError } from './errors.js';
+import { FSMBlockedError, SessionGuardError, type FSMBlockedErrorInit } from './errors.js';
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from './interpreter.js';
 import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
@@ -265,8 +266,8 @@ function deepFreeze<T>(value: T): T {
  * can neither answer differently later nor throw anything but a TypeError.
  */
 function validCall(call: unknown, method: string): ToolCall {
-  const shape = `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive? }`;
-  if (typeof call !== 'object' || call === null) throw new TypeError(shape);
+  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive? }`;
+  if (typeof call !== 'object' || call === null) throw new TypeError(shape());
   let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown };
   try {
     const { name, id, args, kind, targets, destructive } = call as Record<string, unknown>;
@@ -276,7 +277,7 @@ function validCall(call: unknown, method: string): ToolCall {
   } catch (error) {
     throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
   }
-  if (typeof fields.name !== 'string') throw new TypeError(shape);
+  if (typeof fields.name !== 'string') throw new TypeError(shape());
   if (fields.id !== undefined && typeof fields.id !== 'string') {
     throw new TypeError(`${method}: a tool call's id must be a string when given`);
   }
@@ -326,6 +327,23 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
 
 
 /**
+ * Internal: a refusal's fields, as `FSMBlockedError` takes them, from the
+ * machine's decision (one whose `allowed` is false): the one mapping of a
+ * `gate.decided` event to a refusal, for the guard and the audit.
+ */
+export function refusalOf(decision: GateDecidedEvent): FSMBlockedErrorInit {
+  return {
+    state: decision.state,
+    toolName: decision.tool,
+    toolKind: decision.kind,
+    rule: decision.rule!,
+    reason: decision.reason!,
+    recoveryId: decision.recoveryId,
+    target: decision.target ?? null,
+  };
+}
+
+/**
  * The refusal as an `FSMBlockedError`, built without a stack trace: it is a
  * value the guard returns (and a loop sends back to the model), not an
  * exception the guard throws, and capturing the guard's own frames cost an
@@ -335,15 +353,7 @@ function blockedError(decision: GateDecidedEvent): FSMBlockedError {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
-    return new FSMBlockedError({
-      state: decision.state,
-      toolName: decision.tool,
-      toolKind: decision.kind,
-      rule: decision.rule!,
-      reason: decision.reason!,
-      recoveryId: decision.recoveryId,
-      target: decision.target ?? null,
-    });
+    return new FSMBlockedError(refusalOf(decision));
   } finally {
     Error.stackTraceLimit = limit;
   }
@@ -360,10 +370,10 @@ export function sessionStateOf(guard: unknown): InterpreterState<SafetyContext> 
   return guard instanceof Guard ? guard.current() : null;
 }
 
-/** The step an event takes, reduced to what the guard reads: the decision and the recovery it emitted (the last of each). */
-interface Emitted {
-  decided: GateDecidedEvent | null;
-  recovered: RecoverySucceededEvent | undefined;
+/** The last event of `type` a step emitted, if any. */
+function lastEmitted<T extends SafetyEmitted['type']>(emitted: readonly SafetyEmitted[], type: T): Extract<SafetyEmitted, { type: T }> | undefined {
+  for (let i = emitted.length - 1; i >= 0; i--) if (emitted[i]!.type === type) return emitted[i] as Extract<SafetyEmitted, { type: T }>;
+  return undefined;
 }
 
 /**
@@ -377,7 +387,7 @@ interface Emitted {
  * the actor) and the guard see one session, as before the interpreter. A
  * class, so a live session holds its fields and no closure per method.
  */
-class Guard implements SessionGuard {
+class Guard implements ReplayGuard {
   private readonly now: () => number;
   private readonly classify: (name: string, args?: unknown) => ToolKind | Classification;
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
@@ -391,8 +401,8 @@ class Guard implements SessionGuard {
   /** Set when a step threw (a bug in an action): the session may be part-way through it, so every method refuses. */
   private failure: { error: unknown } | null = null;
   private live: Actor<SafetyMachine> | null = null;
-  /** What the actor emitted during the current send (set by its listeners). */
-  private heard: Emitted | null = null;
+  /** What the actor emitted during the current send, in order (set by its listeners). */
+  private heard: SafetyEmitted[] | null = null;
   /** True while a telemetry hook runs: the guard then refuses every call (`GUARD_REENTRANT`). */
   private reporting = false;
 
@@ -446,10 +456,10 @@ class Guard implements SessionGuard {
     const { value, context } = this.session!;
     const actor = createActor(safetyMachine, { snapshot: safetyMachine.resolveState({ value, context }) });
     actor.on('gate.decided', (event) => {
-      if (this.heard !== null) this.heard.decided = event;
+      if (this.heard !== null) this.heard.push(event);
     });
     actor.on('recovery.succeeded', (event) => {
-      if (this.heard !== null) this.heard.recovered = event;
+      if (this.heard !== null) this.heard.push(event);
     });
     actor.start();
     this.live = actor;
@@ -547,27 +557,20 @@ class Guard implements SessionGuard {
 
   /**
    * Runs an event: through the interpreter, or, once it exists, the actor
-   * (failing loudly when the actor did not survive it). Returns what it emitted.
+   * (failing loudly when the actor did not survive it). Returns what it emitted, in order.
    */
-  private send(method: string, event: SafetyEvent): Emitted {
+  private send(method: string, event: SafetyEvent): readonly SafetyEmitted[] {
     if (this.session !== null) {
-      let events: ReturnType<typeof safetyInterpreter.advance>;
       try {
-        events = safetyInterpreter.advance(this.session, event);
+        return safetyInterpreter.advance(this.session, event);
       } catch (error) {
         // As a failed actor: the session cannot go on (it may be part-way through the step).
         this.failure = { error };
         this.enter(method);
         throw error;
       }
-      const emitted: Emitted = { decided: null, recovered: undefined };
-      for (const out of events) {
-        if (out.type === 'gate.decided') emitted.decided = out;
-        else emitted.recovered = out;
-      }
-      return emitted;
     }
-    const heard: Emitted = { decided: null, recovered: undefined };
+    const heard: SafetyEmitted[] = [];
     this.heard = heard;
     try {
       // Frozen before the actor (and its inspectors) see it: the interpreter's events stay the guard's own.
@@ -580,8 +583,8 @@ class Guard implements SessionGuard {
   }
 
   private decide(method: string, event: SafetyEvent): GateDecidedEvent {
-    const decision = this.send(method, event).decided;
-    if (decision === null) throw new Error(`the safety machine made no decision on ${event.type}`);
+    const decision = lastEmitted(this.send(method, event), 'gate.decided');
+    if (decision === undefined) throw new Error(`the safety machine made no decision on ${event.type}`);
     this.report(this.onDecision, decision);
     return decision;
   }
@@ -589,14 +592,11 @@ class Guard implements SessionGuard {
   /**
    * The machine event of a call. A check carries its targets when it has
    * any; an outcome when it states them (given, or classified from its
-   * arguments), even none: otherwise the admitted call's apply. `verifies`,
-   * for a success: whether it verified itself, given the call's kind.
+   * arguments), even none: otherwise the admitted call's apply. `result`,
+   * for a success: the tool's result, read for self-verification
+   * (`selfVerifiedBy`).
    */
-  private toolEvent(
-    type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
-    call: ToolCall,
-    verifies?: (kind: ToolKind) => boolean,
-  ): SafetyEvent {
+  private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, result?: unknown): SafetyEvent {
     const { kind, targets, destructive, stated } = this.classificationOf(call);
     const requested = type === 'tool.requested';
     const at = this.clock();
@@ -606,12 +606,29 @@ class Guard implements SessionGuard {
       // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
       targets: (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) ? targets : undefined,
       destructive: destructive ? true : undefined,
-      selfVerified: verifies !== undefined && verifies(kind) ? true : undefined,
+      selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, result) ? true : undefined,
       kindUnstated: !requested && !stated ? true : undefined,
     });
   }
 
+  /**
+   * Whether a success of `name` (of `kind`) verifies itself. It matters only
+   * to an outcome that applies as a write: one of the write kind, or one
+   * that may be booked to a write in flight. Otherwise the result is not
+   * read (no JSON parsed).
+   */
+  private selfVerifiedBy(name: string, kind: ToolKind, result: unknown): boolean {
+    return (kind === 'write' || hasWriteInFlight(this.current().context)) && (holds(this.selfVerifying, name) || selfVerifies(result));
+  }
+
   check(call: ToolCall): Decision {
+    const decision = this.decideCall(call);
+    const kind = decision.kind ?? 'write';
+    return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
+  }
+
+  /** `check`'s decision as the machine emitted it, without an `FSMBlockedError` (see `ReplayGuard`). */
+  decideCall(call: ToolCall): GateDecidedEvent {
     this.enter('check');
     const valid = validCall(call, 'check');
     if (valid.id !== undefined && isCallIdInFlight(this.current().context, valid.id)) {
@@ -621,9 +638,7 @@ class Guard implements SessionGuard {
           'or give the new call its own id (one record could not tell the two apart)',
       );
     }
-    const decision = this.decide('check', this.toolEvent('tool.requested', valid));
-    const kind = decision.kind ?? 'write';
-    return decision.allowed ? { allowed: true, kind } : { allowed: false, kind, error: blockedError(decision) };
+    return this.decide('check', this.toolEvent('tool.requested', valid));
   }
 
   record(call: ToolCall, outcome: 'success' | 'error' = 'success', options?: RecordOptions): RecordResult {
@@ -641,27 +656,24 @@ class Guard implements SessionGuard {
     } catch (error) {
       throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
     }
-    // Self-verification matters only to an outcome that applies as a write: one of the write kind, or
-    // one that may be booked to a write in flight. Otherwise the result is not read (no JSON parsed).
-    const verifies =
-      outcome === 'success'
-        ? (kind: ToolKind) =>
-            (kind === 'write' || hasWriteInFlight(this.current().context)) &&
-            (holds(this.selfVerifying, valid.name) || selfVerifies(result))
-        : undefined;
-    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, verifies);
+    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, result);
     // A verifying read completes verification in the same step when the session auto-completes
     // (the machine's eventless transition out of VERIFYING).
-    const { recovered } = this.send('record', outcomeEvent);
+    const recovered = lastEmitted(this.send('record', outcomeEvent), 'recovery.succeeded');
     if (recovered === undefined) return {};
     this.report(this.onRecovery, recovered);
     return { recovered: recovered.recovery };
   }
 
   finalAnswer(): FinalAnswerDecision {
-    this.enter('finalAnswer');
-    const decision = this.decide('finalAnswer', { type: 'answer.requested', at: this.clock() });
+    const decision = this.decideAnswer();
     return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
+  }
+
+  /** `finalAnswer`'s decision as the machine emitted it, without an `FSMBlockedError` (see `ReplayGuard`). */
+  decideAnswer(): GateDecidedEvent {
+    this.enter('finalAnswer');
+    return this.decide('finalAnswer', { type: 'answer.requested', at: this.clock() });
   }
 
   completeVerification(): boolean {
@@ -691,6 +703,34 @@ class Guard implements SessionGuard {
     const { value, context } = this.current();
     return toPersistedSnapshot(value as SafetyState, context);
   }
+}
+
+/**
+ * Internal: a session guard that also gives its decisions as the machine
+ * emitted them (`gate.decided`), for this library's own replays (the audit),
+ * which report refusals as data and need no `FSMBlockedError` per refusal (an
+ * `Error` costs V8 about a third of a microsecond even without a stack trace).
+ * Not exported from the package.
+ */
+export interface ReplayGuard extends SessionGuard {
+  /**
+   * As `check`, returning the decision event (`allowed`, `state`, `tool`,
+   * `kind`, `rule`, `reason`, `recoveryId`, `target`) instead of a `Decision`.
+   * @throws as `check`.
+   */
+  decideCall(call: ToolCall): GateDecidedEvent;
+  /** As `finalAnswer`, returning the decision event. @throws as `finalAnswer`. */
+  decideAnswer(): GateDecidedEvent;
+}
+
+/**
+ * Internal: a `ReplayGuard` from options this library built itself, of the
+ * types `createSessionGuard` checks (the caller checks what it took from its
+ * own caller), so a replay of many short runs pays no schema pass per run.
+ * Not exported from the package; anything else calls `createSessionGuard`.
+ */
+export function createReplayGuard(options: SessionGuardOptions): ReplayGuard {
+  return new Guard(options);
 }
 
 /**
