@@ -9,12 +9,12 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.
  */
-import type { BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
-import { createSessionGuard, type SessionGuard } from './adapter.js';
+import type { BlockRule, GateDecidedEvent, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
+import { createReplayGuard, refusalOf, type ReplayGuard } from './adapter.js';
 import { MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { CallClassifier } from './classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
-import type { BlockedToolResult } from './errors.js';
+import { blockedMessage, blockedToolResult, type BlockedToolResult } from './errors.js';
 import { printable } from './text.js';
 import { TranscriptError, type TranscriptRun, type TranscriptStep } from './transcripts.js';
 
@@ -163,6 +163,14 @@ export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'
 /** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
 export type AuditDetail = 'all' | 'refusals' | 'counts';
 
+/** A call the audit checked, until its result: its guard id, name, checked kind and whether it was admitted. */
+interface OpenCall {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: ToolKind;
+  readonly allowed: boolean;
+}
+
 /**
  * Replays one run through a fresh session guard in shadow mode, one step at
  * a time, so a run of any length can be audited as it is read
@@ -180,20 +188,19 @@ export class RunAuditor {
   private readonly catalog: CompiledCatalog | undefined;
   private readonly detail: AuditDetail;
   private readonly trace: boolean;
-  private readonly guard: SessionGuard;
+  private readonly guard: ReplayGuard;
   private readonly audit: RunAudit;
   private index = 0;
   /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
   private answeredSinceWrite = false;
-  /** The calls without a result yet, by guard id, so a result is recorded as what was called. */
-  private readonly calls = new Map<string, { name: string; kind: ToolKind; allowed: boolean }>();
   /**
-   * The guard ids of a transcript id's calls without a result yet, oldest
-   * first: the one id, or a list when a log reuses an id before its result
-   * (the guard refuses a second check under an id in flight), whose later
-   * calls get `<id>#<n>`; results are matched oldest first.
+   * The calls without a result yet, by transcript id, oldest first: the one
+   * call, or a list when a log reuses an id before its result (the guard
+   * refuses a second check under an id in flight), whose later calls get the
+   * guard id `<id>#<n>`. A result settles its id's oldest call, and is
+   * recorded as what was called.
    */
-  private readonly open = new Map<string, string | string[]>();
+  private readonly open = new Map<string, OpenCall | OpenCall[]>();
   private reused = 0;
   /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
   private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
@@ -201,8 +208,12 @@ export class RunAuditor {
   /**
    * @param run the run's id and reward (its steps come through `step`).
    * @param options as `auditRun`'s, plus `detail` (default `all`); read once, here.
+   * @throws TypeError when `strictFailedWrites` or `autoCompleteVerification` is given and not a boolean.
    */
   constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}) {
+    for (const flag of ['strictFailedWrites', 'autoCompleteVerification'] as const) {
+      if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw new TypeError(`audit: options.${flag} must be a boolean when given`);
+    }
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
     this.kindOnly = options.classify || null;
@@ -212,7 +223,8 @@ export class RunAuditor {
     this.trace = Boolean(options.trace);
     const catalog = options.catalog;
     this.catalog = catalog;
-    this.guard = createSessionGuard({
+    // Options of the types createSessionGuard checks (the flags just above): no schema pass per run.
+    this.guard = createReplayGuard({
       now: () => this.at,
       autoCompleteVerification: options.autoCompleteVerification ?? true,
       strictFailedWrites: options.strictFailedWrites ?? false,
@@ -262,32 +274,37 @@ export class RunAuditor {
           targets = classification.targets;
           destructive = classification.destructive;
         }
-        const id = this.openCall(step.id);
+        const pending = this.open.get(step.id);
+        const id = pending === undefined ? step.id : `${step.id}#${++this.reused}`;
         // A given kind without targets has none: the spec's session-wide rules.
-        const result = guard.check(
+        const decided = guard.decideCall(
           this.policy === 'spec'
             ? { id, name: step.name, args: step.args, kind }
             : { id, name: step.name, args: step.args, kind, targets, destructive },
         );
-        kind = result.kind;
+        kind = decided.kind ?? 'write';
         if (kind === 'write') this.answeredSinceWrite = false;
-        this.calls.set(id, { name: step.name, kind, allowed: result.allowed });
+        const call: OpenCall = { id, name: step.name, kind, allowed: decided.allowed };
+        if (pending === undefined) this.open.set(step.id, call);
+        else if (Array.isArray(pending)) pending.push(call);
+        else this.open.set(step.id, [pending, call]);
         audit.calls += 1;
         if (kind === 'write') audit.writes += 1;
-        if (result.allowed) {
+        if (decided.allowed) {
           decision = { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
         } else {
-          const { rule, reason, message } = result.error;
-          decision = { allowed: false, kind, targets, destructive, rule, reason, message, toolResult: result.error.toToolResult() };
+          // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
+          const refusal = refusalOf(decided);
+          const message = blockedMessage(refusal);
+          decision = { allowed: false, kind, targets, destructive, rule: refusal.rule, reason: refusal.reason, message, toolResult: blockedToolResult(refusal, message) };
           audit.blockedCalls += 1;
-          this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, rule, reason, message);
+          this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, refusal.rule, refusal.reason, message);
         }
         break;
       }
       case 'result': {
-        const id = this.closeCall(step.id);
-        const call = this.calls.get(id);
-        this.calls.delete(id);
+        const call = this.closeCall(step.id);
+        const id = call?.id ?? step.id;
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
         // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
@@ -318,14 +335,15 @@ export class RunAuditor {
       }
       case 'answer': {
         this.answeredSinceWrite = true;
-        const result = guard.finalAnswer();
-        if (result.allowed) {
+        const decided = guard.decideAnswer();
+        if (decided.allowed) {
           decision = { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null };
         } else {
-          const { rule, reason, message } = result.error;
-          decision = { allowed: false, kind: null, targets: [], destructive: false, rule, reason, message, toolResult: null };
+          const refusal = refusalOf(decided);
+          const message = blockedMessage(refusal);
+          decision = { allowed: false, kind: null, targets: [], destructive: false, rule: refusal.rule, reason: refusal.reason, message, toolResult: null };
           audit.refusedAnswers += 1;
-          this.refused(index, step, stateBefore, 'answer', null, null, [], false, rule, reason, message);
+          this.refused(index, step, stateBefore, 'answer', null, null, [], false, refusal.rule, refusal.reason, message);
         }
         break;
       }
@@ -350,30 +368,17 @@ export class RunAuditor {
     return finding;
   }
 
-  /** A call's guard id: its transcript id, or `<id>#<n>` while an earlier call under that id has no result. */
-  private openCall(transcriptId: string): string {
+  /** The call a result settles: its transcript id's oldest call without a result, if any. */
+  private closeCall(transcriptId: string): OpenCall | undefined {
     const pending = this.open.get(transcriptId);
-    if (pending === undefined) {
-      this.open.set(transcriptId, transcriptId);
-      return transcriptId;
-    }
-    const id = `${transcriptId}#${++this.reused}`;
-    if (typeof pending === 'string') this.open.set(transcriptId, [pending, id]);
-    else pending.push(id);
-    return id;
-  }
-
-  /** The guard id a result settles: its transcript id's oldest call without a result, else the transcript id. */
-  private closeCall(transcriptId: string): string {
-    const pending = this.open.get(transcriptId);
-    if (pending === undefined) return transcriptId;
-    if (typeof pending === 'string') {
+    if (pending === undefined) return undefined;
+    if (!Array.isArray(pending)) {
       this.open.delete(transcriptId);
       return pending;
     }
-    const id = pending.shift()!;
+    const call = pending.shift()!;
     if (pending.length === 0) this.open.delete(transcriptId);
-    return id;
+    return call;
   }
 
   /** Counts a refusal in its group (by rule: a target-aware reason names its target, and one line per target would bury the figures) and keeps it unless `detail` is `counts`. */

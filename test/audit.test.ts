@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { createSessionGuard } from '../src/adapter.js';
 import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize } from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
@@ -27,6 +28,28 @@ describe('shadow mode', () => {
   test('a refused call carries the structured tool result the model would have got', () => {
     const audit = auditRun(run(call('w', 'pulse_control')));
     expect(audit.findings[0]!.decision?.toolResult?.error).toMatchObject({ code: 'FSM_BLOCKED', blocked: true, state: 'RESOLVING' });
+  });
+
+  test("a refusal's message and tool result are those of the guard's FSMBlockedError for the same call", () => {
+    // The audit builds them without an Error (src/errors.ts builds both); a guard driven by hand gives the reference.
+    const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('v', 'pulse_control'), answer());
+    const audit = auditRun(steps);
+    const guard = createSessionGuard({ now: () => 0 });
+    guard.check({ id: 'r', name: 'pulse_query' });
+    guard.record({ id: 'r', name: 'pulse_query' });
+    guard.check({ id: 'w', name: 'pulse_control' });
+    guard.record({ id: 'w', name: 'pulse_control' });
+    const refusedCall = guard.check({ id: 'v', name: 'pulse_control' });
+    const refusedAnswer = guard.finalAnswer();
+    if (refusedCall.allowed || refusedAnswer.allowed) throw new Error('expected both to be refused');
+    const [callFinding, answerFinding] = audit.findings.slice(4);
+    expect(callFinding!.decision).toMatchObject({ rule: refusedCall.error.rule, reason: refusedCall.error.reason, message: refusedCall.error.message });
+    expect(callFinding!.decision!.toolResult).toStrictEqual(refusedCall.error.toToolResult());
+    expect(answerFinding!.decision).toMatchObject({ rule: refusedAnswer.error.rule, message: refusedAnswer.error.message, toolResult: null });
+  });
+
+  test.each(['strictFailedWrites', 'autoCompleteVerification'])('a non-boolean %s is refused with a TypeError naming it', (flag) => {
+    expect(() => auditRun(run(answer()), { [flag]: 'yes' } as never)).toThrow(new TypeError(`audit: options.${flag} must be a boolean when given`));
   });
 
   test('the real outcome of a refused write is recorded, so the session follows what happened', () => {
