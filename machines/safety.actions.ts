@@ -24,6 +24,7 @@ import {
   blockedTargetOf,
   booking,
   callIdOf,
+  idKeyOf,
   isDestructiveEvent,
   isDiscovery,
   isExpired,
@@ -128,9 +129,9 @@ const NOTHING: SafetyActionResult = Object.freeze({});
 
 /** Track an admitted call until its outcome is recorded. */
 const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
-  const id = callIdOf(event);
+  const idKey = idKeyOf(event);
   const kind = kindOf(event);
-  const key = id !== null ? `id:${id}` : `anon:${context.anonSeq}`;
+  const key = idKey ?? `anon:${context.anonSeq}`;
   const targets = targetsOf(event);
   const call: InFlightCall = {
     key,
@@ -146,7 +147,7 @@ const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
   // ambiguous and is booked worst case (`booking`). A write is kept
   // beside the earlier call, first under the id; of two other calls, the
   // one whose success would permit less is kept (the earlier among equals).
-  const twin = id === null ? -1 : context.inFlight.findIndex((c) => c.key === key && c.kind !== 'write');
+  const twin = idKey === null ? -1 : twinOf(context.inFlight, idKey);
   let inFlight: InFlightCall[];
   if (twin < 0) inFlight = [...context.inFlight, call];
   else if (kind === 'write') inFlight = [...context.inFlight.slice(0, twin), call, ...context.inFlight.slice(twin)];
@@ -157,8 +158,14 @@ const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
     const oldest = inFlight.findIndex((c) => c.kind !== 'write');
     inFlight = inFlight.filter((_, i) => i !== oldest);
   }
-  return { context: { inFlight, anonSeq: id === null ? context.anonSeq + 1 : context.anonSeq, checksCalls: true } };
+  return { context: { inFlight, anonSeq: idKey === null ? context.anonSeq + 1 : context.anonSeq, checksCalls: true } };
 };
+
+/** The index of the call in flight under `key` that is not a write, or -1 (a loop: no closure per admitted call). */
+function twinOf(inFlight: readonly InFlightCall[], key: string): number {
+  for (let i = 0; i < inFlight.length; i += 1) if (inFlight[i]!.key === key && inFlight[i]!.kind !== 'write') return i;
+  return -1;
+}
 
 /** Emit the admission of a tool call. */
 const announceAllowed: SafetyActionLogic<StateParams> = (_context, event, params) => ({

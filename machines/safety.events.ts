@@ -345,9 +345,14 @@ export function toolEventOf(
  * refuses a second check under such an id (`SessionGuard.check`).
  */
 export function isCallIdInFlight(context: SafetyContext, callId: string): boolean {
-  if (callId === '' || context.inFlight.length === 0) return false;
-  const key = `id:${callId}`;
-  return context.inFlight.some((call) => call.key === key);
+  const { inFlight } = context;
+  if (callId === '' || inFlight.length === 0) return false;
+  // `id:<callId>`, compared without building it (a check asks this of every call with an id).
+  for (const call of inFlight) {
+    const key = call.key;
+    if (key.length === callId.length + 3 && key.startsWith('id:') && key.endsWith(callId)) return true;
+  }
+  return false;
 }
 
 /**
