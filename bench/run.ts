@@ -301,7 +301,6 @@ function sessionCreation(): void {
   });
 }
 
-/** Replays the tau-bench runs through a gate made per run (check, record with the checked kind, final answer): the audit's own calls, without its report. */
 /** A gate the tau-bench replay drives: the guard or the reference. */
 interface ReplayGate extends Gate {
   check(call: ToolCall): { allowed: boolean; kind: ToolKind | null };
@@ -309,6 +308,7 @@ interface ReplayGate extends Gate {
   resetKeepProgress(): void;
 }
 
+/** Replays the tau-bench runs through a gate made per run (check, record with the checked kind, final answer): the audit's own calls, without its report. */
 function replayThrough(tau: NonNullable<ReturnType<typeof tauBench>>, gateOf: (now: () => number) => ReplayGate) {
   return () => {
     for (const run of tau.runs) {

@@ -431,10 +431,13 @@ export function compileMachine<TMachine extends AnyStateMachine>(
     return out.changed ? { value, context } : state;
   };
 
-  /** Eventless transitions until none is enabled, or a step changes nothing (as XState's macrostep). */
-  const settle = (state: InterpreterState<C>, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
+  /**
+   * Eventless transitions until none is enabled, or a step changes nothing
+   * (as XState's macrostep). `compiled` is `state`'s own entry of the table.
+   */
+  const settle = (state: InterpreterState<C>, compiled: CompiledState, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
     for (let steps = 0; ; steps++) {
-      const always = table.get(state.value)!.always;
+      const always = compiled.always;
       if (always.length === 0) return state;
       const transition = select(always, state.context, event, '');
       if (transition === null) return state;
@@ -443,19 +446,23 @@ export function compileMachine<TMachine extends AnyStateMachine>(
       }
       state = take(transition, state, event, out, inPlace);
       if (!out.changed) return state;
+      if (transition.target !== null) compiled = table.get(state.value)!;
     }
   };
 
   /** One event from `state`: its transition, then eventless ones. */
   const run = (state: InterpreterState<C>, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
-    const compiled = compiledStateOf(state);
+    let compiled = compiledStateOf(state);
     const eventType = (event as { type?: unknown } | null)?.type;
     let next = state;
     if (typeof eventType === 'string') {
       const transition = select(compiled.on.get(eventType), state.context, event, eventType);
-      if (transition !== null) next = take(transition, state, event, out, inPlace);
+      if (transition !== null) {
+        next = take(transition, state, event, out, inPlace);
+        if (transition.target !== null) compiled = table.get(next.value)!;
+      }
     }
-    return settle(next, event, out, inPlace);
+    return settle(next, compiled, event, out, inPlace);
   };
 
   return {
@@ -473,7 +480,7 @@ export function compileMachine<TMachine extends AnyStateMachine>(
         context = { ...((contextConfig ?? {}) as object) } as C;
       }
       const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
-      return settle({ value: initialValue, context }, { type: 'xstate.init', input }, out, false);
+      return settle({ value: initialValue, context }, table.get(initialValue)!, { type: 'xstate.init', input }, out, false);
     },
     transition(state, event) {
       const out: Emitting<Em> = { emitted: NO_EMITTED, owned: false, changed: false };
