@@ -11,7 +11,8 @@
  */
 import type { BlockRule, GateDecidedEvent, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createReplayGuard, refusalOf, type ReplayGuard } from './adapter.js';
-import { MAX_TIME_MS } from '../machines/safety.policy.js';
+import { z } from 'zod';
+import { MAX_NAME_LENGTH, MAX_TIME_MS } from '../machines/safety.policy.js';
 import type { CallClassifier } from './classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
 import { blockedMessage, blockedToolResult, type BlockedToolResult } from './errors.js';
@@ -163,6 +164,43 @@ export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'
 /** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
 export type AuditDetail = 'all' | 'refusals' | 'counts';
 
+/** The options an auditor takes (`AuditOptions` plus `detail`), each optional and of its type; any other key is refused. */
+const auditOptionsSchema = z.strictObject({
+  catalog: z
+    .custom<CompiledCatalog>(
+      (value) => typeof value === 'object' && value !== null && typeof (value as CompiledCatalog).classify === 'function' && typeof (value as CompiledCatalog).failureMarkers === 'function',
+      { message: 'must be a compiled catalog (compileCatalog)' },
+    )
+    .optional(),
+  classify: z.custom<Classifier>((value) => typeof value === 'function', { message: 'must be a function' }).optional(),
+  policy: z.enum(AUDIT_POLICIES as ['spec', 'targets', 'full'], { message: `must be one of ${AUDIT_POLICIES.join(', ')}` }).optional(),
+  strictFailedWrites: z.boolean({ message: 'must be a boolean' }).optional(),
+  autoCompleteVerification: z.boolean({ message: 'must be a boolean' }).optional(),
+  startAt: z.number({ message: 'must be a number' }).min(-MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` }).max(MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` }).optional(),
+  stepMs: z.number({ message: 'must be a number' }).min(0, { message: 'must be between 0 and MAX_TIME_MS' }).max(MAX_TIME_MS, { message: 'must be between 0 and MAX_TIME_MS' }).optional(),
+  trace: z.boolean({ message: 'must be a boolean' }).optional(),
+  detail: z.enum(['all', 'refusals', 'counts'], { message: 'must be one of all, refusals, counts' }).optional(),
+});
+
+/**
+ * Checks an audit's options (about 0.15 µs, once per run): a misspelled option (`strictFailedWrite`)
+ * would otherwise be ignored without a word, and a flag of the wrong type
+ * change the rules replayed.
+ * @throws TypeError naming the first bad option, e.g.
+ *   `audit: options.strictFailedWrite is not an option (the options are catalog, classify, ...)`
+ *   or `audit: options.policy must be one of spec, targets, full`.
+ */
+function checkAuditOptions(options: AuditOptions & { detail?: AuditDetail }): void {
+  const parsed = auditOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const known = Object.keys(auditOptionsSchema.shape).join(', ');
+    if (issue.code === 'unrecognized_keys') throw new TypeError(`audit: options.${issue.keys[0]} is not an option (the options are ${known})`);
+    if (issue.path.length === 0) throw new TypeError(`audit: the options must be an object { ${known} } when given`);
+    throw new TypeError(`audit: options.${String(issue.path[0])} ${issue.message}`);
+  }
+}
+
 /** A call the audit checked, until its result: its guard id, name, checked kind and whether it was admitted. */
 interface OpenCall {
   readonly id: string;
@@ -196,11 +234,13 @@ export class RunAuditor {
   /**
    * The calls without a result yet, by transcript id, oldest first: the one
    * call, or a list when a log reuses an id before its result (the guard
-   * refuses a second check under an id in flight), whose later calls get the
-   * guard id `<id>#<n>`. A result settles its id's oldest call, and is
-   * recorded as what was called.
+   * refuses a second check under an id in flight), whose later calls get a
+   * guard id of their own (`madeUpId`). A result settles its id's oldest
+   * call, and is recorded as what was called.
    */
   private readonly open = new Map<string, OpenCall | OpenCall[]>();
+  /** The made-up guard ids of open calls: none unless a log reuses an id before its result. */
+  private readonly madeUp = new Set<string>();
   private reused = 0;
   /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
   private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
@@ -208,12 +248,10 @@ export class RunAuditor {
   /**
    * @param run the run's id and reward (its steps come through `step`).
    * @param options as `auditRun`'s, plus `detail` (default `all`); read once, here.
-   * @throws TypeError when `strictFailedWrites` or `autoCompleteVerification` is given and not a boolean.
+   * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
    */
   constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}) {
-    for (const flag of ['strictFailedWrites', 'autoCompleteVerification'] as const) {
-      if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw new TypeError(`audit: options.${flag} must be a boolean when given`);
-    }
+    checkAuditOptions(options);
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
     this.kindOnly = options.classify || null;
@@ -275,7 +313,7 @@ export class RunAuditor {
           destructive = classification.destructive;
         }
         const pending = this.open.get(step.id);
-        const id = pending === undefined ? step.id : `${step.id}#${++this.reused}`;
+        const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
         // A given kind without targets has none: the spec's session-wide rules.
         const decided = guard.decideCall(
           this.policy === 'spec'
@@ -368,16 +406,37 @@ export class RunAuditor {
     return finding;
   }
 
+  /**
+   * A guard id for a call whose transcript id is taken by a call in flight:
+   * `<id>#<n>`, the id cut to leave room for the suffix within
+   * `MAX_NAME_LENGTH`, and never one an open call holds (a log may itself use
+   * ids such as `a#1`).
+   */
+  private madeUpId(transcriptId: string): string {
+    for (;;) {
+      const suffix = `#${++this.reused}`;
+      const id = transcriptId.length + suffix.length > MAX_NAME_LENGTH ? transcriptId.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix : transcriptId + suffix;
+      if (this.madeUp.has(id)) continue;
+      const holder = this.open.get(id);
+      if (holder !== undefined && (Array.isArray(holder) ? holder.some((call) => call.id === id) : holder.id === id)) continue;
+      this.madeUp.add(id);
+      return id;
+    }
+  }
+
   /** The call a result settles: its transcript id's oldest call without a result, if any. */
   private closeCall(transcriptId: string): OpenCall | undefined {
     const pending = this.open.get(transcriptId);
     if (pending === undefined) return undefined;
+    let call: OpenCall;
     if (!Array.isArray(pending)) {
       this.open.delete(transcriptId);
-      return pending;
+      call = pending;
+    } else {
+      call = pending.shift()!;
+      if (pending.length === 0) this.open.delete(transcriptId);
     }
-    const call = pending.shift()!;
-    if (pending.length === 0) this.open.delete(transcriptId);
+    if (call.id !== transcriptId) this.madeUp.delete(call.id);
     return call;
   }
 
@@ -426,6 +485,7 @@ export class RunAuditor {
 /**
  * Replays one run through a fresh session guard in shadow mode.
  *
+ * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
  * @throws TranscriptError (naming the run and the step) when a `clock` step
  *   takes the audit clock past the range of dates; nothing else on a run
  *   produced by `readTranscript`.
@@ -500,8 +560,12 @@ export function summarize(runs: readonly RunAudit[]): AuditSummary {
   return summarizer.summary();
 }
 
-/** Audits every run (each in a fresh session) and summarizes. */
+/**
+ * Audits every run (each in a fresh session) and summarizes.
+ * @throws as `auditRun` (bad options before the first run).
+ */
 export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions = {}): AuditReport {
+  checkAuditOptions(options);
   const audits = runs.map((run) => auditRun(run, options));
   return { runs: audits, summary: summarize(audits) };
 }

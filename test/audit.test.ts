@@ -48,8 +48,24 @@ describe('shadow mode', () => {
     expect(answerFinding!.decision).toMatchObject({ rule: refusedAnswer.error.rule, message: refusedAnswer.error.message, toolResult: null });
   });
 
-  test.each(['strictFailedWrites', 'autoCompleteVerification'])('a non-boolean %s is refused with a TypeError naming it', (flag) => {
-    expect(() => auditRun(run(answer()), { [flag]: 'yes' } as never)).toThrow(new TypeError(`audit: options.${flag} must be a boolean when given`));
+  test.each([
+    ['strictFailedWrites', 'yes', 'must be a boolean'],
+    ['autoCompleteVerification', null, 'must be a boolean'],
+    ['trace', 1, 'must be a boolean'],
+    ['policy', 'strict', 'must be one of spec, targets, full'],
+    ['detail', 'some', 'must be one of all, refusals, counts'],
+    ['stepMs', -1, 'must be between 0 and MAX_TIME_MS'],
+    ['startAt', Number.NaN, 'must be a number'],
+    ['classify', 'tau', 'must be a function'],
+    ['catalog', { name: 'x' }, 'must be a compiled catalog (compileCatalog)'],
+  ])('options.%s = %o is refused with a TypeError naming it', (key, value, expected) => {
+    const options = { [key]: value } as never;
+    expect(() => auditRun(run(answer()), options)).toThrow(new TypeError(`audit: options.${key} ${expected}`));
+    expect(() => new RunAuditor({ id: 'r', reward: null }, options)).toThrow(TypeError);
+  });
+
+  test('a misspelled option is refused by name, even with no run to audit', () => {
+    expect(() => auditRuns([], { strictFailedWrite: true } as never)).toThrow(/^audit: options\.strictFailedWrite is not an option \(the options are catalog, classify, policy, /);
   });
 
   test('the real outcome of a refused write is recorded, so the session follows what happened', () => {
@@ -147,6 +163,24 @@ describe('call ids, grouping and result reading', () => {
     const audit = auditRun(steps);
     expect(audit.refusals).toEqual([]);
     expect(audit.findings.slice(3).map((f) => f.stateAfter)).toEqual(['WRITING', 'WRITING', 'VERIFYING']);
+  });
+
+  /** What the audit decided at each step: state before and after, allowed, rule, recovery. */
+  const decisions = (steps: TranscriptRun) =>
+    auditRun(steps).findings.map((f) => [f.stateBefore, f.stateAfter, f.decision?.allowed ?? null, f.decision?.rule ?? null, f.recovered?.tool ?? null]);
+
+  test('a log id that looks like a reused id made up for the guard (a, a, then a#1) is a call of its own', () => {
+    // The second `a` gets a guard id of its own; the log's own `a#1` must not collide with it.
+    const reused = run(call('r', 'pulse_query'), ok('r'), call('a', 'pulse_metrics'), call('a', 'pulse_control'), call('a#1', 'pulse_metrics'), ok('a#1'), ok('a'), ok('a'), call('a#1', 'pulse_metrics'), ok('a#1'));
+    const unique = run(call('r', 'pulse_query'), ok('r'), call('x', 'pulse_metrics'), call('y', 'pulse_control'), call('z', 'pulse_metrics'), ok('z'), ok('x'), ok('y'), call('v', 'pulse_metrics'), ok('v'));
+    expect(decisions(reused)).toEqual(decisions(unique));
+  });
+
+  test('a log id of the longest length (MAX_NAME_LENGTH) reused before its result is audited as a short one', () => {
+    const long = 'i'.repeat(512);
+    const reused = run(call('r', 'pulse_query'), ok('r'), call(long, 'pulse_metrics'), call(long, 'pulse_control'), ok(long), ok(long));
+    const short = run(call('r', 'pulse_query'), ok('r'), call('x', 'pulse_metrics'), call('x', 'pulse_control'), ok('x'), ok('x'));
+    expect(decisions(reused)).toEqual(decisions(short));
   });
 
   test('calls in flight before the first id with # are settled as they were opened', () => {
