@@ -9,10 +9,10 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.
  */
-import type { BlockRule, GateDecidedEvent, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
+import type { AnswerBlockRule, BlockRule, GateDecidedEvent, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createReplayGuard, refusalOf, type ReplayGuard } from './adapter.js';
 import { z } from 'zod';
-import { MAX_NAME_LENGTH, MAX_TIME_MS } from '../machines/safety.policy.js';
+import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
 import type { CallClassifier } from './classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from './classifier.js';
 import { blockedMessage, blockedToolResult, type BlockedToolResult } from './errors.js';
@@ -112,7 +112,7 @@ export interface RunAudit {
   refusedAnswers: number;
   /** The refusals, step by step (empty with `detail` `counts`). */
   refusals: Refusal[];
-  /** The refusals grouped by subject and rule, with the first reason seen (a target-aware reason names its target). */
+  /** The refusals grouped by subject and rule, with the rule's reason (`TOOL_BLOCK_REASONS`, `ANSWER_BLOCK_REASONS`: without the target one refusal names). */
   refusalsByReason: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[];
   recoveries: number;
   finalState: SafetyState;
@@ -142,9 +142,9 @@ export interface AuditCounts {
 
 /** The figures of an audit. `byReward` is null when no run has a reward; a run with reward > 0 counts as successful. */
 export interface AuditSummary extends AuditCounts {
-  /** Blocked calls grouped by rule (with the first reason seen), most frequent first. */
+  /** Blocked calls grouped by rule (with the rule's reason, no target), most frequent first. */
   blocksByReason: { rule: BlockRule; reason: string; count: number }[];
-  /** Refused answers grouped by rule (with the first reason seen), most frequent first. */
+  /** Refused answers grouped by rule (with the rule's reason, no target), most frequent first. */
   refusedAnswersByReason: { rule: BlockRule; reason: string; count: number }[];
   byReward: { successful: AuditCounts; failed: AuditCounts } | null;
 }
@@ -440,7 +440,7 @@ export class RunAuditor {
     return call;
   }
 
-  /** Counts a refusal in its group (by rule: a target-aware reason names its target, and one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
+  /** Counts a refusal in its group (by rule, with the rule's reason: one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
   private refused(
     index: number,
     step: TranscriptStep,
@@ -462,7 +462,7 @@ export class RunAuditor {
       }
     }
     if (group === undefined) {
-      group = { subject, rule, reason, count: 0 };
+      group = { subject, rule, reason: subject === 'tool' ? TOOL_BLOCK_REASONS[rule] : ANSWER_BLOCK_REASONS[rule as AnswerBlockRule], count: 0 };
       this.reasons.push(group);
     }
     group.count += 1;
@@ -611,11 +611,6 @@ export function formatRunText(run: RunAudit): string {
   return lines.map(printable).join('\n') + '\n';
 }
 
-/** A group's reason without the target one refusal named (the group counts refusals on many targets). */
-function ruleText(reason: string): string {
-  return reason.replace(/\s*\(target: .*\)$/, '');
-}
-
 /** The text report's summary block (figures, reasons, split by reward). */
 export function formatSummaryText(s: AuditSummary): string {
   const lines: string[] = [];
@@ -625,9 +620,9 @@ export function formatSummaryText(s: AuditSummary): string {
   lines.push(`${pad('tool calls')}${s.calls}`);
   lines.push(`${pad('writes')}${s.writes}`);
   lines.push(`${pad('blocked calls')}${s.blockedCalls}`);
-  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${ruleText(group.reason)}`);
+  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
   lines.push(`${pad('refused answers')}${s.refusedAnswers}`);
-  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${ruleText(group.reason)}`);
+  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
   lines.push(`${pad('recoveries')}${s.recoveries}`);
   lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
   lines.push(`${pad('runs ending unverified')}${s.runsEndingUnverified} of ${s.runs}`);

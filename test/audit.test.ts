@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { reasonWithTarget, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
 import { createSessionGuard } from '../src/adapter.js';
 import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize } from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
@@ -217,13 +218,24 @@ describe('call ids, grouping and result reading', () => {
     expect(audit.findings.map((f) => f.stateAfter)).toEqual(['RESOLVING', 'READING', 'WRITING', 'VERIFYING', 'VERIFYING', 'READING', 'WRITING', 'VERIFYING']);
   });
 
-  test("a run's refusals are grouped by subject and rule in the order first seen, with the first reason and a count", () => {
+  test("a run's refusals are grouped by subject and rule in the order first seen, with the rule's reason and a count", () => {
     const audit = auditRun(run(call('a', 'pulse_control'), call('b', 'pulse_control'), answer(), call('r', 'pulse_query'), ok('r'), call('c', 'pulse_control'), call('d', 'pulse_control')));
     expect(audit.refusalsByReason.map(({ subject, rule, count }) => [subject, rule, count])).toEqual([
       ['tool', 'no-target', 2],
       ['tool', 'write-in-flight', 1],
     ]);
     expect(audit.refusalsByReason[0]!.reason).toBe(audit.refusals[0]!.reason);
+  });
+
+  test("a group's reason is its rule's, without the target each refusal names", () => {
+    const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
+    const bash = (id: string, command: string) => call(id, 'Bash', { command });
+    const audit = auditRun(run(bash('l', 'ls'), ok('l'), bash('a', 'rm -rf ~/a'), bash('b', 'rm -rf /b')), { catalog: claudeCode });
+    expect(audit.refusals.map((r) => r.reason)).toEqual([
+      reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], '~/a'),
+      reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], '/b'),
+    ]);
+    expect(audit.refusalsByReason).toEqual([{ subject: 'tool', rule: 'unknown-target', reason: TOOL_BLOCK_REASONS['unknown-target'], count: 2 }]);
   });
 
   test('a refused answer is grouped apart from refused calls', () => {
