@@ -210,6 +210,30 @@ interface OpenCall {
 }
 
 /**
+ * What an audit replays a run through: the part of the session guard it
+ * calls (`ReplayGuard`: decisions as the machine emits them, no Error per
+ * refusal). The statechart's own guard by default; `AuditGateOf` lets a
+ * caller put another gate with the same decisions in its place (the
+ * benchmark's hand-written reference, to measure the report's own cost).
+ */
+export type AuditGate = Pick<ReplayGuard, 'decideCall' | 'decideAnswer' | 'record' | 'reset' | 'resetKeepProgress' | 'tick' | 'state' | 'context'>;
+
+/**
+ * Makes the gate of one run from the audit's settings: `now` (the audit
+ * clock, epoch ms), the two flags, and `selfVerifying` (tools whose success
+ * verifies itself, with the `full` policy and a catalog).
+ */
+export type AuditGateOf = (settings: {
+  now: () => number;
+  autoCompleteVerification: boolean;
+  strictFailedWrites: boolean;
+  selfVerifying?: (name: string) => boolean;
+}) => AuditGate;
+
+/** The default gate: the safety machine's session guard (its options were checked with the audit's). */
+const statechartGate: AuditGateOf = (settings) => createReplayGuard(settings);
+
+/**
  * Replays one run through a fresh session guard in shadow mode, one step at
  * a time, so a run of any length can be audited as it is read
  * (`auditRun` does it for a run in memory). With `detail` `counts`, memory
@@ -226,7 +250,7 @@ export class RunAuditor {
   private readonly catalog: CompiledCatalog | undefined;
   private readonly detail: AuditDetail;
   private readonly trace: boolean;
-  private readonly guard: ReplayGuard;
+  private readonly guard: AuditGate;
   private readonly audit: RunAudit;
   private index = 0;
   /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
@@ -248,9 +272,10 @@ export class RunAuditor {
   /**
    * @param run the run's id and reward (its steps come through `step`).
    * @param options as `auditRun`'s, plus `detail` (default `all`); read once, here.
+   * @param gateOf the gate to replay through (default: the statechart's session guard).
    * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
    */
-  constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}) {
+  constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}, gateOf: AuditGateOf = statechartGate) {
     checkAuditOptions(options);
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
@@ -262,7 +287,7 @@ export class RunAuditor {
     const catalog = options.catalog;
     this.catalog = catalog;
     // Options of the types createSessionGuard checks (the flags just above): no schema pass per run.
-    this.guard = createReplayGuard({
+    this.guard = gateOf({
       now: () => this.at,
       autoCompleteVerification: options.autoCompleteVerification ?? true,
       strictFailedWrites: options.strictFailedWrites ?? false,
@@ -483,15 +508,16 @@ export class RunAuditor {
 }
 
 /**
- * Replays one run through a fresh session guard in shadow mode.
+ * Replays one run through a fresh session guard in shadow mode (or through
+ * the gate `gateOf` makes: see `AuditGateOf`).
  *
  * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
  * @throws TranscriptError (naming the run and the step) when a `clock` step
  *   takes the audit clock past the range of dates; nothing else on a run
  *   produced by `readTranscript`.
  */
-export function auditRun(run: TranscriptRun, options: AuditOptions = {}): RunAudit {
-  const auditor = new RunAuditor(run, options);
+export function auditRun(run: TranscriptRun, options: AuditOptions = {}, gateOf?: AuditGateOf): RunAudit {
+  const auditor = new RunAuditor(run, options, gateOf);
   for (const step of run.steps) auditor.step(step);
   return auditor.finish();
 }
@@ -561,12 +587,13 @@ export function summarize(runs: readonly RunAudit[]): AuditSummary {
 }
 
 /**
- * Audits every run (each in a fresh session) and summarizes.
+ * Audits every run (each in a fresh session) and summarizes; `gateOf` as
+ * `auditRun`'s.
  * @throws as `auditRun` (bad options before the first run).
  */
-export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions = {}): AuditReport {
+export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions = {}, gateOf?: AuditGateOf): AuditReport {
   checkAuditOptions(options);
-  const audits = runs.map((run) => auditRun(run, options));
+  const audits = runs.map((run) => auditRun(run, options, gateOf));
   return { runs: audits, summary: summarize(audits) };
 }
 

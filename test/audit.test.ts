@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { reasonWithTarget, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
-import { createSessionGuard } from '../src/adapter.js';
-import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize } from '../src/audit.js';
+import { createReplayGuard, createSessionGuard, type ToolCall } from '../src/adapter.js';
+import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize, type AuditGate, type AuditGateOf } from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
@@ -271,6 +271,55 @@ describe('call ids, grouping and result reading', () => {
     // A failed write needs no verification (strict failed writes off): the answer is allowed.
     expect(auditRun(patched('  apply_patch verification failed: hunk 1'), { catalog: codex }).refusedAnswers).toBe(0);
     expect(auditRun(patched('Done! apply_patch verification failed'), { catalog: codex }).refusedAnswers).toBe(1);
+  });
+});
+
+describe('the gate an audit replays through', () => {
+  const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), failed('w'), call('v', 'pulse_control'), answer());
+
+  test("gateOf gets the audit's clock and flags, one gate per run", () => {
+    const settings: { at: number[]; strictFailedWrites: boolean; autoCompleteVerification: boolean }[] = [];
+    const report = auditRuns([steps, steps], { strictFailedWrites: true, stepMs: 5, startAt: 100 }, (given) => {
+      const seen = { at: [] as number[], strictFailedWrites: given.strictFailedWrites, autoCompleteVerification: given.autoCompleteVerification };
+      settings.push(seen);
+      return createReplayGuard({ ...given, now: () => (seen.at.push(given.now()), given.now()) });
+    });
+    expect(settings.map(({ strictFailedWrites, autoCompleteVerification }) => [strictFailedWrites, autoCompleteVerification])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+    expect(settings[0]!.at.slice(0, 2)).toEqual([105, 110]);
+    // Strict failed writes: the failed write needs verification, so the second write is refused.
+    expect(report.runs[0]!.refusals.map((r) => r.rule)).toEqual(['unverified-write', 'unverified-write']);
+  });
+
+  test("the report is the gate's decisions: a gate that admits every call refuses nothing", () => {
+    const admitting = (given: Parameters<AuditGateOf>[0]): AuditGate => {
+      const inner = createReplayGuard(given);
+      return {
+        get state() {
+          return inner.state;
+        },
+        get context() {
+          return inner.context;
+        },
+        decideCall: (c: ToolCall) => ({ ...inner.decideCall({ ...c, kind: 'read' }), kind: c.kind ?? 'write' }),
+        decideAnswer: () => ({ ...inner.decideAnswer(), allowed: true, rule: null, reason: null }),
+        record: (c, outcome, options) => inner.record({ ...c, kind: 'read' }, outcome, options),
+        reset: () => inner.reset(),
+        resetKeepProgress: () => inner.resetKeepProgress(),
+        tick: () => inner.tick(),
+      };
+    };
+    // The session guard refuses the answer while the second write is in flight.
+    expect(auditRun(steps).refusals.map((r) => [r.subject, r.rule])).toEqual([['answer', 'write-in-flight']]);
+    const audit = auditRun(steps, {}, admitting);
+    expect([audit.blockedCalls, audit.refusedAnswers, audit.refusals]).toEqual([0, 0, []]);
+    expect(audit.writes).toBe(2);
+  });
+
+  test('the default gate is the session guard: the same report as a gate made by createReplayGuard', () => {
+    expect(auditRun(steps, { strictFailedWrites: true }, (given) => createReplayGuard(given))).toEqual(auditRun(steps, { strictFailedWrites: true }));
   });
 });
 
