@@ -8,9 +8,18 @@
  *
  * Spec: ASSISTANT_SAFETY.md; DESIGN.md §3 (as machines/safety.machine.ts).
  */
-import { ErrCodeFSMBlocked, MAX_IN_FLIGHT, RECOVERY_TTL_MS, recoveryIdFor } from '../machines/safety.policy.js';
+import {
+  ANSWER_BLOCK_REASONS,
+  ErrCodeFSMBlocked,
+  MAX_IN_FLIGHT,
+  RECOVERY_TTL_MS,
+  TOOL_BLOCK_REASONS,
+  recoveryIdFor,
+} from '../machines/safety.policy.js';
 import type {
+  AnswerBlockRule,
   BlockRule,
+  GateDecidedEvent,
   InFlightCall,
   PendingRecovery,
   SafetyContext,
@@ -19,7 +28,8 @@ import type {
   ToolKind,
 } from '../machines/safety.types.js';
 import { TOOL_KINDS } from '../machines/safety.types.js';
-import type { ToolCall } from '../src/adapter.js';
+import type { RecordResult, ToolCall } from '../src/adapter.js';
+import type { AuditGate, AuditGateOf } from '../src/audit.js';
 import { classifyToolCall, type Classifier } from '../src/classifier.js';
 
 /** What the reference decided on a request (tool call or final answer). */
@@ -300,3 +310,92 @@ export class ReferenceGuard {
     this.machine.send({ type: 'session.resetKeepingProgress', at: this.now() });
   }
 }
+
+/**
+ * The reference as the gate an audit replays through (`AuditGateOf`): the
+ * same decision events and recoveries as the session guard, for the calls
+ * an audit sends (a kind given, no targets, no self-verifying results; the
+ * benchmark checks the two audits' reports are identical). So an audit
+ * through it costs the reference's decisions plus the report's own work.
+ */
+export class ReferenceAuditGate implements AuditGate {
+  readonly machine: ReferenceMachine;
+
+  constructor(private readonly now: () => number, strictFailedWrites = false) {
+    this.machine = new ReferenceMachine(strictFailedWrites);
+  }
+
+  get state(): SafetyState {
+    return this.machine.state;
+  }
+
+  get context(): SafetyContext {
+    return this.machine;
+  }
+
+  decideCall(call: ToolCall): GateDecidedEvent {
+    const state = this.machine.state;
+    const at = this.now();
+    const kind = validKind(call.kind);
+    const decision = this.machine.send({ type: 'tool.requested', tool: call.name, kind, at, ...(call.id === undefined ? {} : { callId: call.id }) })!;
+    const rule = decision.rule;
+    return {
+      type: 'gate.decided',
+      subject: 'tool',
+      allowed: decision.allowed,
+      state,
+      tool: call.name,
+      kind,
+      callId: call.id ?? null,
+      rule,
+      reason: rule === null ? null : TOOL_BLOCK_REASONS[rule],
+      recoveryId: rule === null ? null : recoveryIdFor(ErrCodeFSMBlocked, call.name),
+      at,
+    };
+  }
+
+  decideAnswer(): GateDecidedEvent {
+    const state = this.machine.state;
+    const at = this.now();
+    const { allowed, rule } = this.machine.send({ type: 'answer.requested', at })!;
+    return {
+      type: 'gate.decided',
+      subject: 'answer',
+      allowed,
+      state,
+      tool: null,
+      kind: null,
+      callId: null,
+      rule,
+      reason: rule === null ? null : ANSWER_BLOCK_REASONS[rule as AnswerBlockRule],
+      recoveryId: null,
+      at,
+    };
+  }
+
+  record(call: ToolCall, outcome: 'success' | 'error' = 'success'): RecordResult {
+    const at = this.now();
+    // A success clears its tool's live pending recovery: that is the recovery.
+    const pending = outcome === 'success' ? this.machine.pendingRecoveries[recoveryIdFor(ErrCodeFSMBlocked, call.name)] : undefined;
+    const recovered = pending !== undefined && at - pending.lastBlockedAt <= RECOVERY_TTL_MS ? pending : undefined;
+    const type = outcome === 'success' ? 'tool.succeeded' : 'tool.failed';
+    this.machine.send({ type, tool: call.name, kind: validKind(call.kind), at, ...(call.id === undefined ? {} : { callId: call.id }) });
+    if (this.machine.canCompleteVerification()) this.machine.send({ type: 'verification.completed', at });
+    return recovered === undefined ? {} : { recovered };
+  }
+
+  reset(): void {
+    this.machine.send({ type: 'session.reset', at: this.now() });
+  }
+
+  resetKeepProgress(): void {
+    this.machine.send({ type: 'session.resetKeepingProgress', at: this.now() });
+  }
+
+  tick(): void {
+    this.machine.send({ type: 'clock.ticked', at: this.now() });
+  }
+}
+
+/** Makes a `ReferenceAuditGate` per run, as `auditRuns` takes it. */
+export const referenceAuditGateOf: AuditGateOf = ({ now, strictFailedWrites }) => new ReferenceAuditGate(now, strictFailedWrites);
