@@ -301,22 +301,17 @@ const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSince
  * the way; nothing changes when none is pending or expired.
  */
 const clearPendingRecovery: SafetyActionLogic = (context, event) => {
-  if (isEmpty(context.pendingRecoveries)) return NOTHING; // the common case: nothing to clear or expire, nothing copied
+  const pending = context.pendingRecoveries;
+  if (isEmpty(pending)) return NOTHING; // the common case: nothing to clear or expire, nothing copied
   const at = timeOf(event);
   const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
+  const own = Object.prototype.hasOwnProperty.call(pending, recoveryId) ? pending[recoveryId]! : undefined;
+  const recovery = own !== undefined && !isExpired(own, at) ? own : undefined;
   // Nothing of this tool pending and nothing expired (a blocked tool, then other calls): nothing changes, nothing copied.
-  if (!Object.prototype.hasOwnProperty.call(context.pendingRecoveries, recoveryId) && !hasExpired(context.pendingRecoveries, at)) {
-    return NOTHING;
-  }
-  const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
-  if (!Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)) {
-    if (Object.keys(pendingRecoveries).length !== Object.keys(context.pendingRecoveries).length) {
-      return { context: { pendingRecoveries } };
-    }
-    return NOTHING;
-  }
-  const recovery = pendingRecoveries[recoveryId]!;
-  delete pendingRecoveries[recoveryId];
+  if (recovery === undefined && !hasExpired(pending, at)) return NOTHING;
+  // The live ones but this tool's, copied without it (no `delete`: it would turn the copy into a slow dictionary).
+  const pendingRecoveries = liveRecoveries(pending, at, recoveryId);
+  if (recovery === undefined) return { context: { pendingRecoveries } };
   return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.succeeded', recovery, at }] };
 };
 

@@ -604,10 +604,15 @@ export function isExpired(recovery: PendingRecovery, at: number): boolean {
   return at - recovery.lastBlockedAt > RECOVERY_TTL_MS;
 }
 
-/** Pending recoveries still alive at `at`, as a new object. */
-export function liveRecoveries(recoveries: Record<string, PendingRecovery>, at: number): Record<string, PendingRecovery> {
+/**
+ * Pending recoveries still alive at `at`, as a new object, in their order,
+ * without `except` (a recovery id) when given.
+ */
+export function liveRecoveries(recoveries: Record<string, PendingRecovery>, at: number, except?: string): Record<string, PendingRecovery> {
   const live: Record<string, PendingRecovery> = {};
-  for (const [id, recovery] of Object.entries(recoveries)) {
+  for (const id in recoveries) {
+    if (!Object.prototype.hasOwnProperty.call(recoveries, id) || id === except) continue;
+    const recovery = recoveries[id]!;
     if (!isExpired(recovery, at)) live[id] = recovery;
   }
   return live;
