@@ -54,7 +54,8 @@ export const MAX_ESTABLISHED_TARGETS = 256;
 export const MAX_TARGETS_PER_EVENT = 32;
 
 /**
- * The longest target string kept, characters; a longer one is cut. Mirrors
+ * The longest target string kept whole, characters; a longer one is cut to
+ * its first ones and a mark (`cutTarget` in safety.targets.ts). Mirrors
  * `MAX_TARGET_LENGTH` of src/classification.ts (a test checks the two agree).
  */
 export const MAX_TARGET_LENGTH = 512;

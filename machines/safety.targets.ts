@@ -34,17 +34,50 @@ function isPathForm(target: string): boolean {
 }
 
 /**
- * The canonical form of a target string: cut to `MAX_TARGET_LENGTH`
- * characters, then, for a path, empty and `.` segments dropped, `..` folded
- * (`/..` is `/`), a trailing `/` dropped. Ids and tables are only cut.
- * Idempotent; never longer than `MAX_TARGET_LENGTH`; never empty for a
+ * The mark a cut target ends with: `cutTarget` keeps the first
+ * `MAX_TARGET_LENGTH` characters and this one, so a cut target is exactly
+ * one that is longer than `MAX_TARGET_LENGTH` (`isCutTarget`).
+ */
+export const CUT_TARGET_MARK = '…';
+
+/**
+ * A target string of at most `MAX_TARGET_LENGTH` characters as it is; a
+ * longer one cut to its first `MAX_TARGET_LENGTH` and `CUT_TARGET_MARK`.
+ * Two long targets that differ only past the cut give the same cut target,
+ * so a cut target stands for any target it could be cut from: it is never
+ * established, equal to, or above anything (`isUnder`, `ancestorsOf`); only
+ * a path above it, short enough to be kept whole, establishes or touches it.
+ */
+export function cutTarget(target: string): string {
+  return target.length > MAX_TARGET_LENGTH ? target.slice(0, MAX_TARGET_LENGTH) + CUT_TARGET_MARK : target;
+}
+
+/** The target was cut (`cutTarget`): it is longer than `MAX_TARGET_LENGTH`. */
+export function isCutTarget(target: string): boolean {
+  return target.length > MAX_TARGET_LENGTH;
+}
+
+/**
+ * The canonical form of a target string: for a path, empty and `.`
+ * segments dropped, `..` folded (`/..` is `/`), a trailing `/` dropped, all
+ * of it before the cut; ids and tables as they are; then cut (`cutTarget`:
+ * past `MAX_TARGET_LENGTH` characters, the first ones and a mark).
+ * Idempotent; never longer than `MAX_TARGET_LENGTH + 1`; never empty for a
  * non-empty input.
  *
  * @example canonicalTarget('/srv/./app//conf/') === '/srv/app/conf'
  * @example canonicalTarget('a/../..') === '..'
  */
 export function canonicalTarget(raw: string): string {
-  const target = raw.slice(0, MAX_TARGET_LENGTH);
+  const folded = foldedTarget(raw);
+  const cut = cutTarget(folded);
+  // An id whose first `=` falls past the cut would read as a path: its cut keeps an `=` before the mark.
+  if (cut !== folded && !isPathForm(folded) && isPathForm(cut)) return `${folded.slice(0, MAX_TARGET_LENGTH - 1)}=${CUT_TARGET_MARK}`;
+  return cut;
+}
+
+/** `canonicalTarget` before the cut: a path folded (on the whole string, so no `..` past a cut can climb out of it). */
+function foldedTarget(target: string): string {
   if (!isPathForm(target)) return target;
   const root = target.startsWith('/') ? '/' : target === '~' || target.startsWith('~/') ? '~' : '.';
   const rest = root === '/' ? target.slice(1) : root === '~' ? target.slice(2) : target;
@@ -70,9 +103,13 @@ function rootOf(target: string): Root {
 
 /**
  * The canonical target `child` is `parent` or under it (by path segments;
- * exact targets only equal themselves). Both must be canonical.
+ * exact targets only equal themselves). Both must be canonical. A cut
+ * target (`cutTarget`) is under no cut target, itself included: it stands
+ * for any target it could be cut from; it is under a whole path its kept
+ * characters are under.
  */
 export function isUnder(child: string, parent: string): boolean {
+  if (isCutTarget(parent)) return false;
   if (child === parent) return true;
   const root = rootOf(parent);
   if (root === 'exact' || rootOf(child) !== root) return false;
@@ -89,17 +126,19 @@ export function touches(a: string, b: string): boolean {
  * The canonical target itself and every target it is under (`/a/b`:
  * `/`, `/a`, `/a/b`; `a/b`: `.`, `a`, `a/b`; an exact target: itself),
  * shortest first. At most one per segment, so at most `MAX_TARGET_LENGTH / 2 + 1`.
+ * A cut target (`cutTarget`): only the whole paths above it, not itself.
  */
 export function ancestorsOf(target: string): string[] {
   const root = rootOf(target);
-  if (root === 'exact') return [target];
+  const cut = isCutTarget(target);
+  if (root === 'exact') return cut ? [] : [target];
   const out: string[] = [root];
   if (target === root) return out;
   const start = root === '.' ? 0 : root.length + 1; // past `/` or `~/`
   for (let i = target.indexOf('/', start); i >= 0; i = target.indexOf('/', i + 1)) {
     if (i > 0) out.push(target.slice(0, i));
   }
-  out.push(target);
+  if (!cut) out.push(target);
   return out;
 }
 

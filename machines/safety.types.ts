@@ -202,8 +202,9 @@ interface ToolEventBase {
    * The resources the call touches (DESIGN.md §5.1): paths, `<argument>=<value>`
    * ids, `table:<name>`. Read totally: anything but an array of strings is
    * none; only the first `MAX_TARGETS_PER_EVENT` are read (a write naming more
-   * is refused as `unknown-target`); each is cut to `MAX_TARGET_LENGTH` and
-   * made canonical. On an outcome, absent means the record states none (the
+   * is refused as `unknown-target`); each is made canonical, and one longer
+   * than `MAX_TARGET_LENGTH` cut (`cutTarget`: such a target never matches
+   * itself, only a whole path above it). On an outcome, absent means the record states none (the
    * admitted call's apply). Default none: the spec's session-wide rules.
    */
   targets?: string[];

@@ -9,6 +9,7 @@
  */
 import { posix } from 'node:path';
 import type { ToolKind } from '../machines/safety.types.js';
+import { canonicalTarget, cutTarget } from '../machines/safety.targets.js';
 
 /**
  * A classified tool call (DESIGN.md §5.1).
@@ -49,7 +50,12 @@ export function failClosed(reason: string): Classification {
   return { kind: 'write', targets: [], destructive: false, reason };
 }
 
-/** The longest target string kept; a longer one is cut, so a model cannot grow a session through a name. */
+/**
+ * The longest target string kept whole; a longer one is cut to its first
+ * `MAX_TARGET_LENGTH` characters and a mark (`cutTarget`), so a model
+ * cannot grow a session through a name, and two long targets that share
+ * their first characters are never taken for one.
+ */
 export const MAX_TARGET_LENGTH = 512;
 
 /**
@@ -75,17 +81,17 @@ export function pathTarget(path: string, cwd?: string): string | null {
     : path;
   let normal = posix.normalize(absolute);
   if (normal.length > 1 && normal.endsWith('/')) normal = normal.slice(0, -1);
-  return normal.slice(0, MAX_TARGET_LENGTH);
+  return cutTarget(normal);
 }
 
 /** An id target, `<argument>=<value>` with the value trimmed (DESIGN.md §5.1), e.g. `reservation_id=ABC123`. */
 export function idTarget(argument: string, value: string): string {
-  return `${argument}=${value.trim()}`.slice(0, MAX_TARGET_LENGTH);
+  return canonicalTarget(`${argument}=${value.trim()}`);
 }
 
 /** A SQL table target, `table:<name>`: the name as the SQL parser resolved it (unquoted identifiers folded). */
 export function tableTarget(name: string): string {
-  return `table:${name}`.slice(0, MAX_TARGET_LENGTH);
+  return cutTarget(`table:${name}`);
 }
 
 /**

@@ -39,7 +39,7 @@ import {
   MAX_TIME_MS,
   recoveryIdFor,
 } from '../machines/safety.policy.js';
-import { canonicalTarget } from '../machines/safety.targets.js';
+import { canonicalTarget, CUT_TARGET_MARK } from '../machines/safety.targets.js';
 import type { InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { SAFETY_STATES, TOOL_KINDS } from '../machines/safety.types.js';
 
@@ -60,7 +60,12 @@ const inFlightKey = z
   .string()
   .max(MAX_NAME_LENGTH + 'id:'.length)
   .regex(/^(id:[\s\S]+|anon:(0|[1-9][0-9]*))$/, 'must be `id:<call id>` or `anon:<n>`');
-const target = z.string().min(1).max(MAX_TARGET_LENGTH);
+/** A target as the machine keeps it: at most `MAX_TARGET_LENGTH` characters, or a cut target (`cutTarget`: one more, the mark). */
+const target = z
+  .string()
+  .min(1)
+  .max(MAX_TARGET_LENGTH + CUT_TARGET_MARK.length)
+  .refine((t) => t.length <= MAX_TARGET_LENGTH || t.endsWith(CUT_TARGET_MARK), `must be at most ${MAX_TARGET_LENGTH} characters, or a cut target (its first ${MAX_TARGET_LENGTH} and '${CUT_TARGET_MARK}')`);
 /** A tool name, at most the machine's `MAX_NAME_LENGTH`. */
 const toolName = z.string().max(MAX_NAME_LENGTH);
 const targetList = z.array(target).max(MAX_TARGETS_PER_EVENT);

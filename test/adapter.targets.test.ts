@@ -38,6 +38,36 @@ const given = (name: string, kind: 'read' | 'write' | 'user_input', targets?: st
   ...(destructive === undefined ? {} : { destructive }),
 });
 
+describe('targets longer than MAX_TARGET_LENGTH (cut, never taken for one another)', () => {
+  const dir = `/work/${'d'.repeat(560)}`;
+
+  it('a read of one long path does not validate a write on another that shares its first characters', () => {
+    const guard = createSessionGuard({ now: () => T });
+    expect(run(guard, given('get_host', 'read', [`${dir}/a`]))).toBe(true);
+    const decision = guard.check({ id: 'w', ...given('reboot_host', 'write', [`${dir}/b`]) });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+
+  it('Claude Code: Read of a long path, then Edit of its sibling, is refused (unknown-target)', () => {
+    const guard = claudeGuard();
+    expect(run(guard, { name: 'Read', args: { file_path: `${dir}/config_a.yaml` } })).toBe(true);
+    const decision = guard.check({ id: 'e', name: 'Edit', args: { file_path: `${dir}/config_b.yaml`, old_string: 'a', new_string: 'b' } });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+
+  it('a read of a directory above, kept whole, validates the write; a read of the long path itself does not verify it', () => {
+    const guard = createSessionGuard({ now: () => T });
+    expect(run(guard, given('ls', 'read', ['/work']))).toBe(true);
+    expect(run(guard, given('edit', 'write', [`${dir}/a`]))).toBe(true);
+    expect(run(guard, given('cat', 'read', [`${dir}/a`]))).toBe(true);
+    expect(guard.finalAnswer().allowed).toBe(false);
+    expect(run(guard, given('ls', 'read', ['/work']))).toBe(true);
+    expect(guard.finalAnswer().allowed).toBe(true);
+  });
+});
+
 describe('the issue’s cases (DESIGN §5.3-5.4)', () => {
   it('`ls` (target .) then `rm -rf ~/` is refused: unknown-target, naming ~', () => {
     const guard = claudeGuard();

@@ -13,7 +13,9 @@ import {
   ancestorsOf,
   canonicalTarget,
   commonTargets,
+  CUT_TARGET_MARK,
   establish,
+  isCutTarget,
   isEstablished,
   isUnder,
   readTargets,
@@ -86,14 +88,38 @@ describe('canonicalTarget', () => {
     expect(canonicalTarget('dir/./a=b')).toBe('dir/a=b');
   });
 
-  it('cuts a target to MAX_TARGET_LENGTH characters before making it canonical', () => {
+  it('cuts a path past MAX_TARGET_LENGTH characters to its first ones and the mark, after making it canonical', () => {
     const canonical = canonicalTarget(`/${'a/'.repeat(400)}`);
-    expect(canonical.length).toBeLessThanOrEqual(MAX_TARGET_LENGTH);
-    expect(canonical.endsWith('/')).toBe(false);
+    expect(canonical).toHaveLength(MAX_TARGET_LENGTH + 1);
+    expect(canonical.endsWith(CUT_TARGET_MARK)).toBe(true);
+    expect(isCutTarget(canonical)).toBe(true);
   });
 
-  it('cuts an id to MAX_TARGET_LENGTH characters', () => {
-    expect(canonicalTarget(`id=${'x'.repeat(1000)}`)).toHaveLength(MAX_TARGET_LENGTH);
+  it('folds a path before the cut: a `..` past the cut still climbs out', () => {
+    expect(canonicalTarget(`/repo/${'x'.repeat(600)}/../../etc/passwd`)).toBe('/etc/passwd');
+  });
+
+  it('cuts an id to its first MAX_TARGET_LENGTH characters and the mark', () => {
+    expect(canonicalTarget(`id=${'x'.repeat(1000)}`)).toBe(`id=${'x'.repeat(MAX_TARGET_LENGTH - 3)}${CUT_TARGET_MARK}`);
+  });
+
+  it('keeps a cut id an id when its `=` falls past the cut', () => {
+    const cut = canonicalTarget(`${'a'.repeat(600)}=v`);
+    expect(cut).toHaveLength(MAX_TARGET_LENGTH + 1);
+    expect(isUnder(cut, '.')).toBe(false);
+  });
+
+  it('keeps a target of exactly MAX_TARGET_LENGTH characters whole', () => {
+    const whole = `/${'a'.repeat(MAX_TARGET_LENGTH - 1)}`;
+    expect(canonicalTarget(whole)).toBe(whole);
+    expect(isCutTarget(whole)).toBe(false);
+  });
+
+  it('is idempotent on cut targets', () => {
+    for (const raw of [`/${'a/'.repeat(400)}`, `/${'b'.repeat(511)}/c`, `id=${'x'.repeat(600)}`, `${'a'.repeat(600)}=v`, `table:${'t'.repeat(600)}`, `rel/${'.x/'.repeat(300)}`]) {
+      const cut = canonicalTarget(raw);
+      expect(canonicalTarget(cut)).toBe(cut);
+    }
   });
 
   it('is idempotent on the targets the classification makes', () => {
@@ -191,6 +217,55 @@ describe('isUnder and touches', () => {
 
   it('a read touches a write when one of its targets touches one of the write’s', () => {
     expect(touchesAny(['/b', '/a/x'], ['/c', '/a'])).toBe(true);
+  });
+});
+
+describe('cut targets (longer than MAX_TARGET_LENGTH)', () => {
+  const long = (tail: string) => canonicalTarget(`/srv/${'d'.repeat(600)}/${tail}`);
+
+  it('two long targets that differ only past the cut give one cut target', () => {
+    expect(long('a.yaml')).toBe(long('b.yaml'));
+  });
+
+  it('a cut target is under no cut target, itself included (it stands for every target cut to it)', () => {
+    expect(isUnder(long('a.yaml'), long('a.yaml'))).toBe(false);
+    expect(touches(long('a.yaml'), long('b.yaml'))).toBe(false);
+  });
+
+  it('a cut target is under a whole path above it', () => {
+    expect(isUnder(long('a.yaml'), '/srv')).toBe(true);
+    expect(isUnder(long('a.yaml'), '/')).toBe(true);
+    expect(isUnder('/srv', long('a.yaml'))).toBe(false);
+  });
+
+  it('a whole path of MAX_TARGET_LENGTH characters is not above a cut target that shares them', () => {
+    const whole = `/${'a'.repeat(MAX_TARGET_LENGTH - 1)}`;
+    expect(isUnder(canonicalTarget(`${whole}/x`), whole)).toBe(false);
+    expect(isUnder(canonicalTarget(`${whole}x`), whole)).toBe(false);
+  });
+
+  it('is established only by a whole path above it, never by itself (nor by another long target cut alike)', () => {
+    expect(isEstablished([long('a.yaml')], long('a.yaml'))).toBe(false);
+    expect(isEstablished([long('a.yaml')], long('b.yaml'))).toBe(false);
+    expect(isEstablished(['/srv'], long('b.yaml'))).toBe(true);
+    expect(ancestorsOf(long('a.yaml'))).toEqual(['/', '/srv']);
+  });
+
+  it('a cut id or table is established by nothing', () => {
+    expect(ancestorsOf(canonicalTarget(`id=${'x'.repeat(600)}`))).toEqual([]);
+    expect(isEstablished([canonicalTarget(`table:${'t'.repeat(600)}`)], canonicalTarget(`table:${'t'.repeat(600)}`))).toBe(false);
+  });
+
+  it('a read of a cut target is no evidence about a write on it; a read of a directory above both is', () => {
+    expect(touchesAny([long('a.yaml')], [long('a.yaml')])).toBe(false);
+    expect(touchesAny(['/srv'], [long('a.yaml')])).toBe(true);
+  });
+
+  it('the classification cuts alike: a long path, id or table is the machine’s cut target', () => {
+    const path = `/srv/${'d'.repeat(600)}/a.yaml`;
+    expect(pathTarget(path)).toBe(canonicalTarget(path));
+    expect(idTarget('id', 'x'.repeat(600))).toBe(canonicalTarget(`id=${'x'.repeat(600)}`));
+    expect(tableTarget('t'.repeat(600))).toBe(canonicalTarget(`table:${'t'.repeat(600)}`));
   });
 });
 
