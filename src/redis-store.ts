@@ -63,13 +63,16 @@ export const DEFAULT_REDIS_KEY_PREFIX = 'pulse-safety:session:';
  * version, snapshot, TTL in ms ('' = none). Answers {1, version} when
  * stored (or the same snapshot was already stored: version kept, TTL
  * refreshed), {0} when the session is absent but was expected, {0, version,
- * snapshot} when it is at another version. Versions are compared as text
- * and computed by the caller (Lua numbers print large integers in exponent form).
+ * snapshot} when it is at another version, {2} when the hash exists without
+ * a version (never overwritten: it is no absent session, which would start
+ * again in RESOLVING). Versions are compared as text and computed by the
+ * caller (Lua numbers print large integers in exponent form).
  */
 const COMPARE_AND_SET_LUA = `
 local stored = redis.call('HMGET', KEYS[1], 'v', 's')
 local version = stored[1]
 if version == false then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {2} end
   if ARGV[1] ~= '' then return {0} end
 else
   if version ~= ARGV[1] then return {0, version, stored[2]} end
@@ -191,9 +194,10 @@ export function createRedisSnapshotStore(client: RedisClientLike, options: Redis
       return run('compare-and-set', sessionId, async (): Promise<CompareAndSetResult> => {
         const next = expectedVersion === null ? firstSnapshotVersion() : expectedVersion + 1;
         const reply = await cas(keyPrefix + sessionId, expectedVersion === null ? '' : String(expectedVersion), String(next), snapshot, ttl);
-        if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1)) {
+        if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1 && reply[0] !== 2)) {
           throw new SessionStoreError('unavailable', `the Redis compare-and-set answered ${JSON.stringify(reply)}`);
         }
+        if (reply[0] === 2) throw new SnapshotError(`stored version: the session's hash has no version (field v)`, []);
         if (reply[0] === 1) return { committed: true, version: readStoredVersion(reply[1]) };
         return { committed: false, current: reply.length === 1 ? undefined : readRecord(reply[1], reply[2] ?? null) };
       });

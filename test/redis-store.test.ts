@@ -100,6 +100,27 @@ describe.skipIf(skip)(`the Redis snapshot store${skipNote}`, () => {
     await expect(store().load('chat')).rejects.toBeInstanceOf(SnapshotError);
   });
 
+  it('refuses a session hash without its version on compare-and-set, and leaves it as it is', async () => {
+    await redis.hset(`${keyPrefix}chat`, 's', '{"v":2,"state":"VERIFYING"}');
+    await expect(store().compareAndSet('chat', null, '{}', Date.now())).rejects.toThrow(/^stored version: the session's hash has no version/);
+    await expect(store().compareAndSet('chat', 7, '{}', Date.now())).rejects.toBeInstanceOf(SnapshotError);
+    expect(await redis.hgetall(`${keyPrefix}chat`)).toEqual({ s: '{"v":2,"state":"VERIFYING"}' });
+  });
+
+  it('a live gate whose session lost its version refuses the next call with a SnapshotError, never starting it again', async () => {
+    const sessions = createSharedSessionStore({ store: store() });
+    const gate = sessions.session('chat');
+    await gate.check({ id: 'r', ...READ });
+    await gate.record({ id: 'r', ...READ }, 'success');
+    await gate.check({ id: 'w', ...WRITE });
+    await gate.record({ id: 'w', ...WRITE }, 'success');
+    expect((await gate.finalAnswer()).allowed).toBe(false);
+    await redis.hdel(`${keyPrefix}chat`, 'v');
+    await expect(gate.finalAnswer()).rejects.toBeInstanceOf(SnapshotError);
+    await expect(gate.check({ id: 'w2', ...WRITE })).rejects.toBeInstanceOf(SnapshotError);
+    expect(await redis.hget(`${keyPrefix}chat`, 'v')).toBeNull();
+  });
+
   it('refuses a key of another type with a SnapshotError, on load and on compare-and-set', async () => {
     await redis.set(`${keyPrefix}chat`, 'not a hash');
     await expect(store().load('chat')).rejects.toThrow(/holds another type of value/);
