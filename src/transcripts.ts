@@ -87,12 +87,53 @@ export interface ReadOptions {
 export const MAX_RESULT_TEXT = 16 * 1024;
 
 /**
- * A tool name or call id as the gate keeps it: its first `MAX_NAME_LENGTH`
- * characters (the machine keeps no more, and the guard refuses a longer one),
- * so any readable transcript can be audited.
+ * A tool name as the gate keeps it: its first `MAX_NAME_LENGTH` characters
+ * (the machine keeps no more, and the guard refuses a longer one), so any
+ * readable transcript can be audited. Call ids are kept apart (`CallIds`).
  */
 function clipName(value: string): string {
   return value.length > MAX_NAME_LENGTH ? value.slice(0, MAX_NAME_LENGTH) : value;
+}
+
+/** The form of a call id `CallIds` made up (`…#<n>` closing exactly `MAX_NAME_LENGTH` characters). */
+const MADE_UP_ID = /…#[0-9]+$/;
+
+/**
+ * Call ids as the gate takes them, one to one: an id of fewer than
+ * `MAX_NAME_LENGTH` characters as it is; a longer one (which the guard
+ * refuses, and which a cut would merge with every id sharing its first
+ * characters) its first characters and `…#<n>`, exactly `MAX_NAME_LENGTH`
+ * characters, `n` counting the long ids of the run. An id of exactly
+ * `MAX_NAME_LENGTH` characters is made up too when it has that form, so a
+ * log's own id never takes one made up for another. Per run.
+ */
+class CallIds {
+  private readonly madeUp = new Map<string, string>();
+  private count = 0;
+
+  /** The gate's id for the log's `id`: the same for the same id while it is kept (`forget`). */
+  of(id: string): string {
+    if (id.length < MAX_NAME_LENGTH || (id.length === MAX_NAME_LENGTH && !MADE_UP_ID.test(id))) return id;
+    let gateId = this.madeUp.get(id);
+    if (gateId === undefined) {
+      const suffix = `…#${(this.count += 1)}`;
+      gateId = id.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix;
+      this.madeUp.set(id, gateId);
+    }
+    return gateId;
+  }
+
+  /** The gate's id for `id`, which is not needed again (its call has its result): the map stays as small as the calls in flight. */
+  take(id: string): string {
+    const gateId = this.of(id);
+    this.madeUp.delete(id);
+    return gateId;
+  }
+
+  clear(): void {
+    this.madeUp.clear();
+    this.count = 0;
+  }
 }
 
 /** A transcript that cannot be read. `message` names the source and the position. */
@@ -185,6 +226,8 @@ class StepBuilder {
   /** The working directory the log last recorded. */
   cwd: string | undefined;
   private readonly names = new Map<string, string>();
+  /** The gate's call ids (long ones made up, `CallIds`). */
+  private readonly ids = new CallIds();
   /** Calls without a result yet, by name, in order. */
   private readonly open = new Map<string, Set<string>>();
   /** Answers of the current turn, dropped if a call follows. */
@@ -201,7 +244,7 @@ class StepBuilder {
   }
 
   call(rawId: string, rawName: string, args: unknown, position: string, cwd = this.cwd): void {
-    const id = clipName(rawId);
+    const id = this.ids.of(rawId);
     const name = clipName(rawName);
     for (const answer of this.pendingAnswers) this.dropped.add(answer);
     this.pendingAnswers = [];
@@ -228,7 +271,7 @@ class StepBuilder {
 
   /** A result of call `id`; `result` is what the log recorded, `outcome` overrides the reading of it. */
   result(rawId: string, rawName: string | undefined, result: unknown, position: string, outcome?: 'success' | 'error'): void {
-    const id = clipName(rawId);
+    const id = this.ids.of(rawId);
     const name = rawName === undefined ? undefined : clipName(rawName);
     const known = name ?? this.names.get(id) ?? '';
     this.open.get(this.names.get(id) ?? known)?.delete(id);
@@ -717,6 +760,8 @@ export type JsonlEvent = { type: 'run'; id: string; reward: number | null } | { 
 export class JsonlReader {
   /** Tool names by call id, in the current run (ids are per run). */
   private readonly names = new Map<string, string>();
+  /** The gate's call ids in the current run (long ones made up, `CallIds`). */
+  private readonly ids = new CallIds();
   /** Runs started so far, for the ids of unnamed runs. */
   private runs = 0;
 
@@ -748,6 +793,7 @@ export class JsonlReader {
     }
     if (type === 'run') {
       this.names.clear(); // call ids are per run
+      this.ids.clear();
       const id = own(e, 'id');
       const reward = own(e, 'reward');
       return {
@@ -756,14 +802,15 @@ export class JsonlReader {
         reward: typeof reward === 'number' && Number.isFinite(reward) ? reward : null,
       };
     }
-    const str = (key: string): string => {
+    const text = (key: string): string => {
       const value = own(e, key);
       if (typeof value !== 'string' || value === '') fail(`a "${String(type)}" event needs a non-empty string "${key}"`);
-      return clipName(value as string);
+      return value as string;
     };
+    const str = (key: string): string => clipName(text(key));
     switch (type) {
       case 'call': {
-        const id = str('id');
+        const id = this.ids.of(text('id'));
         const name = str('name');
         const cwd = own(e, 'cwd');
         if (cwd !== undefined && typeof cwd !== 'string') fail('"cwd" must be a string');
@@ -773,7 +820,7 @@ export class JsonlReader {
         return { type: 'step', step };
       }
       case 'result': {
-        const id = str('id');
+        const id = this.ids.take(text('id'));
         const outcome = own(e, 'outcome');
         if (outcome !== 'success' && outcome !== 'error') fail('"outcome" must be "success" or "error"');
         const resultText = own(e, 'text');

@@ -247,7 +247,7 @@ describe('bad input', () => {
 describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
   const long = 'n'.repeat(MAX_NAME_LENGTH + 100);
 
-  test('a JSONL call and its result keep the first MAX_NAME_LENGTH characters, so the run can be audited', () => {
+  test('a JSONL call and its result take MAX_NAME_LENGTH characters (the name its first ones, the id made up), so the run can be audited', () => {
     const text = [
       JSON.stringify({ type: 'call', id: long, name: long }),
       JSON.stringify({ type: 'result', id: long, outcome: 'success' }),
@@ -260,12 +260,69 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
     expect(auditRuns([run!]).runs[0]!.calls).toBe(1);
   });
 
-  test('an OpenAI chat tool call is clipped the same way', () => {
+  test('an OpenAI chat tool call is read the same way', () => {
     const text = JSON.stringify([
       { role: 'assistant', content: null, tool_calls: [{ id: long, type: 'function', function: { name: long, arguments: '{}' } }] },
     ]);
     const [run] = readTranscript(text, 'long.json');
-    expect(run!.steps[0]).toMatchObject({ type: 'call', id: long.slice(0, MAX_NAME_LENGTH), name: long.slice(0, MAX_NAME_LENGTH) });
+    expect(run!.steps[0]).toMatchObject({ type: 'call', id: `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`, name: long.slice(0, MAX_NAME_LENGTH) });
+  });
+
+  test('two long call ids sharing their first characters stay two ids, each with its own result', () => {
+    const [a, b] = [`${long}a`, `${long}b`];
+    const text = [
+      { type: 'call', id: a, name: 'x' },
+      { type: 'call', id: b, name: 'y' },
+      { type: 'result', id: b, outcome: 'success' },
+      { type: 'result', id: a, outcome: 'error' },
+    ].map((line) => JSON.stringify(line)).join('\n');
+    const [run] = readTranscript(text, 'long.jsonl');
+    const ids = run!.steps.map((step) => ('id' in step ? step.id : null));
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(ids).toEqual([ids[0], ids[1], ids[1], ids[0]]);
+    expect(ids.every((id) => id!.length === MAX_NAME_LENGTH)).toBe(true);
+  });
+
+  test("a log's own id of MAX_NAME_LENGTH characters in the made-up form is made up too, so it never takes another's", () => {
+    const first = `${long}a`;
+    const lookalike = `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`;
+    const text = [
+      { type: 'call', id: first, name: 'x' },
+      { type: 'call', id: lookalike, name: 'y' },
+    ].map((line) => JSON.stringify(line)).join('\n');
+    const [run] = readTranscript(text, 'lookalike.jsonl');
+    const [one, two] = run!.steps.map((step) => ('id' in step ? step.id : null));
+    expect(one).toBe(lookalike);
+    expect(two).not.toBe(one);
+    expect(two).toHaveLength(MAX_NAME_LENGTH);
+  });
+
+  test('an id shorter than MAX_NAME_LENGTH, or of that length in no made-up form, is kept as it is', () => {
+    const exact = 'e'.repeat(MAX_NAME_LENGTH);
+    const text = [{ type: 'call', id: exact, name: 'x' }, { type: 'call', id: 'short', name: 'x' }].map((line) => JSON.stringify(line)).join('\n');
+    const [run] = readTranscript(text, 'ids.jsonl');
+    expect(run!.steps.map((step) => ('id' in step ? step.id : null))).toEqual([exact, 'short']);
+  });
+
+  test('an audit keeps two long write ids apart: the answer while one write is in flight is refused', () => {
+    const log = (w1: string, w2: string) =>
+      [
+        { type: 'call', id: 'q', name: 'pulse_query', args: { query: 'web-01' } },
+        { type: 'result', id: 'q', outcome: 'success' },
+        { type: 'call', id: w1, name: 'pulse_control', args: { action: 'restart', target: 'web-01' } },
+        { type: 'call', id: w2, name: 'pulse_control', args: { action: 'stop', target: 'web-01' } },
+        { type: 'result', id: w2, outcome: 'success' },
+        { type: 'call', id: 'r', name: 'pulse_query', args: { query: 'web-01' } },
+        { type: 'result', id: 'r', outcome: 'success' },
+        { type: 'answer', text: 'web-01 restarted and verified' },
+        { type: 'result', id: w1, outcome: 'success' },
+      ].map((line) => JSON.stringify(line)).join('\n');
+    const summary = (text: string) => {
+      const audit = auditRuns(readTranscript(text, 'log.jsonl')).runs[0]!;
+      return [audit.blockedCalls, audit.refusedAnswers, audit.recoveries, audit.refusals.map((r) => r.rule)];
+    };
+    expect(summary(log('w1', 'w2'))).toEqual([1, 1, 0, ['write-in-flight', 'write-in-flight']]);
+    expect(summary(log(`${'w'.repeat(600)}1`, `${'w'.repeat(600)}2`))).toEqual(summary(log('w1', 'w2')));
   });
 });
 
