@@ -829,12 +829,29 @@ function auditPeakMemory(): void {
 const BENCH_SECTIONS = ['call', 'session', 'audit', 'heap', 'snapshot', 'paths', 'classification', 'redis', 'targets', 'memory'] as const;
 type BenchSection = (typeof BENCH_SECTIONS)[number];
 
-/** The sections named on the command line (all when none is); an unknown name exits 2 with the list. */
+const BENCH_USAGE = `usage: npm run bench [-- SECTION...]\n  runs every section, or only those named: ${BENCH_SECTIONS.join(', ')}\n`;
+
+/**
+ * The sections named on the command line (all when none is). `--help`
+ * prints the usage and exits 0; an unknown section or option exits 2 with
+ * one line and the usage.
+ */
 function sectionsToRun(): Set<BenchSection> {
-  const { positionals } = parseArgs({ allowPositionals: true, strict: true });
+  let parsed: { values: { help?: boolean }; positionals: string[] };
+  try {
+    parsed = parseArgs({ allowPositionals: true, strict: true, options: { help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n${BENCH_USAGE}`);
+    process.exit(2);
+  }
+  if (parsed.values.help === true) {
+    process.stdout.write(BENCH_USAGE);
+    process.exit(0);
+  }
+  const { positionals } = parsed;
   const unknown = positionals.filter((name) => !(BENCH_SECTIONS as readonly string[]).includes(name));
   if (unknown.length > 0) {
-    process.stderr.write(`bench: unknown section ${unknown.join(', ')}; the sections are ${BENCH_SECTIONS.join(', ')}\n`);
+    process.stderr.write(`bench: unknown section ${unknown.join(', ')}\n${BENCH_USAGE}`);
     process.exit(2);
   }
   return new Set(positionals.length === 0 ? BENCH_SECTIONS : (positionals as BenchSection[]));
@@ -846,6 +863,7 @@ function machineLine(): string {
 }
 
 function main(): void {
+  const only = sectionsToRun();
   const tau = tauBench();
   const synthetic = [Array.from({ length: 40 }, (_, n) => pulseCycle(n)).flat()];
   const agreed =
@@ -853,7 +871,6 @@ function main(): void {
   notes.push(`The reference agreed with the statechart on all ${agreed.toLocaleString('en-US')} workload steps (persisted snapshots compared).`);
   if (tau === null) notes.push(`tau-bench data not found at ${fileURLToPath(TAU_BENCH)}: the audit row is skipped and snapshot sizes use the synthetic workload.`);
 
-  const only = sectionsToRun();
   const run = (section: BenchSection, rowsOf: () => void) => void (only.has(section) && rowsOf());
   run('call', perCall);
   run('session', sessionCreation);
