@@ -275,6 +275,9 @@ export class ReferenceGuard {
     this.machine = new ReferenceMachine(strictFailedWrites);
   }
 
+  /** The call last checked and its kind, so its record is not classified again (as the guard does). */
+  private checked: { call: ToolCall; kind: ToolKind } | null = null;
+
   private kindOf(call: ToolCall): ToolKind {
     if (call.kind !== undefined) return validKind(call.kind);
     try {
@@ -286,11 +289,16 @@ export class ReferenceGuard {
 
   check(call: ToolCall): ReferenceDecision {
     const kind = this.kindOf(call);
-    return this.machine.send({ type: 'tool.requested', tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) })!;
+    const decision = this.machine.send({ type: 'tool.requested', tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) })!;
+    this.checked = decision.allowed && call.id !== undefined ? { call, kind } : null;
+    return decision;
   }
 
   record(call: ToolCall, outcome: 'success' | 'error' = 'success'): void {
-    const kind = this.kindOf(call);
+    const checked = this.checked;
+    this.checked = null;
+    const same = checked !== null && call.kind === undefined && checked.call.id === call.id && checked.call.name === call.name && checked.call.args === call.args;
+    const kind = same ? checked.kind : this.kindOf(call);
     const type = outcome === 'success' ? 'tool.succeeded' : 'tool.failed';
     this.machine.send({ type, tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) });
     if (this.machine.canCompleteVerification()) {

@@ -309,6 +309,14 @@ function holds(predicate: ((name: string) => boolean) | undefined, name: string)
   }
 }
 
+/** A call's classification as the guard sends it: the kind, targets and flag, and whether the call states them (`classificationOf`). */
+interface CallClassification {
+  readonly kind: ToolKind;
+  readonly targets: string[];
+  readonly destructive: boolean;
+  readonly stated: boolean;
+}
+
 /**
  * What a classifier answered, read totally: a kind (a kind-only
  * classifier), or a `Classification` object (a full one). Anything else, or
@@ -405,6 +413,12 @@ class Guard implements ReplayGuard {
   private heard: SafetyEmitted[] | null = null;
   /** True while a telemetry hook runs: the guard then refuses every call (`GUARD_REENTRANT`). */
   private reporting = false;
+  /**
+   * The classification of the call last admitted, until its record (`classificationOf`): a
+   * record of that call (its id, name and args object, no kind, targets or flag given) is
+   * not classified again.
+   */
+  private checked: { id: string; name: string; args: unknown; classification: CallClassification } | null = null;
 
   constructor(options: SessionGuardOptions) {
     this.now = options.now ?? Date.now;
@@ -483,11 +497,25 @@ class Guard implements ReplayGuard {
    * name, and any fail-closed `write` (unknown kind, classifier that throws
    * or answers outside the vocabulary), state nothing about which call it is.
    */
-  private classificationOf(call: ToolCall): { kind: ToolKind; targets: string[]; destructive: boolean; stated: boolean } {
+  private classificationOf(call: ToolCall, requested: boolean): CallClassification {
+    const checked = this.checked;
+    this.checked = null;
     if (call.kind !== undefined) {
       const known = TOOL_KINDS.includes(call.kind);
       return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known };
     }
+    const plain = call.targets === undefined && call.destructive === undefined;
+    // The record of the call just checked, as it was checked: classified once (a classifier is a function of name and args).
+    if (!requested && plain && checked !== null && checked.id === call.id && checked.name === call.name && checked.args === call.args) {
+      return checked.classification;
+    }
+    const classification = this.classified(call);
+    if (requested && plain && call.id !== undefined) this.checked = { id: call.id, name: call.name, args: call.args, classification };
+    return classification;
+  }
+
+  /** `classificationOf` for a call without a given kind: what the classifier answers, read totally. */
+  private classified(call: ToolCall): CallClassification {
     let classified: ReturnType<typeof readClassification>;
     try {
       classified = readClassification(this.classify(call.name, call.args));
@@ -597,8 +625,8 @@ class Guard implements ReplayGuard {
    * (`selfVerifiedBy`).
    */
   private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, result?: unknown): SafetyEvent {
-    const { kind, targets, destructive, stated } = this.classificationOf(call);
     const requested = type === 'tool.requested';
+    const { kind, targets, destructive, stated } = this.classificationOf(call, requested);
     const at = this.clock();
     // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
     return toolEventOf(type, call.name, kind, at, {
@@ -638,7 +666,9 @@ class Guard implements ReplayGuard {
           'or give the new call its own id (one record could not tell the two apart)',
       );
     }
-    return this.decide('check', this.toolEvent('tool.requested', valid));
+    const decision = this.decide('check', this.toolEvent('tool.requested', valid));
+    if (!decision.allowed) this.checked = null; // a refused call is not run: nothing to keep for its record
+    return decision;
   }
 
   record(call: ToolCall, outcome: 'success' | 'error' = 'success', options?: RecordOptions): RecordResult {

@@ -428,6 +428,45 @@ describe('record', () => {
   });
 });
 
+describe('classification, once per call', () => {
+  /** A guard whose classifier answers from a table by tool name and logs every call it classifies. */
+  function counting(kinds: Record<string, ToolKind>) {
+    const seen: string[] = [];
+    const guard = createSessionGuard({ now: () => T, classify: (name) => (seen.push(name), kinds[name] ?? 'write') });
+    return { guard, seen };
+  }
+
+  it('the record of the call just checked (its id, name and args object) is not classified again', () => {
+    const { guard, seen } = counting({ get: 'read' });
+    const call = { id: 'r', name: 'get', args: { id: 1 } };
+    guard.check(call);
+    guard.record(call);
+    expect(seen).toEqual(['get']);
+    expect(guard.state).toBe('READING');
+  });
+
+  it('a record with other args, another id, or targets given is classified again', () => {
+    const { guard, seen } = counting({ get: 'read' });
+    const args = { id: 1 };
+    guard.check({ id: 'a', name: 'get', args });
+    guard.record({ id: 'a', name: 'get', args: { id: 1 } });
+    guard.check({ id: 'b', name: 'get', args });
+    guard.check({ id: 'c', name: 'get', args });
+    guard.record({ id: 'b', name: 'get', args });
+    guard.check({ id: 'd', name: 'get', args });
+    guard.record({ id: 'd', name: 'get', args, targets: ['x'] });
+    expect(seen).toHaveLength(7);
+  });
+
+  it('the record of a refused call that ran anyway is classified again, as any other', () => {
+    const { guard, seen } = counting({ restart: 'write' });
+    const call = { id: 'w', name: 'restart', args: {} };
+    expect(guard.check(call).allowed).toBe(false);
+    guard.record(call, 'error');
+    expect(seen).toEqual(['restart', 'restart']);
+  });
+});
+
 describe('verification', () => {
   it('by default a verifying read completes verification: back to READING', () => {
     const { guard } = verifying();
