@@ -76,8 +76,14 @@ export function canonicalTarget(raw: string): string {
   return cut;
 }
 
-/** `canonicalTarget` before the cut: a path folded (on the whole string, so no `..` past a cut can climb out of it). */
-function foldedTarget(target: string): string {
+/**
+ * `canonicalTarget` before the cut: a path folded as `canonicalTarget`
+ * folds it (on the whole string, so no `..` past a cut can climb out of
+ * it; `..` above `~` or `.` kept), an id or table as it is. For a
+ * directory that paths are joined to before they are cut (a working
+ * directory): never cut it first.
+ */
+export function foldedTarget(target: string): string {
   if (!isPathForm(target)) return target;
   const root = target.startsWith('/') ? '/' : target === '~' || target.startsWith('~/') ? '~' : '.';
   const rest = root === '/' ? target.slice(1) : root === '~' ? target.slice(2) : target;

@@ -7,9 +7,8 @@
  * is more than a kind), §5.2 (targets come from the catalog), §5.6
  * (destructive writes).
  */
-import { posix } from 'node:path';
 import type { ToolKind } from '../machines/safety.types.js';
-import { canonicalTarget, cutTarget } from '../machines/safety.targets.js';
+import { canonicalTarget, cutTarget, foldedTarget } from '../machines/safety.targets.js';
 
 /**
  * A classified tool call (DESIGN.md §5.1).
@@ -67,21 +66,30 @@ export const MAX_TARGETS_PER_CALL = 32;
 
 /**
  * A file-system target, normalized (DESIGN.md §5.1): made absolute against
- * `cwd` when the path is relative and a `cwd` is given, `.` and `..` folded
- * (POSIX rules), a trailing slash dropped. `~` and `~/x` stay as written
- * (the home directory is not known here). Returns null for an empty path.
+ * `cwd` when the path is relative and a `cwd` is given (absolute; a longer
+ * one than `MAX_TARGET_LENGTH` is joined whole: only the result is cut),
+ * then canonical as the machine keeps it (`canonicalTarget`: `.` and `..`
+ * folded, `..` above `~` or `.` kept, so `~/../etc` is not `etc`; a
+ * trailing slash dropped; past `MAX_TARGET_LENGTH` characters, cut). `~`
+ * and `~/x` stay as written (the home directory is not known here).
+ * Returns null for an empty path.
  *
  * @example pathTarget('src/../b/', '/repo') === '/repo/b'
  */
 export function pathTarget(path: string, cwd?: string): string | null {
   if (typeof path !== 'string' || path === '') return null;
   const home = path === '~' || path.startsWith('~/');
-  const absolute = !home && !path.startsWith('/') && typeof cwd === 'string' && cwd.startsWith('/')
-    ? posix.join(cwd, path)
-    : path;
-  let normal = posix.normalize(absolute);
-  if (normal.length > 1 && normal.endsWith('/')) normal = normal.slice(0, -1);
-  return cutTarget(normal);
+  const joined = !home && !path.startsWith('/') && typeof cwd === 'string' && cwd.startsWith('/') ? `${cwd}/${path}` : path;
+  return canonicalTarget(joined);
+}
+
+/**
+ * A working directory as paths are joined to it (`pathTarget`'s `cwd`):
+ * folded as a target is, never cut (a cut directory would make `..` climb
+ * from the wrong place). Null for an empty one.
+ */
+export function directoryOf(path: string): string | null {
+  return typeof path === 'string' && path !== '' ? foldedTarget(path) : null;
 }
 
 /** An id target, `<argument>=<value>` with the value trimmed (DESIGN.md §5.1), e.g. `reservation_id=ABC123`. */

@@ -22,6 +22,7 @@ import {
   failClosed,
   idTarget,
   normalizeTargets,
+  directoryOf,
   pathTarget,
   type CallClassifier,
   type CallContext,
@@ -469,7 +470,7 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
     }
     const cwdValue = compiled.cwd !== undefined && argsObject !== null ? ownValue(argsObject, compiled.cwd) : undefined;
     const given = typeof cwdValue === 'string' && cwdValue.trim() !== '' ? cwdValue.trim() : context?.cwd;
-    const cwd = typeof given === 'string' && given !== '' ? (pathTarget(given) ?? undefined) : undefined;
+    const cwd = typeof given === 'string' && given !== '' ? (directoryOf(given) ?? undefined) : undefined;
     const judged = compiled.judge(argsObject, cwd);
     const targets = normalizeTargets([...judged.targets, ...argumentTargets(compiled, argsObject, cwd)]);
     const destructive = judged.kind === 'write' && (judged.destructive || compiled.destructive);

@@ -77,6 +77,7 @@ import { posix } from 'node:path';
 import { Language, Parser, Query, type Node as SyntaxNode } from 'web-tree-sitter';
 import { z } from 'zod';
 import { type Classification, failClosed, normalizeTargets, pathTarget, worstOf } from './classification.js';
+import { foldedTarget } from '../machines/safety.targets.js';
 import { CatalogError } from './errors.js';
 import shellCommandsJson from './catalogs/shell-commands.json' with { type: 'json' };
 
@@ -775,7 +776,9 @@ function union(...lists: Cwds[]): Cwds {
 
 /** A directory joined to a path; null when it cannot be known. */
 function joinDir(cwd: string | null, dir: string): string | null {
-  if (dir.startsWith('/') || dir === '~' || dir.startsWith('~/')) return posix.normalize(dir);
+  if (dir.startsWith('/')) return posix.normalize(dir);
+  // Folded as a target is: `~/..` stays above `~` (posix.normalize would make `~/../etc` the relative `etc`).
+  if (dir === '~' || dir.startsWith('~/')) return foldedTarget(dir);
   if (dir.startsWith('~')) return null; // ~user: another user's home
   if (cwd === null) return null;
   const joined = cwd === '' ? posix.normalize(dir) : posix.join(cwd, dir);

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_BLOCK_REASONS, reasonWithTarget } from '../machines/safety.policy.js';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions, type ToolCall } from '../src/adapter.js';
 import type { Classification } from '../src/classification.js';
-import { builtinCatalogs, compileCatalog } from '../src/classifier.js';
+import { pathTarget } from '../src/classification.js';
+import { builtinCatalogs, compileCatalog, createCallClassifier } from '../src/classifier.js';
 
 const T = 1_700_000_000_000;
 const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
@@ -65,6 +66,44 @@ describe('targets longer than MAX_TARGET_LENGTH (cut, never taken for one anothe
     expect(guard.finalAnswer().allowed).toBe(false);
     expect(run(guard, given('ls', 'read', ['/work']))).toBe(true);
     expect(guard.finalAnswer().allowed).toBe(true);
+  });
+});
+
+describe('working directories longer than MAX_TARGET_LENGTH are joined whole', () => {
+  const workdir = `/p/${'q'.repeat(520)}/r/s/t`;
+
+  it('codex: `ls ../../..` in a long workdir reads a directory under it, so a write on /etc stays refused', () => {
+    const guard = createSessionGuard({ now: () => T, classify: createCallClassifier(builtinCatalogs['codex']) });
+    const ls = { name: 'shell', args: { command: ['bash', '-lc', 'ls ../../..'], workdir } };
+    expect(run(guard, ls)).toBe(true);
+    expect(guard.check({ id: 'w', name: 'shell', args: { command: ['bash', '-lc', 'echo x > /etc/cron.d/evil'] } }).allowed).toBe(false);
+  });
+
+  it('claude-code: a relative path climbing from a long cwd names a target under it, not a short path elsewhere', () => {
+    const classify = compileCatalog(builtinCatalogs['claude-code']).classify;
+    const edit = (file_path: string) => classify('Edit', { file_path, old_string: 'a', new_string: 'b' }, { cwd: workdir }).targets;
+    expect(edit('../../../u')).toEqual([pathTarget(`/p/${'q'.repeat(520)}/u`)]);
+    expect(edit('../../../../u')).toEqual(['/p/u']);
+  });
+});
+
+describe('~/.. is above the home directory, never a relative path', () => {
+  it('`ls` then an Edit of ~/../etc/passwd is refused (unknown-target)', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('ls'))).toBe(true);
+    const decision = guard.check({ id: 'e', name: 'Edit', args: { file_path: '~/../etc/passwd', old_string: 'a', new_string: 'b' } });
+    expect(decision.allowed).toBe(false);
+  });
+
+  it('`ls ~/..` does not establish the working directory', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('ls ~/..'))).toBe(true);
+    expect(guard.check({ id: 'e', name: 'Edit', args: { file_path: 'src/app.ts', old_string: 'a', new_string: 'b' } }).allowed).toBe(false);
+  });
+
+  it('the classification keeps ~/../etc as written', () => {
+    expect(pathTarget('~/../etc/passwd')).toBe('~/../etc/passwd');
+    expect(pathTarget('~/a/../b')).toBe('~/b');
   });
 });
 
