@@ -367,7 +367,9 @@ export class RunAuditor {
       }
       case 'result': {
         const call = this.closeCall(step.id);
-        const id = call?.id ?? step.id;
+        // A result of no open call is recorded under its own id, unless that is the guard id this audit made up for
+        // another call in flight: then under one nobody holds, so it settles nothing it is not.
+        const id = call?.id ?? (this.madeUp.has(step.id) ? this.unheldId(step.id) : step.id);
         const name = call?.name ?? step.name;
         if (name === '') break; // the result of no call the transcript shows: nothing to record
         // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
@@ -447,6 +449,13 @@ export class RunAuditor {
       this.madeUp.add(id);
       return id;
     }
+  }
+
+  /** A guard id no open call holds, for a result of no call (`madeUpId`, not kept). */
+  private unheldId(transcriptId: string): string {
+    const id = this.madeUpId(transcriptId);
+    this.madeUp.delete(id);
+    return id;
   }
 
   /** The call a result settles: its transcript id's oldest call without a result, if any. */

@@ -108,26 +108,41 @@ const MADE_UP_ID = /…#[0-9]+$/;
  * log's own id never takes one made up for another. Per run.
  */
 class CallIds {
-  private readonly madeUp = new Map<string, string>();
+  /** The made-up id of each long id, and how many of its calls have no result yet (`open`, `settle`). */
+  private readonly madeUp = new Map<string, { gateId: string; open: number }>();
   private count = 0;
 
-  /** The gate's id for the log's `id`: the same for the same id while it is kept (`forget`). */
+  /** The gate's id for the log's `id`: the same for the same id while it is kept. */
   of(id: string): string {
-    if (id.length < MAX_NAME_LENGTH || (id.length === MAX_NAME_LENGTH && !MADE_UP_ID.test(id))) return id;
-    let gateId = this.madeUp.get(id);
-    if (gateId === undefined) {
-      const suffix = `…#${(this.count += 1)}`;
-      gateId = id.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix;
-      this.madeUp.set(id, gateId);
-    }
-    return gateId;
+    return this.entry(id)?.gateId ?? id;
   }
 
-  /** The gate's id for `id`, which is not needed again (its call has its result): the map stays as small as the calls in flight. */
-  take(id: string): string {
-    const gateId = this.of(id);
-    this.madeUp.delete(id);
-    return gateId;
+  /** `of`, for a call under `id`: kept until the result of each call under it (`settle`). */
+  open(id: string): string {
+    const entry = this.entry(id);
+    if (entry === undefined) return id;
+    entry.open += 1;
+    return entry.gateId;
+  }
+
+  /** `of`, for a result under `id`: forgotten once every call under it has its result, so the map stays as small as the calls in flight. */
+  settle(id: string): string {
+    const entry = this.entry(id);
+    if (entry === undefined) return id;
+    entry.open -= 1;
+    if (entry.open <= 0) this.madeUp.delete(id);
+    return entry.gateId;
+  }
+
+  private entry(id: string): { gateId: string; open: number } | undefined {
+    if (id.length < MAX_NAME_LENGTH || (id.length === MAX_NAME_LENGTH && !MADE_UP_ID.test(id))) return undefined;
+    let entry = this.madeUp.get(id);
+    if (entry === undefined) {
+      const suffix = `…#${(this.count += 1)}`;
+      entry = { gateId: id.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix, open: 0 };
+      this.madeUp.set(id, entry);
+    }
+    return entry;
   }
 
   clear(): void {
@@ -810,7 +825,7 @@ export class JsonlReader {
     const str = (key: string): string => clipName(text(key));
     switch (type) {
       case 'call': {
-        const id = this.ids.of(text('id'));
+        const id = this.ids.open(text('id'));
         const name = str('name');
         const cwd = own(e, 'cwd');
         if (cwd !== undefined && typeof cwd !== 'string') fail('"cwd" must be a string');
@@ -820,7 +835,7 @@ export class JsonlReader {
         return { type: 'step', step };
       }
       case 'result': {
-        const id = this.ids.take(text('id'));
+        const id = this.ids.settle(text('id'));
         const outcome = own(e, 'outcome');
         if (outcome !== 'success' && outcome !== 'error') fail('"outcome" must be "success" or "error"');
         const resultText = own(e, 'text');

@@ -211,6 +211,15 @@ describe('call ids, grouping and result reading', () => {
     expect(audit.recoveries).toBe(0);
   });
 
+  test("a result under a log's own id that is the guard id made up for another call in flight settles nothing", () => {
+    const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
+    const read = (id: string) => call(id, 'Read', { file_path: '/tmp/f' });
+    const steps = run(read('r'), ok('r'), read('a'), call('a', 'Edit', { file_path: '/tmp/f', old_string: 'x', new_string: 'y' }), { type: 'result', id: 'a#1', name: 'Edit', outcome: 'error' }, answer());
+    const audit = auditRun(steps, { catalog: claudeCode });
+    expect(audit.findings[3]!.stateAfter).toBe('WRITING');
+    expect(audit.refusals.map((r) => [r.subject, r.rule])).toEqual([['answer', 'write-in-flight']]);
+  });
+
   test('an id reused after its result is the same id again', () => {
     const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('r', 'pulse_metrics'), ok('r'), call('w', 'pulse_control'), ok('w'));
     const audit = auditRun(steps);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { MAX_NAME_LENGTH } from '../machines/safety.policy.js';
 import { auditRuns } from '../src/audit.js';
+import { builtinCatalogs, compileCatalog } from '../src/classifier.js';
 import { MAX_RESULT_TEXT, readTranscript, TranscriptError, type TranscriptRun, type TranscriptStep } from '../src/transcripts.js';
 
 /** A hand-written fixture in an agent's own log format (test/fixtures/native). */
@@ -304,7 +305,45 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
     expect(run!.steps.map((step) => ('id' in step ? step.id : null))).toEqual([exact, 'short']);
   });
 
-  test('an audit keeps two long write ids apart: the answer while one write is in flight is refused', () => {
+  test('a long id checked twice before its results keeps its made-up id until both results are in', () => {
+    const a = `${long}a`;
+    const text = [
+      { type: 'call', id: a, name: 'x' },
+      { type: 'call', id: a, name: 'x' },
+      { type: 'result', id: a, outcome: 'success' },
+      { type: 'result', id: a, outcome: 'success' },
+      { type: 'call', id: a, name: 'x' },
+    ].map((line) => JSON.stringify(line)).join('\n');
+    const [run] = readTranscript(text, 'twice.jsonl');
+    const ids = run!.steps.map((step) => ('id' in step ? step.id : null));
+    expect(new Set(ids.slice(0, 4)).size).toBe(1);
+    expect(ids[4]).not.toBe(ids[0]);
+  });
+
+  test("an audit of long ids reused while in flight reports as the same log with short ids (no result settles another's call)", () => {
+    const [a, b, r] = [`${'p'.repeat(509)}${'a'.repeat(100)}`, `${'p'.repeat(509)}${'b'.repeat(100)}`, 'r1'];
+    const log = (idA: string, idB: string) =>
+      [
+        { type: 'call', id: r, name: 'Read', args: { file_path: '/tmp/f' } },
+        { type: 'result', id: r, outcome: 'success' },
+        { type: 'call', id: idA, name: 'Read', args: { file_path: '/tmp/f' } },
+        { type: 'call', id: idA, name: 'Read', args: { file_path: '/tmp/f' } },
+        { type: 'call', id: idB, name: 'Edit', args: { file_path: '/tmp/f', old_string: 'a', new_string: 'b' } },
+        { type: 'result', id: idA, outcome: 'success' },
+        { type: 'result', id: idA, name: 'Edit', outcome: 'error' },
+        { type: 'answer', text: 'Done.' },
+        { type: 'result', id: idB, outcome: 'success' },
+      ].map((line) => JSON.stringify(line)).join('\n');
+    const catalog = compileCatalog(builtinCatalogs['claude-code']);
+    const report = (text: string) => {
+      const audit = auditRuns(readTranscript(text, 'log.jsonl'), { catalog }).runs[0]!;
+      return { refusals: audit.refusals.map((x) => [x.subject, x.rule, x.position]), endsUnverified: audit.endsUnverified, state: audit.finalState };
+    };
+    expect(report(log('A', 'B')).refusals).toEqual([['answer', 'write-in-flight', 'line 8']]);
+    expect(report(log(a, b))).toEqual(report(log('A', 'B')));
+  });
+
+  test('an audit of long write ids keeps them apart: the answer while one write is in flight is refused', () => {
     const log = (w1: string, w2: string) =>
       [
         { type: 'call', id: 'q', name: 'pulse_query', args: { query: 'web-01' } },
