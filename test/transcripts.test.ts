@@ -26,6 +26,16 @@ const openAiChat = [
   { role: 'assistant', content: 'Done.' },
 ];
 
+/** JSONL text of this project's event lines. */
+function jsonl(...lines: object[]): string {
+  return lines.map((line) => JSON.stringify(line)).join('\n');
+}
+
+/** The call ids of a JSONL text's first run, step by step (null for a step without one). */
+function idsOf(text: string): (string | null)[] {
+  return readTranscript(text, 'ids.jsonl')[0]!.steps.map((step) => ('id' in step ? step.id : null));
+}
+
 function types(steps: TranscriptStep[]): string[] {
   return steps.map((step) => step.type);
 }
@@ -271,14 +281,13 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
 
   test('two long call ids sharing their first characters stay two ids, each with its own result', () => {
     const [a, b] = [`${long}a`, `${long}b`];
-    const text = [
+    const text = jsonl(
       { type: 'call', id: a, name: 'x' },
       { type: 'call', id: b, name: 'y' },
       { type: 'result', id: b, outcome: 'success' },
       { type: 'result', id: a, outcome: 'error' },
-    ].map((line) => JSON.stringify(line)).join('\n');
-    const [run] = readTranscript(text, 'long.jsonl');
-    const ids = run!.steps.map((step) => ('id' in step ? step.id : null));
+    );
+    const ids = idsOf(text);
     expect(ids[0]).not.toBe(ids[1]);
     expect(ids).toEqual([ids[0], ids[1], ids[1], ids[0]]);
     expect(ids.every((id) => id!.length === MAX_NAME_LENGTH)).toBe(true);
@@ -287,12 +296,11 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
   test("a log's own id of MAX_NAME_LENGTH characters in the made-up form is made up too, so it never takes another's", () => {
     const first = `${long}a`;
     const lookalike = `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`;
-    const text = [
+    const text = jsonl(
       { type: 'call', id: first, name: 'x' },
       { type: 'call', id: lookalike, name: 'y' },
-    ].map((line) => JSON.stringify(line)).join('\n');
-    const [run] = readTranscript(text, 'lookalike.jsonl');
-    const [one, two] = run!.steps.map((step) => ('id' in step ? step.id : null));
+    );
+    const [one, two] = idsOf(text);
     expect(one).toBe(lookalike);
     expect(two).not.toBe(one);
     expect(two).toHaveLength(MAX_NAME_LENGTH);
@@ -300,22 +308,19 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
 
   test('an id shorter than MAX_NAME_LENGTH, or of that length in no made-up form, is kept as it is', () => {
     const exact = 'e'.repeat(MAX_NAME_LENGTH);
-    const text = [{ type: 'call', id: exact, name: 'x' }, { type: 'call', id: 'short', name: 'x' }].map((line) => JSON.stringify(line)).join('\n');
-    const [run] = readTranscript(text, 'ids.jsonl');
-    expect(run!.steps.map((step) => ('id' in step ? step.id : null))).toEqual([exact, 'short']);
+    expect(idsOf(jsonl({ type: 'call', id: exact, name: 'x' }, { type: 'call', id: 'short', name: 'x' }))).toEqual([exact, 'short']);
   });
 
   test('a long id checked twice before its results keeps its made-up id until both results are in', () => {
     const a = `${long}a`;
-    const text = [
+    const text = jsonl(
       { type: 'call', id: a, name: 'x' },
       { type: 'call', id: a, name: 'x' },
       { type: 'result', id: a, outcome: 'success' },
       { type: 'result', id: a, outcome: 'success' },
       { type: 'call', id: a, name: 'x' },
-    ].map((line) => JSON.stringify(line)).join('\n');
-    const [run] = readTranscript(text, 'twice.jsonl');
-    const ids = run!.steps.map((step) => ('id' in step ? step.id : null));
+    );
+    const ids = idsOf(text);
     expect(new Set(ids.slice(0, 4)).size).toBe(1);
     expect(ids[4]).not.toBe(ids[0]);
   });
@@ -323,7 +328,7 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
   test("an audit of long ids reused while in flight reports as the same log with short ids (no result settles another's call)", () => {
     const [a, b, r] = [`${'p'.repeat(509)}${'a'.repeat(100)}`, `${'p'.repeat(509)}${'b'.repeat(100)}`, 'r1'];
     const log = (idA: string, idB: string) =>
-      [
+      jsonl(
         { type: 'call', id: r, name: 'Read', args: { file_path: '/tmp/f' } },
         { type: 'result', id: r, outcome: 'success' },
         { type: 'call', id: idA, name: 'Read', args: { file_path: '/tmp/f' } },
@@ -333,7 +338,7 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
         { type: 'result', id: idA, name: 'Edit', outcome: 'error' },
         { type: 'answer', text: 'Done.' },
         { type: 'result', id: idB, outcome: 'success' },
-      ].map((line) => JSON.stringify(line)).join('\n');
+      );
     const catalog = compileCatalog(builtinCatalogs['claude-code']);
     const report = (text: string) => {
       const audit = auditRuns(readTranscript(text, 'log.jsonl'), { catalog }).runs[0]!;
@@ -345,7 +350,7 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
 
   test('an audit of long write ids keeps them apart: the answer while one write is in flight is refused', () => {
     const log = (w1: string, w2: string) =>
-      [
+      jsonl(
         { type: 'call', id: 'q', name: 'pulse_query', args: { query: 'web-01' } },
         { type: 'result', id: 'q', outcome: 'success' },
         { type: 'call', id: w1, name: 'pulse_control', args: { action: 'restart', target: 'web-01' } },
@@ -355,7 +360,7 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
         { type: 'result', id: 'r', outcome: 'success' },
         { type: 'answer', text: 'web-01 restarted and verified' },
         { type: 'result', id: w1, outcome: 'success' },
-      ].map((line) => JSON.stringify(line)).join('\n');
+      );
     const summary = (text: string) => {
       const audit = auditRuns(readTranscript(text, 'log.jsonl')).runs[0]!;
       return [audit.blockedCalls, audit.refusedAnswers, audit.recoveries, audit.refusals.map((r) => r.rule)];
