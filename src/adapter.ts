@@ -466,6 +466,10 @@ class Guard implements ReplayGuard {
   }
 
   get actor(): Actor<SafetyMachine> {
+    // A hook that could reach the actor could send it events: hooks observe, they never decide.
+    if (this.reporting) {
+      throw new SessionGuardError('GUARD_REENTRANT', 'actor: read from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot send the session events');
+    }
     if (this.live !== null) return this.live;
     const { value, context } = this.session!;
     const actor = createActor(safetyMachine, { snapshot: safetyMachine.resolveState({ value, context }) });

@@ -495,7 +495,7 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
 
   /** The time of the attempt running `fn`, read by every gate's clock; the hooks fired during it. */
   let attemptAt = 0;
-  let fired: (() => void)[] | undefined;
+  let fired: (() => unknown)[] | undefined;
   const hooks = {
     now: () => attemptAt,
     ...(onDecision === undefined ? {} : { onDecision: (event: GateDecidedEvent) => fired?.push(() => onDecision(event)) }),
@@ -577,7 +577,7 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
       evictIdle(at);
       const guard = base.guard ?? build(sessionId, base.text);
       let value: T;
-      const hooksFired: (() => void)[] = [];
+      const hooksFired: (() => unknown)[] = [];
       attemptAt = at;
       fired = hooksFired;
       try {
@@ -609,7 +609,9 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
         }
         for (const hook of hooksFired) {
           try {
-            hook();
+            const returned: unknown = hook();
+            // An async hook's rejection is ignored too, rather than left unhandled (which would end the process).
+            if (isThenable(returned)) Promise.resolve(returned).catch(() => undefined);
           } catch {
             // telemetry never changes or stops a decision
           }

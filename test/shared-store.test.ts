@@ -238,6 +238,32 @@ describe('the shared session store: races and failures', () => {
     expect(decisions.map((d) => [d.tool, d.allowed])).toEqual([[WRITE.name, false]]);
   });
 
+  it('ignores an async hook that rejects, as a plain guard does, instead of leaving the rejection unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const { sessions } = shared({
+        guard: {
+          onDecision: async () => {
+            throw new Error('hook failed');
+          },
+          onRecovery: async () => {
+            throw new Error('hook failed');
+          },
+        },
+      });
+      const gate = sessions.session('chat');
+      expect((await gate.check({ id: 'w', ...WRITE })).allowed).toBe(false);
+      await gate.check({ id: 'r', ...READ });
+      await gate.record({ id: 'r', ...READ });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+
   it('rejects with an unavailable SessionStoreError, and no decision, when the store cannot be reached', async () => {
     const store = flaky();
     const decisions: GateDecidedEvent[] = [];

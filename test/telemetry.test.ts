@@ -73,6 +73,23 @@ describe('a hook observes a final decision (issue 14 item 4)', () => {
     expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
   });
 
+  it("refuses a hook the same guard's actor (GUARD_REENTRANT): a hook that could send it events would decide", () => {
+    let guard!: SessionGuard;
+    let nested: unknown;
+    guard = createSessionGuard({
+      onDecision: () => {
+        try {
+          void guard.actor;
+        } catch (error) {
+          nested = error;
+        }
+      },
+    });
+    guard.check({ id: 'w', name: WRITE });
+    expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
+    expect(guard.actor.getSnapshot().status).toBe('active');
+  });
+
   it('leaves the session untouched when the hook calls back into the guard', () => {
     let guard!: SessionGuard;
     guard = createSessionGuard({
