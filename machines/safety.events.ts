@@ -488,6 +488,20 @@ function bookingOf(context: SafetyContext, event: unknown): Booking | null {
   return { applied: most, removed: most, pool };
 }
 
+/**
+ * The outcome says its write verified itself (`isSelfVerifiedEvent`), and it
+ * is surely that write's: booked to a call checked under an id, or to no
+ * call (a record without a check). A success booked to a call checked
+ * without an id may be another call's of the same tool (an earlier ambiguous
+ * success left the write in flight in its place, `booking`), so what its
+ * result says verifies nothing.
+ */
+export function isTrustedSelfVerification(context: SafetyContext, event: unknown): boolean {
+  if (!isSelfVerifiedEvent(event)) return false;
+  const booked = booking(context, event);
+  return booked === null || context.inFlight[booked.applied]!.key.startsWith('id:');
+}
+
 /** The admitted call an outcome is applied with, if any. */
 export function settledCall(context: SafetyContext, event: unknown): InFlightCall | undefined {
   const booked = booking(context, event);

@@ -38,7 +38,7 @@ import {
   field,
   hasWriteInFlight,
   isDiscovery,
-  isSelfVerifiedEvent,
+  isTrustedSelfVerification,
   isUnconfirmedDestructive,
   kindOf,
   outcomeKind,
@@ -142,11 +142,12 @@ export const safetyMachine = setup({
     isOffTargetRead: ({ context, event }) => evidenceOf(context, event) === 'off-target',
     /**
      * The successful write verified itself (DESIGN.md §1, §5.8: its result
-     * says `verification.ok === true`, or its tool is `selfVerifying`) and no
+     * says `verification.ok === true`, or its tool is `selfVerifying`; and it
+     * is surely the write's outcome, `isTrustedSelfVerification`) and no
      * other write stays in flight: verification completes at once.
      */
     isSelfVerifiedWrite: ({ context, event }) =>
-      isSelfVerifiedEvent(event) &&
+      isTrustedSelfVerification(context, event) &&
       outcomeKind(context, event) === 'write' &&
       !hasWriteInFlight(withoutSettled(context, event)),
     /**
@@ -155,7 +156,7 @@ export const safetyMachine = setup({
      * that write's outcome is known.
      */
     isSelfVerifiedWriteBesideWrite: ({ context, event }) =>
-      isSelfVerifiedEvent(event) && outcomeKind(context, event) === 'write',
+      isTrustedSelfVerification(context, event) && outcomeKind(context, event) === 'write',
     /**
      * The requested write may run in READING: each of its known targets is
      * established (DESIGN.md §5.3), and, destructive with

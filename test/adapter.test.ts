@@ -428,6 +428,30 @@ describe('record', () => {
   });
 });
 
+describe('self-verification needs the write’s own outcome', () => {
+  it('calls of one tool without ids: a success that may be the read’s never verifies the write, whatever its result says', () => {
+    const guard = createSessionGuard({ now: () => T });
+    guard.check({ id: 'q', name: 'pulse_query' });
+    guard.record({ id: 'q', name: 'pulse_query' });
+    guard.check({ name: 'pulse_discovery', args: { action: 'get' } });
+    guard.check({ name: 'pulse_discovery', args: { action: 'delete' } });
+    guard.record({ name: 'pulse_discovery' }, 'success', { result: 'deleted' });
+    guard.record({ name: 'pulse_discovery' }, 'success', { result: '{"items":[],"verification":{"ok":true}}' });
+    expect(guard.state).toBe('VERIFYING');
+    expect(guard.finalAnswer().allowed).toBe(false);
+    expect(guard.check({ id: 'w2', name: 'pulse_control' }).allowed).toBe(false);
+  });
+
+  it('a write checked under its id verifies itself by its result', () => {
+    const guard = createSessionGuard({ now: () => T });
+    guard.check({ id: 'q', name: 'pulse_query' });
+    guard.record({ id: 'q', name: 'pulse_query' });
+    guard.check({ id: 'w', name: 'pulse_control' });
+    guard.record({ id: 'w', name: 'pulse_control' }, 'success', { result: '{"verification":{"ok":true}}' });
+    expect(guard.state).toBe('READING');
+  });
+});
+
 describe('classification, once per call', () => {
   /** A guard whose classifier answers from a table by tool name and logs every call it classifies. */
   function counting(kinds: Record<string, ToolKind>) {

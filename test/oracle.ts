@@ -304,7 +304,8 @@ export class SafetyOracle {
     if (outcome === 'success') {
       if (kind === 'write') {
         this.wrote(call.tool, at, resources, destructive);
-        if (this.selfVerifying.has(call.tool) || verifiesItself(result)) {
+        // A success taken as that of a call checked without an id may be another call's of its tool: it verifies nothing of itself.
+        if ((taken === null || taken.id !== null) && (this.selfVerifying.has(call.tool) || verifiesItself(result))) {
           // DESIGN.md §1: the loop records a read named self_verify, then completes verification.
           this.lastRead = { tool: 'self_verify', at };
           this.readAfterWrite = true;

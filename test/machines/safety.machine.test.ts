@@ -388,8 +388,8 @@ describe('CompleteVerification by itself (autoCompleteVerification, the default)
 
   /**
    * A write and a read of one tool checked without ids, then a self-verified
-   * success that states no kind: booked worst case, the write stays in flight
-   * (verified, VERIFYING, `isSelfVerifiedWriteBesideWrite`).
+   * success that states no kind: booked worst case, the write stays in flight,
+   * and the result may be the read's (its output can say anything).
    */
   function verifiedBesideWrite() {
     const s = auto();
@@ -400,14 +400,22 @@ describe('CompleteVerification by itself (autoCompleteVerification, the default)
     return s;
   }
 
-  it('does not complete while a write stays in flight', () => {
+  it('an ambiguous success of calls without ids verifies nothing of itself (the result may be the other call’s)', () => {
     const s = verifiedBesideWrite();
-    expect({ state: s.state, readAfterWrite: s.context.readAfterWrite }).toEqual({ state: 'VERIFYING', readAfterWrite: true });
+    expect({ state: s.state, readAfterWrite: s.context.readAfterWrite }).toEqual({ state: 'VERIFYING', readAfterWrite: false });
   });
 
-  it('completes once the write left in flight is recorded', () => {
+  it('nor does the success of the write left in flight: it may be the read’s, and the session still needs a read', () => {
     const s = verifiedBesideWrite();
-    s.send({ type: 'tool.failed', tool: 'deploy', kind: 'write', kindUnstated: true, at: T + 4 });
+    s.send({ type: 'tool.succeeded', tool: 'deploy', kind: 'write', kindUnstated: true, selfVerified: true, at: T + 4 });
+    expect({ state: s.state, readAfterWrite: s.context.readAfterWrite }).toEqual({ state: 'VERIFYING', readAfterWrite: false });
+  });
+
+  it('a self-verified success of a write checked under its id verifies it at once', () => {
+    const s = auto();
+    toReading(s);
+    s.send({ type: 'tool.requested', tool: 'deploy', kind: 'write', callId: 'w', at: T + 1 });
+    s.send({ type: 'tool.succeeded', tool: 'deploy', kind: 'write', callId: 'w', selfVerified: true, at: T + 2 });
     expect(s.state).toBe('READING');
   });
 
