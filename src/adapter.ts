@@ -315,6 +315,8 @@ interface CallClassification {
   readonly targets: string[];
   readonly destructive: boolean;
   readonly stated: boolean;
+  /** The result is output the call's arguments choose (`Classification.echoes`): never its own verification. */
+  readonly echoes: boolean;
 }
 
 /**
@@ -322,14 +324,14 @@ interface CallClassification {
  * classifier), or a `Classification` object (a full one). Anything else, or
  * a field that cannot be read, fails closed: a write, no targets, not destructive.
  */
-function readClassification(answer: unknown): { kind: unknown; targets: string[]; destructive: boolean } {
-  if (typeof answer !== 'object' || answer === null) return { kind: answer, targets: [], destructive: false };
+function readClassification(answer: unknown): { kind: unknown; targets: string[]; destructive: boolean; echoes: boolean } {
+  if (typeof answer !== 'object' || answer === null) return { kind: answer, targets: [], destructive: false, echoes: false };
   try {
-    const { kind, targets, destructive } = answer as Partial<Record<keyof Classification, unknown>>;
+    const { kind, targets, destructive, echoes } = answer as Partial<Record<keyof Classification, unknown>>;
     const list = Array.isArray(targets) ? (targets as unknown[]).filter((t): t is string => typeof t === 'string') : [];
-    return { kind, targets: list, destructive: destructive === true };
+    return { kind, targets: list, destructive: destructive === true, echoes: echoes === true };
   } catch {
-    return { kind: undefined, targets: [], destructive: false };
+    return { kind: undefined, targets: [], destructive: false, echoes: false };
   }
 }
 
@@ -506,7 +508,8 @@ class Guard implements ReplayGuard {
     this.checked = null;
     if (call.kind !== undefined) {
       const known = TOOL_KINDS.includes(call.kind);
-      return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known };
+      // Stated by the host's own code, result included (it knows better than the classifier, README).
+      return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known, echoes: false };
     }
     const plain = call.targets === undefined && call.destructive === undefined;
     // The record of the call just checked, as it was checked: classified once (a classifier is a function of name and args).
@@ -524,13 +527,13 @@ class Guard implements ReplayGuard {
     try {
       classified = readClassification(this.classify(call.name, call.args));
     } catch {
-      classified = { kind: undefined, targets: [], destructive: false }; // a classifier that throws fails closed
+      classified = { kind: undefined, targets: [], destructive: false, echoes: true }; // a classifier that throws fails closed, its result trusted for nothing
     }
     const targets = call.targets ?? classified.targets;
     const destructive = call.destructive ?? classified.destructive;
     return TOOL_KINDS.includes(classified.kind as ToolKind)
-      ? { kind: classified.kind as ToolKind, targets, destructive, stated: call.args !== undefined }
-      : { kind: 'write', targets, destructive, stated: false };
+      ? { kind: classified.kind as ToolKind, targets, destructive, stated: call.args !== undefined, echoes: classified.echoes }
+      : { kind: 'write', targets, destructive, stated: false, echoes: classified.echoes };
   }
 
   /**
@@ -630,7 +633,7 @@ class Guard implements ReplayGuard {
    */
   private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, result?: unknown): SafetyEvent {
     const requested = type === 'tool.requested';
-    const { kind, targets, destructive, stated } = this.classificationOf(call, requested);
+    const { kind, targets, destructive, stated, echoes } = this.classificationOf(call, requested);
     const at = this.clock();
     // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
     return toolEventOf(type, call.name, kind, at, {
@@ -638,7 +641,7 @@ class Guard implements ReplayGuard {
       // A check without targets leaves the field out (none), the common case; an outcome states none explicitly.
       targets: (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) ? targets : undefined,
       destructive: destructive ? true : undefined,
-      selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, result) ? true : undefined,
+      selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, echoes ? undefined : result) ? true : undefined,
       kindUnstated: !requested && !stated ? true : undefined,
     });
   }

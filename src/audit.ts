@@ -207,6 +207,8 @@ interface OpenCall {
   readonly name: string;
   readonly kind: ToolKind;
   readonly allowed: boolean;
+  /** Its result is output its arguments choose (`Classification.echoes`): not read for self-verification. */
+  readonly echoes: boolean;
 }
 
 /**
@@ -327,6 +329,7 @@ export class RunAuditor {
         let kind: ToolKind;
         let targets: string[];
         let destructive: boolean;
+        let echoes = false;
         if (this.kindOnly !== null) {
           kind = this.kindOnly(step.name, step.args);
           targets = [];
@@ -336,6 +339,7 @@ export class RunAuditor {
           kind = classification.kind;
           targets = classification.targets;
           destructive = classification.destructive;
+          echoes = classification.echoes === true;
         }
         const pending = this.open.get(step.id);
         const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
@@ -347,7 +351,7 @@ export class RunAuditor {
         );
         kind = decided.kind ?? 'write';
         if (kind === 'write') this.answeredSinceWrite = false;
-        const call: OpenCall = { id, name: step.name, kind, allowed: decided.allowed };
+        const call: OpenCall = { id, name: step.name, kind, allowed: decided.allowed, echoes };
         if (pending === undefined) this.open.set(step.id, call);
         else if (Array.isArray(pending)) pending.push(call);
         else this.open.set(step.id, [pending, call]);
@@ -389,7 +393,8 @@ export class RunAuditor {
         const result = guard.record(
           call ? { id, name, kind: call.kind } : { id, name },
           failed ? 'error' : 'success',
-          this.policy === 'full' ? { result: step.text } : undefined,
+          // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
+          this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true) ? { result: step.text } : undefined,
         );
         // A refused call that ran anyway clears its own pending recovery: that is no recovery.
         if (result.recovered && call?.allowed !== false) {

@@ -24,12 +24,17 @@ import { canonicalTarget, cutTarget, foldedTarget } from '../machines/safety.tar
  *   Always false for a call that is not a write.
  * - `reason`: a short human-readable why, for reports (e.g.
  *   `shell: 'rm' is not a read-only command`); optional.
+ * - `echoes`: true when the call's result is output its own arguments
+ *   choose (a shell command's, a query's rows: `echo '{"verification":
+ *   {"ok":true}}'` prints what it likes), so its result is never read as
+ *   the write verifying itself (DESIGN.md §1, §5.8); optional, default false.
  */
 export interface Classification {
   kind: ToolKind;
   targets: string[];
   destructive: boolean;
   reason?: string;
+  echoes?: boolean;
 }
 
 /**

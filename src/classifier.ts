@@ -260,6 +260,8 @@ interface CompiledTool {
   destructive: boolean;
   selfVerifying: boolean;
   failure: readonly string[];
+  /** A shell or SQL tool: its result is output its arguments choose (`Classification.echoes`). */
+  echoes: boolean;
 }
 
 /** Options of `compileCatalog` / `createCallClassifier`. */
@@ -339,7 +341,7 @@ function fromAnnotations(annotations: unknown, trusted: boolean): Classification
 }
 
 function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool {
-  const base = { targets: [] as [string, 'path' | 'id'][], cwd: undefined, destructive: false, selfVerifying: false, failure: [] };
+  const base = { targets: [] as [string, 'path' | 'id'][], cwd: undefined, destructive: false, selfVerifying: false, failure: [], echoes: false };
   if (typeof rule === 'string') return { ...base, judge: () => ofKind(rule) };
   const tool = {
     targets: Object.entries(rule.targets ?? {}),
@@ -347,6 +349,7 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     destructive: rule.destructive === true,
     selfVerifying: rule.selfVerifying === true,
     failure: rule.failure ?? [],
+    echoes: rule.shell !== undefined || rule.sql !== undefined,
   };
   if (rule.kind !== undefined) {
     const kind = rule.kind;
@@ -474,7 +477,13 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
     const judged = compiled.judge(argsObject, cwd);
     const targets = normalizeTargets([...judged.targets, ...argumentTargets(compiled, argsObject, cwd)]);
     const destructive = judged.kind === 'write' && (judged.destructive || compiled.destructive);
-    return { kind: judged.kind, targets, destructive, ...(judged.reason === undefined ? {} : { reason: judged.reason }) };
+    return {
+      kind: judged.kind,
+      targets,
+      destructive,
+      ...(judged.reason === undefined ? {} : { reason: judged.reason }),
+      ...(compiled.echoes ? { echoes: true as const } : {}),
+    };
   }
 
   const classify: CallClassifier = (name, args, context) => {
