@@ -1974,9 +1974,41 @@ function evaluatedCode(root: SyntaxNode, source: string): string | null {
       case 'raw_string':
         if (/\$\(|`|\$\{/.test(text())) return 'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
         continue;
+      case 'ansi_c_string':
+        // $'...' can spell `$(` with escapes (\x24, \044, \u0024).
+        if (/\$\(|`|\$\{|\\[xuU0-7]/.test(text().slice(1))) return "an ANSI-C quoted string may spell a command substitution bash may run";
+        continue;
+      case 'string':
+      case 'word':
+        // An escaped `\$(` (or `\${`, `\``) is a literal `$(` in the value: inert here, run where bash evaluates the value.
+        if (/\\\$\\?[({]|\$\\[({]|\\`/.test(text())) return 'a quoted or escaped word holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
+        break;
+      case 'c_style_for_statement': {
+        // The loop's own counters (assigned in its first part) are numbers; any other name, or a `$`, may hold a subscript.
+        const header = /^for\s*\(\(([\s\S]*?)\)\)/.exec(text())?.[1] ?? text();
+        const counters = new Set([...(header.split(';')[0] ?? '').matchAll(/([A-Za-z_][A-Za-z0-9_]*)\s*=/g)].map((m) => m[1]!));
+        const names = [...header.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)].map((m) => m[0]);
+        if (header.includes('$') || names.some((name) => !counters.has(name))) {
+          return 'an arithmetic for loop evaluates a variable, and with it any array subscript it holds';
+        }
+        break;
+      }
+      case 'subscript': {
+        const index = node.childForFieldName('index');
+        if (index !== null && !/^\s*(\d+|@|\*)\s*$/.test(source.slice(index.startIndex, index.endIndex))) {
+          return 'an array subscript is evaluated arithmetically, variables and any subscript they hold included';
+        }
+        break;
+      }
+      case 'declaration_command':
+        if (/\s-[A-Za-z]*i/.test(text()) && /=[^\s]*[A-Za-z_$`]/.test(text())) return 'an integer declaration (-i) evaluates its values arithmetically';
+        break;
       case 'expansion': {
         const t = text();
         if (t.startsWith('${!') || /@P\}$/.test(t)) return 'an indirect or prompt expansion runs whatever the variable holds';
+        // A substring `${x:offset:length}` evaluates its offset and length arithmetically (not `${x:-...}` and the like).
+        const substring = /^\$\{#?[A-Za-z_][A-Za-z0-9_]*:(?![-=?+])([\s\S]*)\}$/.exec(t);
+        if (substring !== null && /[$A-Za-z_]/.test(substring[1]!)) return 'a substring expansion evaluates its offset arithmetically, variables included';
         break;
       }
       case 'arithmetic_expansion':
