@@ -8,7 +8,8 @@
  * `idTarget`, `tableTarget`):
  * - a path: absolute (`/etc/nginx.conf`), home-relative (`~`, `~/notes`), or
  *   relative (`src/app.ts`, `.`), compared as written when no working
- *   directory made it absolute: `/a` and `a` are unrelated;
+ *   directory made it absolute: `/a` and `a` are unrelated; `~user`, `~+`
+ *   and `~-` (another user's home, the shell's own directories) are exact;
  * - an id `<argument>=<value>` (no `/` before the first `=`), e.g.
  *   `reservation_id=ABC123`;
  * - a table `table:<name>`.
@@ -102,6 +103,8 @@ export function foldedTarget(target: string): string {
 /** How a canonical target compares (see the module comment). */
 function rootOf(target: string): Root {
   if (!isPathForm(target)) return 'exact';
+  // `~user`, `~+`, `~-`: another user's home or the shell's own directories, nowhere known here.
+  if (target.startsWith('~') && target !== '~' && !target.startsWith('~/')) return 'exact';
   if (target.startsWith('/')) return '/';
   if (target === '~' || target.startsWith('~/')) return target === '~/..' || target.startsWith('~/../') ? 'exact' : '~';
   return target === '..' || target.startsWith('../') ? 'exact' : '.';

@@ -122,6 +122,16 @@ describe('working directories longer than MAX_TARGET_LENGTH are joined whole', (
   });
 });
 
+describe('~user is another user’s home, never a relative path', () => {
+  it('`ls` then `rm -rf ~root/.ssh` is refused (unknown-target)', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('ls'))).toBe(true);
+    const decision = guard.check({ id: 'rm', ...bash('rm -rf ~root/.ssh') });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+});
+
 describe('~/.. is above the home directory, never a relative path', () => {
   it('`ls` then an Edit of ~/../etc/passwd is refused (unknown-target)', () => {
     const guard = claudeGuard();

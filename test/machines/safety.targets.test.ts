@@ -167,6 +167,15 @@ describe('isUnder and touches', () => {
     expect(isUnder('~', '.')).toBe(false);
   });
 
+  it('~root/.ssh, ~+ and ~- are nowhere known here: under neither . nor ~, nothing under them', () => {
+    for (const target of ['~root/.ssh', '~+/x', '~-']) {
+      expect(isUnder(target, '.')).toBe(false);
+      expect(isUnder(target, '~')).toBe(false);
+      expect(isEstablished(['.', '~', '/'], target)).toBe(false);
+    }
+    expect(isUnder('~root/.ssh/id', '~root/.ssh')).toBe(false);
+  });
+
   it('~/notes is under ~', () => {
     expect(isUnder('~/notes', '~')).toBe(true);
   });
