@@ -196,8 +196,20 @@ function stringValues(list: unknown): string[] {
     .filter((s): s is string => typeof s === 'string');
 }
 
+/**
+ * A qualified table name from its parts, joined with `.`; a part that holds
+ * a `.` or a `"` is quoted (`"billing.invoices"`, one table, is not
+ * `billing.invoices`, a table in a schema).
+ */
+function qualifiedName(parts: readonly unknown[]): string {
+  return parts
+    .filter((p): p is string => typeof p === 'string' && p !== '')
+    .map((p) => (p.includes('.') || p.includes('"') ? `"${p.replaceAll('"', '""')}"` : p))
+    .join('.');
+}
+
 function rangeVarName(fields: Json): string {
-  return [fields.catalogname, fields.schemaname, fields.relname].filter((p) => typeof p === 'string' && p !== '').join('.');
+  return qualifiedName([fields.catalogname, fields.schemaname, fields.relname]);
 }
 
 /** CTE names a statement's WITH clause defines. */
@@ -227,7 +239,7 @@ function notePgNode(type: string, fields: Json, facts: Facts, policy: FunctionPo
     if (type === 'DropStmt' && DROPPED_RELATIONS.has(String(fields.removeType)) && Array.isArray(fields.objects)) {
       for (const object of fields.objects) {
         const parts = isRecord(object) && isRecord(object.List) ? stringValues(object.List.items) : [];
-        if (parts.length > 0) facts.tables.push(parts.join('.'));
+        if (parts.length > 0) facts.tables.push(qualifiedName(parts));
       }
     }
   } else if (type === 'AlterTableCmd' && fields.subtype === 'AT_DropColumn') {
@@ -253,6 +265,11 @@ function inspectPg(root: unknown, policy: FunctionPolicy): Facts {
     }
     for (const [key, child] of Object.entries(value)) {
       if (/^[A-Z]/.test(key) && isRecord(child)) notePgNode(key, child, facts, policy);
+      // The table an INSERT, UPDATE, DELETE or MERGE changes is a table, never a CTE of the same name.
+      if (DATA_MODIFYING.has(key) && isRecord(child) && isRecord(child.relation)) {
+        const relation = isRecord(child.relation.RangeVar) ? child.relation.RangeVar : child.relation;
+        if (typeof relation.relname === 'string') facts.tables.push(rangeVarName(relation));
+      }
       visit(child, scope);
     }
   };
@@ -490,7 +507,7 @@ function splitSqlite(tokens: readonly Token[]): Token[][] {
 
 /** A SQLite name as a target: SQLite's identifiers are case-insensitive, so folded. */
 function sqliteName(...parts: (string | null | undefined)[]): string {
-  return parts.filter((p): p is string => typeof p === 'string' && p !== '').join('.').toLowerCase();
+  return qualifiedName(parts).toLowerCase();
 }
 
 /** `PRAGMA [schema.]name [= value | (value)]`, judged from the pragma lists; anything else in a PRAGMA is a write. */
