@@ -26,9 +26,21 @@ import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } fro
 /** How a canonical target is compared: as a path under a root, or as an exact string. */
 type Root = '/' | '~' | '.' | 'exact';
 
-/** `table:` targets and `<argument>=<value>` ids are exact; everything else is a path. */
+/**
+ * The prefix of a target in a place not known: `?/<path>`, a relative path
+ * named after the shell moved to a directory it cannot know (`cd "$HOME"`).
+ * Such a target is never established, equal to, above or under anything.
+ */
+export const UNKNOWN_PLACE = '?/';
+
+/** The target is in a place not known (`UNKNOWN_PLACE`). */
+export function isUnknownPlace(target: string): boolean {
+  return target.startsWith(UNKNOWN_PLACE);
+}
+
+/** `table:` targets, `<argument>=<value>` ids and unknown places are exact; everything else is a path. */
 function isPathForm(target: string): boolean {
-  if (target.startsWith('table:')) return false;
+  if (target.startsWith('table:') || isUnknownPlace(target)) return false;
   if (target.startsWith('/') || target === '~' || target.startsWith('~/')) return true;
   const equals = target.indexOf('=');
   return equals < 0 || target.slice(0, equals).includes('/');
@@ -118,7 +130,7 @@ function rootOf(target: string): Root {
  * characters are under.
  */
 export function isUnder(child: string, parent: string): boolean {
-  if (isCutTarget(parent)) return false;
+  if (isCutTarget(parent) || isUnknownPlace(parent) || isUnknownPlace(child)) return false;
   if (child === parent) return true;
   const root = rootOf(parent);
   if (root === 'exact' || rootOf(child) !== root) return false;
@@ -140,7 +152,7 @@ export function touches(a: string, b: string): boolean {
 export function ancestorsOf(target: string): string[] {
   const root = rootOf(target);
   const cut = isCutTarget(target);
-  if (root === 'exact') return cut ? [] : [target];
+  if (root === 'exact') return cut || isUnknownPlace(target) ? [] : [target];
   const out: string[] = [root];
   if (target === root) return out;
   const start = root === '.' ? 0 : root.length + 1; // past `/` or `~/`

@@ -77,7 +77,7 @@ import { posix } from 'node:path';
 import { Language, Parser, Query, type Node as SyntaxNode } from 'web-tree-sitter';
 import { z } from 'zod';
 import { type Classification, failClosed, normalizeTargets, pathTarget, worstOf } from './classification.js';
-import { foldedTarget } from '../machines/safety.targets.js';
+import { foldedTarget, UNKNOWN_PLACE } from '../machines/safety.targets.js';
 import { CatalogError } from './errors.js';
 import shellCommandsJson from './catalogs/shell-commands.json' with { type: 'json' };
 
@@ -791,7 +791,9 @@ function resolveTargets(path: string, cwds: Cwds): string[] {
   if (path === '' || path === '-') return [];
   const out: string[] = [];
   for (const cwd of cwds) {
-    const joined = cwd === null ? path : joinDir(cwd, path) ?? path;
+    // A relative path after a `cd` to a directory not known is in a place not known (never established or touched).
+    const relative = !path.startsWith('/') && !path.startsWith('~');
+    const joined = cwd === null ? (relative ? `${UNKNOWN_PLACE}${path}` : path) : joinDir(cwd, path) ?? path;
     const target = pathTarget(joined);
     if (target !== null) out.push(target);
   }

@@ -122,6 +122,17 @@ describe('working directories longer than MAX_TARGET_LENGTH are joined whole', (
   });
 });
 
+describe('after a cd to a directory not known, relative paths are in a place not known', () => {
+  it('`ls`, then `cd "$HOME" && rm -rf .ssh` is refused (unknown-target), and `cd "$HOME" && ls .ssh` does not validate it', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('ls'))).toBe(true);
+    expect(run(guard, bash('cd "$HOME" && ls .ssh'))).toBe(true);
+    const decision = guard.check({ id: 'rm', ...bash('cd "$HOME" && rm -rf .ssh') });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+});
+
 describe('~user is another user’s home, never a relative path', () => {
   it('`ls` then `rm -rf ~root/.ssh` is refused (unknown-target)', () => {
     const guard = claudeGuard();

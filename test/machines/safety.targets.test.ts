@@ -176,6 +176,14 @@ describe('isUnder and touches', () => {
     expect(isUnder('~root/.ssh/id', '~root/.ssh')).toBe(false);
   });
 
+  it('a target in a place not known (?/) is under nothing, above nothing, and established by nothing, itself included', () => {
+    expect(isUnder('?/.ssh', '.')).toBe(false);
+    expect(isUnder('?/.ssh', '?/.ssh')).toBe(false);
+    expect(isUnder('?/.ssh/id', '?/.ssh')).toBe(false);
+    expect(isEstablished(['?/.ssh', '.', '/'], '?/.ssh')).toBe(false);
+    expect(canonicalTarget('?/a/../b')).toBe('?/a/../b');
+  });
+
   it('~/notes is under ~', () => {
     expect(isUnder('~/notes', '~')).toBe(true);
   });
