@@ -1723,12 +1723,21 @@ function evaluateRule(
       scripts.push(first ?? staticWord(''));
       skip += 1;
     }
-    if (fromFile) writes.push(`'${label}' runs a script from a file`);
-    else if (scripts.some((w) => w.text === null || w.pattern)) writes.push(`'${label}' runs a script only known when it runs`);
+    if (fromFile) {
+      writes.push(`'${label}' runs a script from a file`);
+      targets.push(`${UNKNOWN_PLACE}${label} script`);
+    } else if (scripts.some((w) => w.text === null || w.pattern)) {
+      writes.push(`'${label}' runs a script only known when it runs`);
+      targets.push(`${UNKNOWN_PLACE}${label} script`);
+    }
     else {
       const text = scripts.map((w) => w.text).join('\n');
       const safe = script.language === 'sed' ? sedScriptIsSafe(text) : awkProgramIsSafe(text);
-      if (!safe) writes.push(`'${label}' runs a script that can write files or run programs`);
+      if (!safe) {
+        writes.push(`'${label}' runs a script that can write files or run programs`);
+        // What it writes is named in the script, not known here: a place not known, never established, so the write is refused.
+        targets.push(`${UNKNOWN_PLACE}${label} script`);
+      }
     }
   }
   let paths: Word[];

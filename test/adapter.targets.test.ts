@@ -133,6 +133,16 @@ describe('after a cd to a directory not known, relative paths are in a place not
   });
 });
 
+describe('a sed or awk script that writes names what it writes in the script: a place not known', () => {
+  it('`cat a`, then `sed -n "w /root/.bashrc" a` is refused (unknown-target), and `cat a` never verifies it', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('cat a'))).toBe(true);
+    const decision = guard.check({ id: 'sed', ...bash("sed -n 'w /root/.bashrc' a") });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+});
+
 describe('~user is another user’s home, never a relative path', () => {
   it('`ls` then `rm -rf ~root/.ssh` is refused (unknown-target)', () => {
     const guard = claudeGuard();
