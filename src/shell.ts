@@ -184,6 +184,7 @@ export interface ShellCommandRule {
   valueOptions?: string[];
   twoValueOptions?: string[];
   strictOptions?: boolean;
+  globalOptions?: boolean;
   writeOptions?: string[];
   execOptions?: string[];
   destructiveOptions?: string[];
@@ -232,6 +233,10 @@ const ruleShape = {
     .boolean()
     .optional()
     .describe('an option not listed anywhere in the rule is a write; always so before a subcommand'),
+  globalOptions: z
+    .boolean()
+    .optional()
+    .describe("its options may also follow a subcommand ('kubectl get pods --kubeconfig x'): every subcommand takes them too"),
   writeOptions: optionList.optional().describe("options that make the command a write ('sed -i', 'sort -o'); a dry run overrides them"),
   execOptions: optionList
     .optional()
@@ -508,6 +513,12 @@ interface CompiledTable {
   variablePrefixes: [string, Set<string>][];
 }
 
+/** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
+function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
+  const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions') => [...(parent[key] ?? []), ...(rule[key] ?? [])];
+  return { ...rule, globalOptions: true, flags: both('flags'), valueOptions: both('valueOptions'), writeOptions: both('writeOptions'), execOptions: both('execOptions') };
+}
+
 function compileRule(rule: ShellCommandRule): CompiledRule {
   const set = (list: string[] | undefined) => new Set(list ?? []);
   const run = rule.run;
@@ -555,7 +566,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
   ]);
   const subcommands = rule.subcommands === undefined
     ? null
-    : new Map(Object.entries(rule.subcommands).map(([name, sub]) => [name, compileRule(sub)]));
+    : new Map(Object.entries(rule.subcommands).map(([name, sub]) => [name, compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub)]));
   const compiled: CompiledRule = {
     read: rule.read === true,
     destructive: rule.destructive === true,

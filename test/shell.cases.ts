@@ -52,6 +52,11 @@ export const trickyCases: ShellCase[] = [
   read('for ((i=0; i<3; i++)); do echo $i; done'),
   read('echo ${x:-default} ${x:2} ${arr[0]} ${arr[@]}'),
   read('printf "%s\\n" "\\$HOME"'),
+  // kubectl's and helm's global options may follow the subcommand: a kubeconfig can run its exec plugin there too.
+  write('kubectl get pods --kubeconfig ./kc.yaml'),
+  write('kubectl get pods --profile=cpu --profile-output=/tmp/p'),
+  write('helm list --kubeconfig ./kc.yaml'),
+  read('kubectl get pods -n default -o yaml'),
   // After a cd to a directory not known, a relative path is in a place not known (`?/`: never established or touched).
   destroy('cd "$HOME" && rm -rf .ssh', ['?/.ssh']),
   destroy('cd ~root && rm -rf .ssh', ['?/.ssh']),
