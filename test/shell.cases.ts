@@ -67,7 +67,7 @@ export const trickyCases: ShellCase[] = [
   write('git diff-tree --output=out.txt HEAD'),
   write('git rev-list --output=out.txt HEAD'),
   write('git blame --output=out.txt a', ['/repo/a']),
-  write('awk -o out.awk 1 a', ['/repo/a']),
+  write('awk -o out.awk 1 a', ['/repo/1', '/repo/a']),
   write('apt-cache -p out.bin policy'),
   read('git diff-tree HEAD'),
   read('pip list'),
