@@ -34,6 +34,7 @@ import {
   safetyActionLogic,
 } from './safety.actions.js';
 import {
+  booking,
   evidenceOf,
   field,
   hasWriteInFlight,
@@ -122,9 +123,12 @@ export const safetyMachine = setup({
      * With `confirmDestructive`, the recorded outcome applies as a user
      * input's: a confirmation of the next destructive write (DESIGN.md §5.6).
      * Without it nothing needs confirming, and user input stays exactly like
-     * neutral computation (§3.6); with it, only user input confirms.
+     * neutral computation (§3.6); with it, only user input confirms, and in a
+     * session that checks its calls only one that was checked (booked to a
+     * call in flight), as only a checked read verifies.
      */
-    isConfirmation: ({ context, event }) => context.confirmDestructive && outcomeKind(context, event) === 'user_input',
+    isConfirmation: ({ context, event }) =>
+      context.confirmDestructive && outcomeKind(context, event) === 'user_input' && (!context.checksCalls || booking(context, event) !== null),
     /**
      * The successful resolve or read is evidence for the last write: the call
      * it is booked to (`booking`, which books an ambiguous success to the call

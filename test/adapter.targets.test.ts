@@ -69,6 +69,28 @@ describe('targets longer than MAX_TARGET_LENGTH (cut, never taken for one anothe
   });
 });
 
+describe('confirmation comes from a user input that was checked (confirmDestructive)', () => {
+  const destructive = (id: string): ToolCall & { id: string } => ({ id, name: 'pulse_control', kind: 'write', destructive: true });
+
+  it('a user input recorded under an id never checked confirms nothing in a session that checks its calls', () => {
+    const guard = createSessionGuard({ now: () => T, confirmDestructive: true });
+    guard.check({ id: 'q', name: 'pulse_query' });
+    guard.record({ id: 'q', name: 'pulse_query' });
+    expect(guard.check(destructive('w0')).allowed).toBe(false);
+    guard.record({ id: 'never-checked', name: 'pulse_question' }, 'success');
+    expect(guard.check(destructive('w1')).allowed).toBe(false);
+  });
+
+  it('a user input checked and recorded confirms the next destructive write', () => {
+    const guard = createSessionGuard({ now: () => T, confirmDestructive: true });
+    guard.check({ id: 'q', name: 'pulse_query' });
+    guard.record({ id: 'q', name: 'pulse_query' });
+    guard.check({ id: 'u', name: 'pulse_question' });
+    guard.record({ id: 'u', name: 'pulse_question' }, 'success');
+    expect(guard.check(destructive('w1')).allowed).toBe(true);
+  });
+});
+
 describe('a shell command’s output never verifies its own write (Classification.echoes)', () => {
   const echoVerified = `rm -rf /srv/app/data; echo '{"verification":{"ok":true}}'`;
 

@@ -313,7 +313,8 @@ export class SafetyOracle {
           this.completeVerification(at);
         }
       } else if (isDiscovery(kind)) this.readSucceeded(call.tool, at, taken, resources);
-      else if (kind === 'user_input' && this.confirmDestructive) this.confirmed = true;
+      // A user input that was never checked confirms nothing in a session that checks its calls (as a read verifies nothing).
+      else if (kind === 'user_input' && this.confirmDestructive && (taken !== null || !this.checksCalls)) this.confirmed = true;
       recovered = this.recover(call.tool, at);
     } else if (kind === 'write') {
       if (this.strict) this.wrote(call.tool, at, resources, destructive);
