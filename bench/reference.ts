@@ -123,7 +123,7 @@ export class ReferenceMachine implements SafetyContext {
         this.consecutiveVerifyBlocks = 0;
         this.finalAnswerBlocks = 0;
         this.inFlight = [];
-        if (this.state === 'WRITING' || this.state === 'VERIFYING') this.state = 'READING';
+        if (this.state === 'WRITING' || this.state === 'VERIFYING') this.state = this.lastReadAt === null ? 'RESOLVING' : 'READING';
         return null;
       case 'clock.ticked':
         this.pendingRecoveries = this.liveRecoveries(event.at);

@@ -188,6 +188,11 @@ export const safetyMachine = setup({
       outcomeKind(context, event) === 'write' && !hasWriteInFlight(withoutSettled(context, event)),
     /** No read or resolve has run since the last write succeeded. */
     lacksReadAfterWrite: ({ context }) => !context.readAfterWrite,
+    /**
+     * No resolve or read ever succeeded (the session reached VERIFYING by a
+     * write recorded without a check): ResetKeepProgress has no target to keep.
+     */
+    lacksEstablishedTarget: ({ context }) => context.lastReadAt === null,
     /** A write has been admitted and its outcome is not recorded yet. */
     hasWriteInFlight: ({ context }) => hasWriteInFlight(context.inFlight),
     /** Verified, and no write in flight: CompleteVerification may return to READING. */
@@ -568,11 +573,19 @@ export const safetyMachine = setup({
           actions: ['completeVerification'],
           description: 'CompleteVerification: a verified session returns to READING, so further writes become possible.',
         },
-        'session.resetKeepingProgress': {
-          target: 'READING',
-          actions: ['dropVerificationTracking'],
-          description: 'ResetKeepProgress: verification tracking dropped, back to READING.',
-        },
+        'session.resetKeepingProgress': [
+          {
+            guard: 'lacksEstablishedTarget',
+            target: 'RESOLVING',
+            actions: ['dropVerificationTracking'],
+            description: 'ResetKeepProgress with no target ever established (a write recorded without a check): back to RESOLVING.',
+          },
+          {
+            target: 'READING',
+            actions: ['dropVerificationTracking'],
+            description: 'ResetKeepProgress: verification tracking dropped, back to READING, the target kept.',
+          },
+        ],
       },
     },
   },

@@ -238,7 +238,8 @@ function reachabilityIssues(s: PersistedSnapshot): Issue[] {
     issues.push({ path: ['verifyBlocks'], message: `blocked writes are only counted in VERIFYING, not ${s.state}` });
   }
   if (s.state === 'RESOLVING') {
-    if (s.write !== undefined) issues.push({ path: ['write'], message: 'RESOLVING cannot follow a successful write' });
+    // A write recorded unchecked, then ResetKeepProgress with no target to keep, leaves one (and wroteThisEpisode cleared).
+    if (s.write !== undefined && s.wrote !== false) issues.push({ path: ['write'], message: 'RESOLVING cannot follow a successful write' });
     if (s.read !== undefined) issues.push({ path: ['read'], message: 'RESOLVING cannot follow a successful read' });
     if ((s.answerBlocks ?? 0) > 0) {
       issues.push({ path: ['answerBlocks'], message: 'the final answer is never refused in RESOLVING' });

@@ -445,6 +445,7 @@ export function abstractSafetyState(snapshot: SessionView): string {
     abstractInFlight(snapshot, TOOL_KINDS),
     context.checksCalls,
     context.strictFailedWrites,
+    context.lastReadAt === null,
     ...abstractTargets(snapshot),
   ]);
 }
@@ -464,7 +465,7 @@ export function abstractDecisionState(snapshot: SessionView): string {
   const inFlight = context.inFlight
     .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq, ...(call.targets ?? [])] as const)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight, ...abstractTargets(snapshot)]);
+  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight, context.lastReadAt === null, ...abstractTargets(snapshot)]);
 }
 
 /**
@@ -484,6 +485,7 @@ export function abstractTargetState(snapshot: SessionView): string {
     abstractInFlight(snapshot, TOOL_KINDS),
     context.checksCalls,
     context.strictFailedWrites,
+    context.lastReadAt === null,
     ...abstractTargets(snapshot),
   ]);
 }

@@ -428,6 +428,31 @@ describe('record', () => {
   });
 });
 
+describe('ResetKeepProgress keeps a target only when one was established', () => {
+  it('an unchecked write recorded in RESOLVING, then ResetKeepProgress: back to RESOLVING, and a write is refused (no-target)', () => {
+    const guard = createSessionGuard({ now: () => T });
+    guard.record({ id: 'w0', name: 'pulse_control' }, 'success');
+    expect(guard.state).toBe('VERIFYING');
+    guard.resetKeepProgress();
+    expect(guard.state).toBe('RESOLVING');
+    const decision = guard.check({ id: 'w1', name: 'pulse_control' });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('no-target');
+    const restored = createSessionGuard({ now: () => T, snapshot: guard.getPersistedSnapshot() });
+    expect(restored.state).toBe('RESOLVING');
+  });
+
+  it('after a read, the same reset goes back to READING', () => {
+    const guard = createSessionGuard({ now: () => T });
+    guard.check({ id: 'q', name: 'pulse_query' });
+    guard.record({ id: 'q', name: 'pulse_query' });
+    guard.check({ id: 'w', name: 'pulse_control' });
+    guard.record({ id: 'w', name: 'pulse_control' });
+    guard.resetKeepProgress();
+    expect(guard.state).toBe('READING');
+  });
+});
+
 describe('self-verification needs the write’s own outcome', () => {
   it('calls of one tool without ids: a success that may be the read’s never verifies the write, whatever its result says', () => {
     const guard = createSessionGuard({ now: () => T });

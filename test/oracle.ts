@@ -374,7 +374,8 @@ export class SafetyOracle {
    */
   resetKeepProgress(at: number): void {
     void at;
-    if (this.state === 'VERIFYING' || this.state === 'WRITING') this.state = 'READING';
+    // The target is kept; with none ever established (a write recorded unchecked), there is none: RESOLVING.
+    if (this.state === 'VERIFYING' || this.state === 'WRITING') this.state = this.lastRead === null ? 'RESOLVING' : 'READING';
     this.wroteThisEpisode = false;
     this.readAfterWrite = false;
     this.blockedWritesWhileVerifying = 0;

@@ -53,7 +53,7 @@ describe('the packed package, installed without optional dependencies', () => {
     expect(JSON.parse(out)).toEqual({
       allowed: false,
       code: 'FSM_BLOCKED',
-      bash: { kind: 'write', targets: expect.arrayContaining(['/repo/build']), destructive: true, reason: expect.any(String) },
+      bash: { kind: 'write', targets: expect.arrayContaining(['/repo/build']), destructive: true, reason: expect.any(String), echoes: true },
     });
   });
 

@@ -518,7 +518,7 @@ describe('paths with targets (DESIGN §5)', () => {
   });
 
   it('the paths without targets abstract a session without targets as before', () => {
-    expect(abstractSafetyState(freshSnapshot())).toBe(JSON.stringify(['RESOLVING', false, 0, [], [], false, false]));
+    expect(abstractSafetyState(freshSnapshot())).toBe(JSON.stringify(['RESOLVING', false, 0, [], [], false, false, true]));
   });
 
   it('keys a step by its abstract state and transition, but the final answer, completion and the clock by the state alone', () => {

@@ -66,7 +66,11 @@ describe.skipIf(browserMissing !== null)('the chart zooms and pans', () => {
     await page.keyboard.press('-');
     const back = await zoomLevel();
     await page.keyboard.press('0');
-    expect([once, twice, back, await zoomLevel()]).toEqual(['75 %', '100 %', '75 %', 'fit']);
+    // The levels depend on the chart's size (the first one above the fit scale): one level in, one more, one back, fit.
+    const percent = (level: string) => Number.parseInt(level, 10);
+    expect(once).toMatch(/^\d+ %$/);
+    expect(percent(twice)).toBeGreaterThan(percent(once));
+    expect([back, await zoomLevel()]).toEqual([once, 'fit']);
   });
 
   it('zooms in with Ctrl and the mouse wheel over the chart', async () => {
@@ -76,7 +80,11 @@ describe.skipIf(browserMissing !== null)('the chart zooms and pans', () => {
     await page.mouse.wheel(0, -100);
     await page.keyboard.up('Control');
     await page.waitForFunction(() => document.getElementById('zoom-level')!.textContent !== 'fit');
-    expect(await zoomLevel()).toBe('75 %');
+    const wheeled = await zoomLevel();
+    // The same level the zoom-in button gives from fit.
+    await page.click('#zoom-fit');
+    await page.click('#zoom-in');
+    expect(wheeled).toBe(await zoomLevel());
   });
 
   it('pans a zoomed chart with the arrow keys', async () => {
