@@ -1316,6 +1316,13 @@ function judgeCommandNode(node: SyntaxNode, extra: SyntaxNode[], cwds: Cwds, ctx
   return outcome;
 }
 
+/**
+ * A brace expansion (`{a,b}`) one of whose alternatives climbs (`..`), or
+ * starts at the root or a home (`/`, `~`): the words it makes are not all
+ * under the directory written before it.
+ */
+const ESCAPING_BRACES = /\{([^{}]*,)?\s*(\.\.|\/|~)[^{}]*\}|\{[^{}]*,[^{}]*(\.\.)[^{}]*\}/;
+
 /** `cd`, `pushd`, `popd`: a read without targets that moves the shell when it succeeds. */
 function changeDirectory(name: string, args: Word[], cwds: Cwds, ctx: Ctx): Outcome {
   ctx.parts.push(minorReadPart([], `'${name}' changes only the shell`));
@@ -1792,6 +1799,13 @@ function evaluateRule(
   let found = false;
   for (const path of paths) {
     if (path.text === null || ctx.table.nullDevices.has(path.text)) continue;
+    // A brace expansion with an alternative that leaves the directory written before it (`{~,x}`, `{../..,x}`,
+    // `{/etc,x}`): several paths, some elsewhere; a place not known, never established, so a write there is refused.
+    if (path.pattern && ESCAPING_BRACES.test(path.text)) {
+      targets.push(`${UNKNOWN_PLACE}${path.text}`);
+      found = true;
+      continue;
+    }
     if (rule.remoteOperands && /^([a-z][a-z0-9+.-]*:\/\/|[^/.~][^/]*:)/i.test(path.text)) continue;
     const resolved = resolveTargets(path.text, here);
     if (resolved.length > 0) found = true;

@@ -165,6 +165,16 @@ describe('a sed or awk script that writes names what it writes in the script: a 
   });
 });
 
+describe('a brace expansion that leaves its directory is a place not known', () => {
+  it('`ls`, then `rm -rf {~,x}` is refused (unknown-target): bash runs rm -rf ~ x', () => {
+    const guard = claudeGuard();
+    expect(run(guard, bash('ls'))).toBe(true);
+    const decision = guard.check({ id: 'rm', ...bash('rm -rf {~,x}') });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
+  });
+});
+
 describe('~user is another user’s home, never a relative path', () => {
   it('`ls` then `rm -rf ~root/.ssh` is refused (unknown-target)', () => {
     const guard = claudeGuard();

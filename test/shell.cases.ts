@@ -71,6 +71,12 @@ export const trickyCases: ShellCase[] = [
   write('apt-cache -p out.bin policy'),
   read('git diff-tree HEAD'),
   read('pip list'),
+  // A brace expansion one of whose alternatives leaves the directory before it (`..`, `/`, `~`): a place not known.
+  destroy('rm -rf {~,x}', ['?/{~,x}']),
+  destroy('rm -rf /srv/app/{../../..,x}/etc', ['?//srv/app/{../../..,x}/etc']),
+  write('cp /dev/null /srv/app/{../../etc/passwd,x}', ['?//srv/app/{../../etc/passwd,x}']),
+  write('mkdir -p src/{a,b}', ['/repo/src/{a,b}']),
+  write('touch file{1..3}', ['/repo/file{1..3}']),
   // After a cd to a directory not known, a relative path is in a place not known (`?/`: never established or touched).
   destroy('cd "$HOME" && rm -rf .ssh', ['?/.ssh']),
   destroy('cd ~root && rm -rf .ssh', ['?/.ssh']),
