@@ -101,6 +101,10 @@ const toolRuleSchema = z
     cwd: nameSchema.optional().describe('The argument holding the call\'s working directory (relative paths are made absolute against it).'),
     destructive: z.boolean().optional().describe('A write of this tool is destructive (DESIGN.md §5.6).'),
     selfVerifying: z.boolean().optional().describe('The tool\'s successful result reports the resulting state: it verifies itself (DESIGN.md §5.8).'),
+    echoes: z
+      .boolean()
+      .optional()
+      .describe('The tool\'s result repeats what its arguments chose (an edit tool\'s snippet of the file it wrote): it is never read as the write verifying itself (shell and SQL tools always echo).'),
     failure: z.array(nameSchema).optional().describe('Failure markers (result text prefixes) for this tool, added to the catalog\'s.'),
   })
   .superRefine((rule, ctx) => {
@@ -349,7 +353,7 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     destructive: rule.destructive === true,
     selfVerifying: rule.selfVerifying === true,
     failure: rule.failure ?? [],
-    echoes: rule.shell !== undefined || rule.sql !== undefined,
+    echoes: rule.shell !== undefined || rule.sql !== undefined || rule.echoes === true,
   };
   if (rule.kind !== undefined) {
     const kind = rule.kind;

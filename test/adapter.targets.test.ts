@@ -112,10 +112,22 @@ describe('a shell command’s output never verifies its own write (Classificatio
     expect(guard.state).toBe('VERIFYING');
   });
 
-  it('the catalog marks shell and SQL tools, not others', () => {
+  it('the catalog marks shell and SQL tools, and tools whose result repeats what they wrote (Edit, Write), not others', () => {
     const claude = compileCatalog(builtinCatalogs['claude-code']);
     expect(claude.classify('Bash', { command: 'ls' }).echoes).toBe(true);
-    expect(claude.classify('Edit', { file_path: '/a', old_string: 'x', new_string: 'y' }).echoes).toBeUndefined();
+    expect(claude.classify('Edit', { file_path: '/a', old_string: 'x', new_string: 'y' }).echoes).toBe(true);
+    expect(claude.classify('Read', { file_path: '/a' }).echoes).toBeUndefined();
+  });
+
+  it('Claude Code: an Edit whose snippet shows the verification.ok it wrote is not verified by it', () => {
+    const claude = compileCatalog(builtinCatalogs['claude-code']);
+    const guard = createSessionGuard({ now: () => T, classify: claude.classify, selfVerifying: claude.isSelfVerifying });
+    expect(run(guard, { name: 'Read', args: { file_path: '/repo/status.json' } })).toBe(true);
+    const edit = { name: 'Edit', args: { file_path: '/repo/status.json', old_string: '{}', new_string: '{"verification":{"ok":true}}' } };
+    const snippet = "The file /repo/status.json has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n     1\t{\"verification\":{\"ok\":true}}";
+    expect(run(guard, edit, 'success', snippet)).toBe(true);
+    expect(guard.state).toBe('VERIFYING');
+    expect(guard.finalAnswer().allowed).toBe(false);
   });
 
   it('a write of another tool still verifies itself by its result', () => {
