@@ -156,42 +156,16 @@ describe('working directories longer than MAX_TARGET_LENGTH are joined whole', (
   });
 });
 
-describe('after a cd to a directory not known, relative paths are in a place not known', () => {
-  it('`ls`, then `cd "$HOME" && rm -rf .ssh` is refused (unknown-target), and `cd "$HOME" && ls .ssh` does not validate it', () => {
+describe('places a read cannot validate: a refused write after reads that do not reach it (unknown-target)', () => {
+  it.each<[string, string[], ToolCall]>([
+    ['after a cd to a directory not known, relative paths are in a place not known', ['ls', 'cd "$HOME" && ls .ssh'], bash('cd "$HOME" && rm -rf .ssh')],
+    ['a sed script that writes names what it writes in the script', ['cat a'], bash("sed -n 'w /root/.bashrc' a")],
+    ['a brace expansion that leaves its directory (bash runs rm -rf ~ x)', ['ls'], bash('rm -rf {~,x}')],
+    ['~user is another user’s home, not a relative path', ['ls'], bash('rm -rf ~root/.ssh')],
+  ])('%s', (_why, reads, write) => {
     const guard = claudeGuard();
-    expect(run(guard, bash('ls'))).toBe(true);
-    expect(run(guard, bash('cd "$HOME" && ls .ssh'))).toBe(true);
-    const decision = guard.check({ id: 'rm', ...bash('cd "$HOME" && rm -rf .ssh') });
-    expect(decision.allowed).toBe(false);
-    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
-  });
-});
-
-describe('a sed or awk script that writes names what it writes in the script: a place not known', () => {
-  it('`cat a`, then `sed -n "w /root/.bashrc" a` is refused (unknown-target), and `cat a` never verifies it', () => {
-    const guard = claudeGuard();
-    expect(run(guard, bash('cat a'))).toBe(true);
-    const decision = guard.check({ id: 'sed', ...bash("sed -n 'w /root/.bashrc' a") });
-    expect(decision.allowed).toBe(false);
-    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
-  });
-});
-
-describe('a brace expansion that leaves its directory is a place not known', () => {
-  it('`ls`, then `rm -rf {~,x}` is refused (unknown-target): bash runs rm -rf ~ x', () => {
-    const guard = claudeGuard();
-    expect(run(guard, bash('ls'))).toBe(true);
-    const decision = guard.check({ id: 'rm', ...bash('rm -rf {~,x}') });
-    expect(decision.allowed).toBe(false);
-    if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
-  });
-});
-
-describe('~user is another user’s home, never a relative path', () => {
-  it('`ls` then `rm -rf ~root/.ssh` is refused (unknown-target)', () => {
-    const guard = claudeGuard();
-    expect(run(guard, bash('ls'))).toBe(true);
-    const decision = guard.check({ id: 'rm', ...bash('rm -rf ~root/.ssh') });
+    for (const command of reads) expect(run(guard, bash(command))).toBe(true);
+    const decision = guard.check({ id: 'w', ...write });
     expect(decision.allowed).toBe(false);
     if (!decision.allowed) expect(decision.error.rule).toBe('unknown-target');
   });
