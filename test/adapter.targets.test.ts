@@ -40,7 +40,7 @@ const given = (name: string, kind: 'read' | 'write' | 'user_input', targets?: st
 });
 
 describe('targets longer than MAX_TARGET_LENGTH (cut, never taken for one another)', () => {
-  const dir = `/work/${'d'.repeat(560)}`;
+  const dir = `/srv/${'d'.repeat(560)}`;
 
   it('a read of one long path does not validate a write on another that shares its first characters', () => {
     const guard = createSessionGuard({ now: () => T });
@@ -60,11 +60,11 @@ describe('targets longer than MAX_TARGET_LENGTH (cut, never taken for one anothe
 
   it('a read of a directory above, kept whole, validates the write; a read of the long path itself does not verify it', () => {
     const guard = createSessionGuard({ now: () => T });
-    expect(run(guard, given('ls', 'read', ['/work']))).toBe(true);
+    expect(run(guard, given('ls', 'read', ['/srv']))).toBe(true);
     expect(run(guard, given('edit', 'write', [`${dir}/a`]))).toBe(true);
     expect(run(guard, given('cat', 'read', [`${dir}/a`]))).toBe(true);
     expect(guard.finalAnswer().allowed).toBe(false);
-    expect(run(guard, given('ls', 'read', ['/work']))).toBe(true);
+    expect(run(guard, given('ls', 'read', ['/srv']))).toBe(true);
     expect(guard.finalAnswer().allowed).toBe(true);
   });
 });
