@@ -872,8 +872,23 @@ function staticWord(text: string): Word {
   return { ...STATIC, text };
 }
 
-/** A word's value as far as it is known; every substitution inside it is judged. */
-function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number): Word {
+/**
+ * `$HOME` or `${HOME}` at the start of a word, in a script that never sets
+ * HOME: the home directory, `~` (so `rm -rf "$HOME/.ssh"` names `~/.ssh`
+ * rather than nothing). Null otherwise.
+ */
+function homeOf(node: SyntaxNode, ctx: Ctx): Word | null {
+  if (node.type !== 'simple_expansion' && node.type !== 'expansion') return null;
+  const text = textOf(node, ctx);
+  if (text !== '$HOME' && text !== '${HOME}') return null;
+  return SETS_HOME.test(ctx.source) ? null : staticWord('~');
+}
+
+/** A script that may set HOME: an assignment, or a builtin that takes the name. */
+const SETS_HOME = /\bHOME\s*\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
+
+/** A word's value as far as it is known; every substitution inside it is judged. `atStart`: the node starts its word. */
+function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number, atStart = true): Word {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
   if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
   switch (node.type) {
@@ -892,7 +907,9 @@ function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number): Word {
       for (const child of node.namedChildren) {
         if (child === null) continue;
         let part: Word;
-        if (child.type === 'string_content') part = staticWord(unescapeDouble(textOf(child, ctx)));
+        const home = first === null && atStart ? homeOf(child, ctx) : null;
+        if (home !== null) part = home;
+        else if (child.type === 'string_content') part = staticWord(unescapeDouble(textOf(child, ctx)));
         else if (child.type === 'string') part = wordOf(child, cwds, ctx, depth + 1);
         else {
           walk(child, cwds, ctx, depth + 1);
@@ -911,9 +928,10 @@ function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number): Word {
       let firstDynamic: Word | null = null;
       let pattern = false;
       let unquoted = false;
+      let index = 0;
       for (const child of node.namedChildren) {
         if (child === null) continue;
-        const part = wordOf(child, cwds, ctx, depth + 1);
+        const part = wordOf(child, cwds, ctx, depth + 1, index++ === 0);
         if (part.pattern) pattern = true;
         if (child.type === 'word') unquoted = true;
         if (firstDynamic === null) {
@@ -942,9 +960,9 @@ function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number): Word {
       walk(node, cwds, ctx, depth + 1);
       return { text: null, pattern: false, optionLike: false };
     default:
-      // $X, ${X...}, $(...), `...`, $((...)), $'...', arrays: only known when it runs.
+      // $X, ${X...}, $(...), `...`, $((...)), $'...', arrays: only known when it runs ($HOME starting a word: `homeOf`).
       walk(node, cwds, ctx, depth + 1);
-      return DYNAMIC;
+      return (atStart ? homeOf(node, ctx) : null) ?? DYNAMIC;
   }
 }
 

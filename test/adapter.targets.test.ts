@@ -158,7 +158,8 @@ describe('working directories longer than MAX_TARGET_LENGTH are joined whole', (
 
 describe('places a read cannot validate: a refused write after reads that do not reach it (unknown-target)', () => {
   it.each<[string, string[], ToolCall]>([
-    ['after a cd to a directory not known, relative paths are in a place not known', ['ls', 'cd "$HOME" && ls .ssh'], bash('cd "$HOME" && rm -rf .ssh')],
+    ['after a cd to a directory not known, relative paths are in a place not known', ['ls', 'cd "$DIR" && ls .ssh'], bash('cd "$DIR" && rm -rf .ssh')],
+    ['$HOME is ~: a read of the project does not reach it', ['ls'], bash('rm -rf "$HOME/.ssh"')],
     ['a sed script that writes names what it writes in the script', ['cat a'], bash("sed -n 'w /root/.bashrc' a")],
     ['a brace expansion that leaves its directory (bash runs rm -rf ~ x)', ['ls'], bash('rm -rf {~,x}')],
     ['~user is another user’s home, not a relative path', ['ls'], bash('rm -rf ~root/.ssh')],

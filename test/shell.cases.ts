@@ -77,8 +77,17 @@ export const trickyCases: ShellCase[] = [
   write('cp /dev/null /srv/app/{../../etc/passwd,x}', ['?//srv/app/{../../etc/passwd,x}']),
   write('mkdir -p src/{a,b}', ['/repo/src/{a,b}']),
   write('touch file{1..3}', ['/repo/file{1..3}']),
+  // $HOME starting a word, in a script that never sets HOME, is ~.
+  destroy('rm -rf "$HOME"', ['~']),
+  destroy('rm -rf $HOME/.ssh', ['~/.ssh']),
+  destroy('rm -rf "${HOME}/.ssh"', ['~/.ssh']),
+  destroy('rm -rf "$HOME"/.ssh', ['~/.ssh']),
+  read('cat "$HOME/.bashrc"', ['~/.bashrc']),
+  destroy('rm -rf a$HOME'),
+  destroy('HOME=/tmp; rm -rf $HOME'),
   // After a cd to a directory not known, a relative path is in a place not known (`?/`: never established or touched).
-  destroy('cd "$HOME" && rm -rf .ssh', ['?/.ssh']),
+  destroy('cd "$HOME" && rm -rf .ssh', ['~/.ssh']),
+  destroy('cd "$DIR" && rm -rf .ssh', ['?/.ssh']),
   destroy('cd ~root && rm -rf .ssh', ['?/.ssh']),
   destroy('cd - && rm -rf passwd', ['?/passwd']),
   read('cd "$X" && cat a', ['?/a']),
