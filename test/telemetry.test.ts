@@ -55,38 +55,33 @@ describe('the onDecision hook', () => {
 });
 
 describe('a hook observes a final decision (issue 14 item 4)', () => {
-  it('cannot turn a refused write into an allowed one by calling check from the hook', () => {
-    let guard!: SessionGuard;
-    let nested: unknown;
-    guard = createSessionGuard({
+  /** A guard whose decision hook does `reach(guard)`; the guard, and what that threw (once the write below is checked). */
+  function hookReaching(reach: (guard: SessionGuard) => void): { guard: SessionGuard; thrown: () => unknown } {
+    let thrown: unknown;
+    const guard: SessionGuard = createSessionGuard({
       onDecision: () => {
         try {
-          guard.check({ id: 'r', name: READ });
+          reach(guard);
         } catch (error) {
-          nested = error;
+          thrown = error;
         }
       },
     });
+    return { guard, thrown: () => thrown };
+  }
+
+  it('cannot turn a refused write into an allowed one by calling check from the hook', () => {
+    const { guard, thrown } = hookReaching((g) => g.check({ id: 'r', name: READ }));
     const decision = guard.check({ id: 'w', name: WRITE });
     expect(decision.allowed).toBe(false);
-    expect(nested).toBeInstanceOf(SessionGuardError);
-    expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
+    expect(thrown()).toBeInstanceOf(SessionGuardError);
+    expect((thrown() as SessionGuardError).code).toBe('GUARD_REENTRANT');
   });
 
   it("refuses a hook the same guard's actor (GUARD_REENTRANT): a hook that could send it events would decide", () => {
-    let guard!: SessionGuard;
-    let nested: unknown;
-    guard = createSessionGuard({
-      onDecision: () => {
-        try {
-          void guard.actor;
-        } catch (error) {
-          nested = error;
-        }
-      },
-    });
+    const { guard, thrown } = hookReaching((g) => void g.actor);
     guard.check({ id: 'w', name: WRITE });
-    expect((nested as SessionGuardError).code).toBe('GUARD_REENTRANT');
+    expect((thrown() as SessionGuardError).code).toBe('GUARD_REENTRANT');
     expect(guard.actor.getSnapshot().status).toBe('active');
   });
 
