@@ -151,8 +151,7 @@ export class ReferenceMachine implements SafetyContext {
 
   private request(tool: string, kind: ToolKind, callId: string | null, at: number): ReferenceDecision {
     if (kind === 'write' && this.state !== 'READING') {
-      const rule: BlockRule =
-        this.state === 'RESOLVING' ? 'no-target' : this.state === 'WRITING' ? 'write-in-flight' : 'unverified-write';
+      const rule: BlockRule = this.state === 'RESOLVING' ? 'no-target' : this.state === 'WRITING' ? 'write-in-flight' : 'unverified-write';
       const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
       const live = this.liveRecoveries(at);
       const previous = Object.prototype.hasOwnProperty.call(live, recoveryId) ? live[recoveryId] : undefined;
@@ -224,9 +223,7 @@ export class ReferenceMachine implements SafetyContext {
     if (kind === 'write') {
       this.recordWrite(tool, settled, at);
     } else if (isDiscovery(kind)) {
-      const verifies =
-        this.state === 'VERIFYING' &&
-        (settled === undefined ? !this.checksCalls : settled.verifiesWrite === this.writeSeq);
+      const verifies = this.state === 'VERIFYING' && (settled === undefined ? !this.checksCalls : settled.verifiesWrite === this.writeSeq);
       this.lastReadTool = tool;
       this.lastReadAt = at;
       if (verifies) {
@@ -289,7 +286,13 @@ export class ReferenceGuard {
 
   check(call: ToolCall): ReferenceDecision {
     const kind = this.kindOf(call);
-    const decision = this.machine.send({ type: 'tool.requested', tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) })!;
+    const decision = this.machine.send({
+      type: 'tool.requested',
+      tool: call.name,
+      kind,
+      at: this.now(),
+      ...(call.id === undefined ? {} : { callId: call.id }),
+    })!;
     this.checked = decision.allowed && call.id !== undefined ? { call, kind } : null;
     return decision;
   }
@@ -297,7 +300,12 @@ export class ReferenceGuard {
   record(call: ToolCall, outcome: 'success' | 'error' = 'success'): void {
     const checked = this.checked;
     this.checked = null;
-    const same = checked !== null && call.kind === undefined && checked.call.id === call.id && checked.call.name === call.name && checked.call.args === call.args;
+    const same =
+      checked !== null &&
+      call.kind === undefined &&
+      checked.call.id === call.id &&
+      checked.call.name === call.name &&
+      checked.call.args === call.args;
     const kind = same ? checked.kind : this.kindOf(call);
     const type = outcome === 'success' ? 'tool.succeeded' : 'tool.failed';
     this.machine.send({ type, tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) });
@@ -329,7 +337,10 @@ export class ReferenceGuard {
 export class ReferenceAuditGate implements AuditGate {
   readonly machine: ReferenceMachine;
 
-  constructor(private readonly now: () => number, strictFailedWrites = false) {
+  constructor(
+    private readonly now: () => number,
+    strictFailedWrites = false,
+  ) {
     this.machine = new ReferenceMachine(strictFailedWrites);
   }
 
@@ -345,7 +356,13 @@ export class ReferenceAuditGate implements AuditGate {
     const state = this.machine.state;
     const at = this.now();
     const kind = validKind(call.kind);
-    const decision = this.machine.send({ type: 'tool.requested', tool: call.name, kind, at, ...(call.id === undefined ? {} : { callId: call.id }) })!;
+    const decision = this.machine.send({
+      type: 'tool.requested',
+      tool: call.name,
+      kind,
+      at,
+      ...(call.id === undefined ? {} : { callId: call.id }),
+    })!;
     const rule = decision.rule;
     return {
       type: 'gate.decided',

@@ -99,7 +99,13 @@ function percentile(values: readonly number[], p: number): number {
  * batch of one long call, such as a whole replay, needs more for the JIT to
  * settle, the same for every side).
  */
-function timeInterleaved(fns: readonly ((i: number) => void)[], opsPerCall: number, calls: number, batches: number, warmUp = calls): number[] {
+function timeInterleaved(
+  fns: readonly ((i: number) => void)[],
+  opsPerCall: number,
+  calls: number,
+  batches: number,
+  warmUp = calls,
+): number[] {
   for (const fn of fns) for (let i = 0; i < warmUp; i++) fn(i);
   const samples: number[][] = fns.map(() => []);
   let i = 0;
@@ -182,7 +188,8 @@ function tauBench(): { runs: TranscriptRun[]; workloads: Step[][]; calls: number
     const outcomes = new Map<string, 'success' | 'error'>();
     for (const step of run.steps) if (step.type === 'result') outcomes.set(step.id, step.outcome);
     return run.steps.flatMap((step): Step[] => {
-      if (step.type === 'call') return [{ call: { id: step.id, name: step.name, args: step.args }, outcome: outcomes.get(step.id) ?? 'success' }];
+      if (step.type === 'call')
+        return [{ call: { id: step.id, name: step.name, args: step.args }, outcome: outcomes.get(step.id) ?? 'success' }];
       if (step.type === 'answer') return [{ answer: true }];
       return [];
     });
@@ -211,7 +218,9 @@ function checkAgreement(workloads: readonly Step[][], classify: Classifier): num
       const ours = persistedOf(guard.state, sessionStateOf(guard)!.context);
       const theirs = persistedOf(reference.machine.state, reference.machine);
       if (ours !== theirs) {
-        throw new Error(`the reference disagrees with the statechart at workload ${w}, step ${s}:\n  machine   ${ours}\n  reference ${theirs}`);
+        throw new Error(
+          `the reference disagrees with the statechart at workload ${w}, step ${s}:\n  machine   ${ours}\n  reference ${theirs}`,
+        );
       }
       steps += 1;
     });
@@ -417,17 +426,41 @@ function operationRows(): void {
     return gate;
   };
   const operations: [string, (gate: Gate) => (i: number) => void][] = [
-    ['check + record of an admitted read, READING', (gate) => {
-      reading(gate);
-      return (i) => {
-        const call = { id: `c${i & 7}`, name: 'get', kind: 'read' as const };
-        gate.check(call);
-        gate.record(call, 'success');
-      };
-    }],
-    ['final answer allowed, READING', (gate) => ((g) => () => void g.finalAnswer())(reading(gate))],
-    ['final answer refused, VERIFYING', (gate) => ((g) => () => void g.finalAnswer())(verifying(gate))],
-    ['write refused, VERIFYING', (gate) => ((g) => () => void g.check({ id: 'w1', name: 'update', kind: 'write' }))(verifying(gate))],
+    [
+      'check + record of an admitted read, READING',
+      (gate) => {
+        reading(gate);
+        return (i) => {
+          const call = { id: `c${i & 7}`, name: 'get', kind: 'read' as const };
+          gate.check(call);
+          gate.record(call, 'success');
+        };
+      },
+    ],
+    [
+      'final answer allowed, READING',
+      (gate) =>
+        (
+          (g) => () =>
+            void g.finalAnswer()
+        )(reading(gate)),
+    ],
+    [
+      'final answer refused, VERIFYING',
+      (gate) =>
+        (
+          (g) => () =>
+            void g.finalAnswer()
+        )(verifying(gate)),
+    ],
+    [
+      'write refused, VERIFYING',
+      (gate) =>
+        (
+          (g) => () =>
+            void g.check({ id: 'w1', name: 'update', kind: 'write' })
+        )(verifying(gate)),
+    ],
   ];
   for (const [measure, operation] of operations) {
     const [guardNs, referenceNs] = timeInterleaved(
@@ -436,7 +469,13 @@ function operationRows(): void {
       20_000,
       21,
     ) as [number, number];
-    rows.push({ measure: `${measure} (ns)`, value: fmt(guardNs), baseline: `${fmt(referenceNs)} (reference)`, ratio: ratio(guardNs, referenceNs), target: '' });
+    rows.push({
+      measure: `${measure} (ns)`,
+      value: fmt(guardNs),
+      baseline: `${fmt(referenceNs)} (reference)`,
+      ratio: ratio(guardNs, referenceNs),
+      target: '',
+    });
   }
 }
 function heapRows(): void {
@@ -626,7 +665,9 @@ function classificationRows(): void {
       target: `≤ ${targetUs} µs: ${ns <= targetUs * 1000 ? 'met' : 'missed'}`,
     });
   }
-  notes.push(`Classification tables: ${shellCases.length} shell commands and ${sqlAll.length} SQL statements (test/shell.cases.ts, test/sql.cases.ts).`);
+  notes.push(
+    `Classification tables: ${shellCases.length} shell commands and ${sqlAll.length} SQL statements (test/shell.cases.ts, test/sql.cases.ts).`,
+  );
 
   // The memo on real sequences: the incident transcripts, each audited with the catalog auto would pick.
   const dir = new URL('test/incidents/', ROOT);
@@ -728,19 +769,20 @@ function targetRows(): void {
     if (guard.state !== 'READING') throw new Error('targets bench: the read did not verify the write');
   };
   const sizes = [1, 100, cap];
-  const [plainNs, ...targetNs] = timeInterleaved(
-    [cycle(sessionWith(0), 0), ...sizes.map((n) => cycle(sessionWith(n), n))],
-    2,
-    200,
-    31,
-  ) as [number, ...number[]];
+  const [plainNs, ...targetNs] = timeInterleaved([cycle(sessionWith(0), 0), ...sizes.map((n) => cycle(sessionWith(n), n))], 2, 200, 31) as [
+    number,
+    ...number[],
+  ];
   sizes.forEach((n, k) => {
     rows.push({
       measure: `check + record per call, targeted write + verifying read, ${n} established target${n === 1 ? '' : 's'} (µs)`,
       value: fmt(targetNs[k]! / 1000),
       baseline: `${fmt(plainNs / 1000)} (same cycle, no targets)`,
       ratio: ratio(targetNs[k]!, plainNs),
-      target: k === 0 ? '' : `${ratio(targetNs[k]!, targetNs[0]!)} of 1 target; flat (≤ 1.5×): ${targetNs[k]! <= 1.5 * targetNs[0]! ? 'met' : 'missed'}`,
+      target:
+        k === 0
+          ? ''
+          : `${ratio(targetNs[k]!, targetNs[0]!)} of 1 target; flat (≤ 1.5×): ${targetNs[k]! <= 1.5 * targetNs[0]! ? 'met' : 'missed'}`,
     });
   });
 
@@ -881,10 +923,14 @@ function main(): void {
   const only = sectionsToRun();
   const tau = tauBench();
   const synthetic = [Array.from({ length: 40 }, (_, n) => pulseCycle(n)).flat()];
-  const agreed =
-    checkAgreement(synthetic, classifyToolCall) + (tau === null ? 0 : checkAgreement(tau.workloads, tauClassifier));
-  notes.push(`The reference agreed with the statechart on all ${agreed.toLocaleString('en-US')} workload steps (persisted snapshots compared).`);
-  if (tau === null) notes.push(`tau-bench data not found at ${fileURLToPath(TAU_BENCH)}: the audit row is skipped and snapshot sizes use the synthetic workload.`);
+  const agreed = checkAgreement(synthetic, classifyToolCall) + (tau === null ? 0 : checkAgreement(tau.workloads, tauClassifier));
+  notes.push(
+    `The reference agreed with the statechart on all ${agreed.toLocaleString('en-US')} workload steps (persisted snapshots compared).`,
+  );
+  if (tau === null)
+    notes.push(
+      `tau-bench data not found at ${fileURLToPath(TAU_BENCH)}: the audit row is skipped and snapshot sizes use the synthetic workload.`,
+    );
 
   const run = (section: BenchSection, rowsOf: () => void) => void (only.has(section) && rowsOf());
   run('call', perCall);

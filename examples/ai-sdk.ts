@@ -30,7 +30,12 @@ const call = (id: string, name: string) => ({
   usage,
   warnings: [],
 });
-const say = (text: string) => ({ content: [{ type: 'text' as const, text }], finishReason: { unified: 'stop' as const, raw: undefined }, usage, warnings: [] });
+const say = (text: string) => ({
+  content: [{ type: 'text' as const, text }],
+  finishReason: { unified: 'stop' as const, raw: undefined },
+  usage,
+  warnings: [],
+});
 const model = new MockLanguageModelV4({
   doGenerate: [
     call('c1', 'restart'),

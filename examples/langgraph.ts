@@ -70,7 +70,9 @@ for await (const update of await graph.stream({ messages: [new HumanMessage('Res
       if (type === 'remove') continue;
       const calls = (message as AIMessage).tool_calls?.map((c) => c.name).join(', ');
       const text = String(message.content);
-      console.log(`${node}: ${calls ? `calls ${calls}` : `${type} ${text.includes('FSM_BLOCKED') && type === 'tool' ? 'refused: FSM_BLOCKED' : text}`}`);
+      console.log(
+        `${node}: ${calls ? `calls ${calls}` : `${type} ${text.includes('FSM_BLOCKED') && type === 'tool' ? 'refused: FSM_BLOCKED' : text}`}`,
+      );
     }
   }
 }

@@ -53,7 +53,8 @@ for (const item of result.history) {
     const text = output.text ?? '';
     console.log(`  -> ${text.includes('FSM_BLOCKED') ? 'refused: FSM_BLOCKED' : text}`);
   }
-  if ('role' in item && item.role === 'assistant') console.log(`answer: ${JSON.stringify(item.content.map((part) => ('text' in part ? part.text : '')).join(''))}`);
+  if ('role' in item && item.role === 'assistant')
+    console.log(`answer: ${JSON.stringify(item.content.map((part) => ('text' in part ? part.text : '')).join(''))}`);
   if ('role' in item && item.role === 'user' && typeof item.content === 'string') console.log(`user: ${item.content}`);
 }
 console.log(`final output: ${result.finalOutput}`);

@@ -29,9 +29,7 @@ import {
 
 /** A message the loop sends to the model (or, for `user`, to the user). */
 export type ToyMessage =
-  | { role: 'tool'; callId: string; name: string; content: string }
-  | { role: 'user'; content: string }
-  | { role: 'system'; content: string };
+  { role: 'tool'; callId: string; name: string; content: string } | { role: 'user'; content: string } | { role: 'system'; content: string };
 
 /** A tool call as the model asks for it. `kind`, when given, skips classification. */
 export interface ToyToolCall {

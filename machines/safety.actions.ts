@@ -63,11 +63,7 @@ export interface SafetyActionResult {
  * reads events through `safety.events.ts`), the context as left by the
  * actions before it in the same transition.
  */
-export type SafetyActionLogic<P = undefined> = (
-  context: SafetyContext,
-  event: SafetyEvent,
-  params: P,
-) => SafetyActionResult;
+export type SafetyActionLogic<P = undefined> = (context: SafetyContext, event: SafetyEvent, params: P) => SafetyActionResult;
 
 /** Params of the actions that announce a decision taken in a state. */
 export interface StateParams {
@@ -219,9 +215,7 @@ const trackPendingRecovery: SafetyActionLogic = (context, event) => {
   const tool = toolOf(event);
   const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
   const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
-  const previous = Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId)
-    ? pendingRecoveries[recoveryId]
-    : undefined;
+  const previous = Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId) ? pendingRecoveries[recoveryId] : undefined;
   pendingRecoveries[recoveryId] = previous
     ? { ...previous, lastBlockedAt: at, attempts: previous.attempts + 1 }
     : { recoveryId, errorCode: ErrCodeFSMBlocked, tool, createdAt: at, lastBlockedAt: at, attempts: 1 };

@@ -321,7 +321,13 @@ export function toolEventOf(
   tool: string,
   kind: ToolKind,
   at: number,
-  fields: { callId?: string | undefined; targets?: readonly string[] | undefined; destructive?: boolean; selfVerified?: boolean; kindUnstated?: boolean },
+  fields: {
+    callId?: string | undefined;
+    targets?: readonly string[] | undefined;
+    destructive?: boolean;
+    selfVerified?: boolean;
+    kindUnstated?: boolean;
+  },
 ): SafetyEvent {
   const normalized = new NormalizedEvent(
     type,
@@ -372,7 +378,11 @@ export function statedKindOf(event: unknown): ToolKind | null {
 /** The targets a record states about its own call: its `targets`, unless absent or the kind is unstated. */
 export function statedTargetsOf(event: unknown): readonly string[] | null {
   const reading = readingOf(event);
-  if (reading !== undefined ? reading.kindUnstated || reading.targetsField === undefined : field(event, 'kindUnstated') === true || field(event, 'targets') === undefined) {
+  if (
+    reading !== undefined
+      ? reading.kindUnstated || reading.targetsField === undefined
+      : field(event, 'kindUnstated') === true || field(event, 'targets') === undefined
+  ) {
     return null;
   }
   return targetsOf(event);

@@ -128,7 +128,9 @@ export const safetyMachine = setup({
      * call in flight), as only a checked read verifies.
      */
     isConfirmation: ({ context, event }) =>
-      context.confirmDestructive && outcomeKind(context, event) === 'user_input' && (!context.checksCalls || booking(context, event) !== null),
+      context.confirmDestructive &&
+      outcomeKind(context, event) === 'user_input' &&
+      (!context.checksCalls || booking(context, event) !== null),
     /**
      * The successful resolve or read is evidence for the last write: the call
      * it is booked to (`booking`, which books an ambiguous success to the call
@@ -248,10 +250,7 @@ export const safetyMachine = setup({
         'tool.requested': [
           {
             guard: 'isWrite',
-            actions: [
-              'trackPendingRecovery',
-              { type: 'announceBlocked', params: { state: 'RESOLVING', rule: 'no-target' } },
-            ],
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'RESOLVING', rule: 'no-target' } }],
             description: 'No writing without a validated target: the write is blocked (FSM_BLOCKED).',
           },
           {
@@ -267,7 +266,8 @@ export const safetyMachine = setup({
             guard: 'isSelfVerifiedWrite',
             target: 'READING',
             actions: ['recordWrite', 'recordSelfVerification', 'settleCall', 'clearPendingRecovery', 'completeVerification'],
-            description: 'A write recorded without a check whose result verified it (verification.ok, DESIGN.md §1): a self_verify read is recorded and verification completes at once.',
+            description:
+              'A write recorded without a check whose result verified it (verification.ok, DESIGN.md §1): a self_verify read is recorded and verification completes at once.',
           },
           {
             guard: 'isWriteOutcome',
@@ -326,19 +326,13 @@ export const safetyMachine = setup({
           },
           {
             guard: 'isWriteToUnknownTarget',
-            actions: [
-              'trackPendingRecovery',
-              { type: 'announceBlocked', params: { state: 'READING', rule: 'unknown-target' } },
-            ],
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'READING', rule: 'unknown-target' } }],
             description:
               'Validated target, target-aware (DESIGN.md §5.3): a write naming a target no successful resolve or read touched is blocked (FSM_BLOCKED).',
           },
           {
             guard: 'isUnconfirmedDestructiveWrite',
-            actions: [
-              'trackPendingRecovery',
-              { type: 'announceBlocked', params: { state: 'READING', rule: 'needs-confirmation' } },
-            ],
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'READING', rule: 'needs-confirmation' } }],
             description:
               'Destructive writes (DESIGN.md §5.6, confirmDestructive): blocked (FSM_BLOCKED) unless user input succeeded since the last write.',
           },
@@ -395,16 +389,12 @@ export const safetyMachine = setup({
       },
     },
     WRITING: {
-      description:
-        'A write was admitted and its outcome is not known yet. Another write and the final answer are refused; reads are not.',
+      description: 'A write was admitted and its outcome is not known yet. Another write and the final answer are refused; reads are not.',
       on: {
         'tool.requested': [
           {
             guard: 'isWrite',
-            actions: [
-              'trackPendingRecovery',
-              { type: 'announceBlocked', params: { state: 'WRITING', rule: 'write-in-flight' } },
-            ],
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'WRITING', rule: 'write-in-flight' } }],
             description: 'One write at a time: a second write while one is in flight is blocked (FSM_BLOCKED).',
           },
           {
@@ -420,13 +410,15 @@ export const safetyMachine = setup({
             guard: 'isSelfVerifiedWrite',
             target: 'READING',
             actions: ['recordWrite', 'recordSelfVerification', 'settleCall', 'clearPendingRecovery', 'completeVerification'],
-            description: 'The write succeeded and its result verified it (verification.ok or a selfVerifying tool, DESIGN.md §1, §5.8): a self_verify read is recorded and verification completes at once.',
+            description:
+              'The write succeeded and its result verified it (verification.ok or a selfVerifying tool, DESIGN.md §1, §5.8): a self_verify read is recorded and verification completes at once.',
           },
           {
             guard: 'isSelfVerifiedWriteBesideWrite',
             target: 'VERIFYING',
             actions: ['recordWrite', 'recordSelfVerification', 'settleCall', 'clearPendingRecovery'],
-            description: 'The write verified itself, but a write it could be mistaken for stays in flight: verified, completed once that outcome is known.',
+            description:
+              'The write verified itself, but a write it could be mistaken for stays in flight: verified, completed once that outcome is known.',
           },
           {
             guard: 'isWriteOutcome',
@@ -512,7 +504,8 @@ export const safetyMachine = setup({
           {
             guard: 'isSelfVerifiedWriteBesideWrite',
             actions: ['recordWrite', 'recordSelfVerification', 'settleCall', 'clearPendingRecovery'],
-            description: 'Another write recorded that verified itself, while a write stays in flight: verified, completed once that outcome is known.',
+            description:
+              'Another write recorded that verified itself, while a write stays in flight: verified, completed once that outcome is known.',
           },
           {
             guard: 'isWriteOutcome',

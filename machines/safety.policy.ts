@@ -81,12 +81,9 @@ export const SELF_VERIFY_TOOL = 'self_verify';
  * what evidence is missing, never which tool to run (DESIGN.md §1).
  */
 export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
-  'no-target':
-    'POLICY_BLOCKED: state-changing tools need a validated target; nothing has been resolved or read in this session yet',
-  'unverified-write':
-    'POLICY_BLOCKED: the previous state-changing call still needs verification evidence before another one can run',
-  'write-in-flight':
-    'POLICY_BLOCKED: a state-changing call is still in flight; its outcome must be known before another one can run',
+  'no-target': 'POLICY_BLOCKED: state-changing tools need a validated target; nothing has been resolved or read in this session yet',
+  'unverified-write': 'POLICY_BLOCKED: the previous state-changing call still needs verification evidence before another one can run',
+  'write-in-flight': 'POLICY_BLOCKED: a state-changing call is still in flight; its outcome must be known before another one can run',
   'unknown-target':
     'POLICY_BLOCKED: state-changing tools need a validated target; nothing resolved or read in this session has touched this target',
   'needs-confirmation':
@@ -98,8 +95,7 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
  * refused for want of a target or a confirmation, so those rules have none.
  */
 export const ANSWER_BLOCK_REASONS: Readonly<Record<AnswerBlockRule, string>> = {
-  'unverified-write':
-    'POLICY_BLOCKED: the previous state-changing call needs verification evidence before responding about its result',
+  'unverified-write': 'POLICY_BLOCKED: the previous state-changing call needs verification evidence before responding about its result',
   'write-in-flight':
     'POLICY_BLOCKED: a state-changing call is still in flight; its outcome must be known before responding about its result',
 };

@@ -239,7 +239,10 @@ const sessionGuardOptionsSchema = z.strictObject({
  */
 export function validateSessionGuardOptions(options: unknown, where: string, omitted: readonly string[] = []): void {
   if (options === undefined) return;
-  const schema = omitted.length === 0 ? sessionGuardOptionsSchema : sessionGuardOptionsSchema.omit(Object.fromEntries(omitted.map((key) => [key, true])) as never);
+  const schema =
+    omitted.length === 0
+      ? sessionGuardOptionsSchema
+      : sessionGuardOptionsSchema.omit(Object.fromEntries(omitted.map((key) => [key, true])) as never);
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
   const issue = parsed.error.issues[0]!;
@@ -335,7 +338,6 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
   }
 }
 
-
 /**
  * Internal: a refusal's fields, as `FSMBlockedError` takes them, from the
  * machine's decision (one whose `allowed` is false): the one mapping of a
@@ -381,7 +383,10 @@ export function sessionStateOf(guard: unknown): InterpreterState<SafetyContext> 
 }
 
 /** The last event of `type` a step emitted, if any. */
-function lastEmitted<T extends SafetyEmitted['type']>(emitted: readonly SafetyEmitted[], type: T): Extract<SafetyEmitted, { type: T }> | undefined {
+function lastEmitted<T extends SafetyEmitted['type']>(
+  emitted: readonly SafetyEmitted[],
+  type: T,
+): Extract<SafetyEmitted, { type: T }> | undefined {
   for (let i = emitted.length - 1; i >= 0; i--) if (emitted[i]!.type === type) return emitted[i] as Extract<SafetyEmitted, { type: T }>;
   return undefined;
 }
@@ -470,7 +475,10 @@ class Guard implements ReplayGuard {
   get actor(): Actor<SafetyMachine> {
     // A hook that could reach the actor could send it events: hooks observe, they never decide.
     if (this.reporting) {
-      throw new SessionGuardError('GUARD_REENTRANT', 'actor: read from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot send the session events');
+      throw new SessionGuardError(
+        'GUARD_REENTRANT',
+        'actor: read from a telemetry hook (onDecision or onRecovery) of the same guard; hooks observe a final decision, they cannot send the session events',
+      );
     }
     if (this.live !== null) return this.live;
     const { value, context } = this.session!;
@@ -509,7 +517,13 @@ class Guard implements ReplayGuard {
     if (call.kind !== undefined) {
       const known = TOOL_KINDS.includes(call.kind);
       // Stated by the host's own code, result included (it knows better than the classifier, README).
-      return { kind: known ? call.kind : 'write', targets: call.targets ?? [], destructive: call.destructive === true, stated: known, echoes: false };
+      return {
+        kind: known ? call.kind : 'write',
+        targets: call.targets ?? [],
+        destructive: call.destructive === true,
+        stated: known,
+        echoes: false,
+      };
     }
     const plain = call.targets === undefined && call.destructive === undefined;
     // The record of the call just checked, as it was checked: classified once (a classifier is a function of name and args).

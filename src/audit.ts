@@ -9,7 +9,15 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.
  */
-import type { AnswerBlockRule, BlockRule, GateDecidedEvent, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
+import type {
+  AnswerBlockRule,
+  BlockRule,
+  GateDecidedEvent,
+  PendingRecovery,
+  SafetyContext,
+  SafetyState,
+  ToolKind,
+} from '../machines/safety.types.js';
 import { createReplayGuard, refusalOf, type ReplayGuard } from './adapter.js';
 import { z } from 'zod';
 import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
@@ -168,7 +176,11 @@ export type AuditDetail = 'all' | 'refusals' | 'counts';
 const auditOptionsSchema = z.strictObject({
   catalog: z
     .custom<CompiledCatalog>(
-      (value) => typeof value === 'object' && value !== null && typeof (value as CompiledCatalog).classify === 'function' && typeof (value as CompiledCatalog).failureMarkers === 'function',
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as CompiledCatalog).classify === 'function' &&
+        typeof (value as CompiledCatalog).failureMarkers === 'function',
       { message: 'must be a compiled catalog (compileCatalog)' },
     )
     .optional(),
@@ -176,8 +188,16 @@ const auditOptionsSchema = z.strictObject({
   policy: z.enum(AUDIT_POLICIES as ['spec', 'targets', 'full'], { message: `must be one of ${AUDIT_POLICIES.join(', ')}` }).optional(),
   strictFailedWrites: z.boolean({ message: 'must be a boolean' }).optional(),
   autoCompleteVerification: z.boolean({ message: 'must be a boolean' }).optional(),
-  startAt: z.number({ message: 'must be a number' }).min(-MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` }).max(MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` }).optional(),
-  stepMs: z.number({ message: 'must be a number' }).min(0, { message: 'must be between 0 and MAX_TIME_MS' }).max(MAX_TIME_MS, { message: 'must be between 0 and MAX_TIME_MS' }).optional(),
+  startAt: z
+    .number({ message: 'must be a number' })
+    .min(-MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` })
+    .max(MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` })
+    .optional(),
+  stepMs: z
+    .number({ message: 'must be a number' })
+    .min(0, { message: 'must be between 0 and MAX_TIME_MS' })
+    .max(MAX_TIME_MS, { message: 'must be between 0 and MAX_TIME_MS' })
+    .optional(),
   trace: z.boolean({ message: 'must be a boolean' }).optional(),
   detail: z.enum(['all', 'refusals', 'counts'], { message: 'must be one of all, refusals, counts' }).optional(),
 });
@@ -195,7 +215,8 @@ function checkAuditOptions(options: AuditOptions & { detail?: AuditDetail }): vo
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const known = Object.keys(auditOptionsSchema.shape).join(', ');
-    if (issue.code === 'unrecognized_keys') throw new TypeError(`audit: options.${issue.keys[0]} is not an option (the options are ${known})`);
+    if (issue.code === 'unrecognized_keys')
+      throw new TypeError(`audit: options.${issue.keys[0]} is not an option (the options are ${known})`);
     if (issue.path.length === 0) throw new TypeError(`audit: the options must be an object { ${known} } when given`);
     throw new TypeError(`audit: options.${String(issue.path[0])} ${issue.message}`);
   }
@@ -218,7 +239,10 @@ interface OpenCall {
  * caller put another gate with the same decisions in its place (the
  * benchmark's hand-written reference, to measure the report's own cost).
  */
-export type AuditGate = Pick<ReplayGuard, 'decideCall' | 'decideAnswer' | 'record' | 'reset' | 'resetKeepProgress' | 'tick' | 'state' | 'context'>;
+export type AuditGate = Pick<
+  ReplayGuard,
+  'decideCall' | 'decideAnswer' | 'record' | 'reset' | 'resetKeepProgress' | 'tick' | 'state' | 'context'
+>;
 
 /**
  * Makes the gate of one run from the audit's settings: `now` (the audit
@@ -277,7 +301,11 @@ export class RunAuditor {
    * @param gateOf the gate to replay through (default: the statechart's session guard).
    * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
    */
-  constructor(run: { id: string; reward: number | null }, options: AuditOptions & { detail?: AuditDetail } = {}, gateOf: AuditGateOf = statechartGate) {
+  constructor(
+    run: { id: string; reward: number | null },
+    options: AuditOptions & { detail?: AuditDetail } = {},
+    gateOf: AuditGateOf = statechartGate,
+  ) {
     checkAuditOptions(options);
     this.at = options.startAt ?? 0;
     this.stepMs = options.stepMs ?? 1000;
@@ -363,7 +391,16 @@ export class RunAuditor {
           // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
           const refusal = refusalOf(decided);
           const message = blockedMessage(refusal);
-          decision = { allowed: false, kind, targets, destructive, rule: refusal.rule, reason: refusal.reason, message, toolResult: blockedToolResult(refusal, message) };
+          decision = {
+            allowed: false,
+            kind,
+            targets,
+            destructive,
+            rule: refusal.rule,
+            reason: refusal.reason,
+            message,
+            toolResult: blockedToolResult(refusal, message),
+          };
           audit.blockedCalls += 1;
           this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, refusal.rule, refusal.reason, message);
         }
@@ -407,11 +444,29 @@ export class RunAuditor {
         this.answeredSinceWrite = true;
         const decided = guard.decideAnswer();
         if (decided.allowed) {
-          decision = { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null };
+          decision = {
+            allowed: true,
+            kind: null,
+            targets: [],
+            destructive: false,
+            rule: null,
+            reason: null,
+            message: null,
+            toolResult: null,
+          };
         } else {
           const refusal = refusalOf(decided);
           const message = blockedMessage(refusal);
-          decision = { allowed: false, kind: null, targets: [], destructive: false, rule: refusal.rule, reason: refusal.reason, message, toolResult: null };
+          decision = {
+            allowed: false,
+            kind: null,
+            targets: [],
+            destructive: false,
+            rule: refusal.rule,
+            reason: refusal.reason,
+            message,
+            toolResult: null,
+          };
           audit.refusedAnswers += 1;
           this.refused(index, step, stateBefore, 'answer', null, null, [], false, refusal.rule, refusal.reason, message);
         }
@@ -426,7 +481,11 @@ export class RunAuditor {
       case 'clock':
         this.at += step.advanceMs;
         if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
-          throw new TranscriptError(audit.id, step.position, `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`);
+          throw new TranscriptError(
+            audit.id,
+            step.position,
+            `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`,
+          );
         }
         guard.tick();
         break;
@@ -447,7 +506,10 @@ export class RunAuditor {
   private madeUpId(transcriptId: string): string {
     for (;;) {
       const suffix = `#${++this.reused}`;
-      const id = transcriptId.length + suffix.length > MAX_NAME_LENGTH ? transcriptId.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix : transcriptId + suffix;
+      const id =
+        transcriptId.length + suffix.length > MAX_NAME_LENGTH
+          ? transcriptId.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix
+          : transcriptId + suffix;
       if (this.madeUp.has(id)) continue;
       const holder = this.open.get(id);
       if (holder !== undefined && (Array.isArray(holder) ? holder.some((call) => call.id === id) : holder.id === id)) continue;
@@ -501,13 +563,31 @@ export class RunAuditor {
       }
     }
     if (group === undefined) {
-      group = { subject, rule, reason: subject === 'tool' ? TOOL_BLOCK_REASONS[rule] : ANSWER_BLOCK_REASONS[rule as AnswerBlockRule], count: 0 };
+      group = {
+        subject,
+        rule,
+        reason: subject === 'tool' ? TOOL_BLOCK_REASONS[rule] : ANSWER_BLOCK_REASONS[rule as AnswerBlockRule],
+        count: 0,
+      };
       this.reasons.push(group);
     }
     group.count += 1;
     if (this.detail !== 'counts') {
       const audit = this.audit;
-      audit.refusals.push({ runId: audit.id, index, position: step.position, state, subject, tool, kind, targets, destructive, rule, reason, message });
+      audit.refusals.push({
+        runId: audit.id,
+        index,
+        position: step.position,
+        state,
+        subject,
+        tool,
+        kind,
+        targets,
+        destructive,
+        rule,
+        reason,
+        message,
+      });
     }
   }
 
@@ -646,7 +726,9 @@ export function formatRunText(run: RunAudit): string {
     if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
     const finding = recoveries.get(index);
     if (finding?.recovered) {
-      lines.push(`  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`);
+      lines.push(
+        `  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`,
+      );
     }
   }
   return lines.map(printable).join('\n') + '\n';
@@ -687,7 +769,10 @@ export function formatSummaryText(s: AuditSummary): string {
  * answers and runs with a refusal, split by reward when the runs have one.
  */
 export function formatPolicyComparison(summaries: readonly { policy: AuditPolicy; summary: AuditSummary }[]): string {
-  const lines = ['', `${'policies compared'.padEnd(24)}${'blocked calls'.padEnd(16)}${'refused answers'.padEnd(18)}runs with a refusal (successful / failed)`];
+  const lines = [
+    '',
+    `${'policies compared'.padEnd(24)}${'blocked calls'.padEnd(16)}${'refused answers'.padEnd(18)}runs with a refusal (successful / failed)`,
+  ];
   for (const { policy, summary } of summaries) {
     const split = summary.byReward ? ` (${summary.byReward.successful.runsWithRefusal} / ${summary.byReward.failed.runsWithRefusal})` : '';
     lines.push(

@@ -90,22 +90,32 @@ const toolRuleSchema = z
     kind: kindSchema.optional().describe('A static kind.'),
     argument: nameSchema.optional().describe('Keyed: the argument whose value selects the kind.'),
     cases: z.record(z.string(), kindSchema).optional().describe('Keyed: argument value (trimmed, case-insensitive) to kind.'),
-    patterns: patternsSchema.optional().describe('Keyed: regular expressions (anchored to the whole value, case-insensitive) to kind, tried in order after `cases`.'),
+    patterns: patternsSchema
+      .optional()
+      .describe('Keyed: regular expressions (anchored to the whole value, case-insensitive) to kind, tried in order after `cases`.'),
     fallback: kindSchema.optional().describe('Keyed: the kind when no case or pattern matches; default `write`.'),
     shell: nameSchema.optional().describe('The argument holding a shell command (a script string, or an argv array).'),
     sql: nameSchema.optional().describe('The argument holding SQL.'),
     dialect: z.enum(['postgres', 'sqlite']).optional().describe('The SQL dialect; default `postgres`.'),
     annotations: annotationsSchema.optional().describe('MCP annotations the tool declares.'),
     trusted: z.boolean().optional().describe('Trust the annotations (a read only when trusted and `readOnlyHint: true`); default false.'),
-    targets: z.record(nameSchema, z.enum(['path', 'id'])).optional().describe('Argument name to the kind of target it holds: a file-system `path`, or an `id`.'),
-    cwd: nameSchema.optional().describe('The argument holding the call\'s working directory (relative paths are made absolute against it).'),
+    targets: z
+      .record(nameSchema, z.enum(['path', 'id']))
+      .optional()
+      .describe('Argument name to the kind of target it holds: a file-system `path`, or an `id`.'),
+    cwd: nameSchema.optional().describe("The argument holding the call's working directory (relative paths are made absolute against it)."),
     destructive: z.boolean().optional().describe('A write of this tool is destructive (DESIGN.md §5.6).'),
-    selfVerifying: z.boolean().optional().describe('The tool\'s successful result reports the resulting state: it verifies itself (DESIGN.md §5.8).'),
+    selfVerifying: z
+      .boolean()
+      .optional()
+      .describe("The tool's successful result reports the resulting state: it verifies itself (DESIGN.md §5.8)."),
     echoes: z
       .boolean()
       .optional()
-      .describe('The tool\'s result repeats what its arguments chose (an edit tool\'s snippet of the file it wrote): it is never read as the write verifying itself (shell and SQL tools always echo).'),
-    failure: z.array(nameSchema).optional().describe('Failure markers (result text prefixes) for this tool, added to the catalog\'s.'),
+      .describe(
+        "The tool's result repeats what its arguments chose (an edit tool's snippet of the file it wrote): it is never read as the write verifying itself (shell and SQL tools always echo).",
+      ),
+    failure: z.array(nameSchema).optional().describe("Failure markers (result text prefixes) for this tool, added to the catalog's."),
   })
   .superRefine((rule, ctx) => {
     const given = RULE_KEYS.filter((key) => rule[key] !== undefined);
@@ -144,9 +154,16 @@ export const catalogSchema = z.strictObject({
   name: nameSchema,
   description: z.string().optional(),
   source: z.string().optional().describe('Where the tool list comes from (URLs, repository paths, versions).'),
-  failure: z.array(nameSchema).optional().describe('Failure markers (result text prefixes, e.g. `fatal:`) added to the defaults for every tool (DESIGN.md §5.7).'),
-  commands: shellTableSchema.optional().describe('The read-only shell command table for `shell` rules; default the shipped one (`src/catalogs/shell-commands.json`).'),
-  tools: z.record(z.string(), z.union([kindSchema, toolRuleSchema])).describe('Tool name (trimmed, case-sensitive) to a static kind or a rule.'),
+  failure: z
+    .array(nameSchema)
+    .optional()
+    .describe('Failure markers (result text prefixes, e.g. `fatal:`) added to the defaults for every tool (DESIGN.md §5.7).'),
+  commands: shellTableSchema
+    .optional()
+    .describe('The read-only shell command table for `shell` rules; default the shipped one (`src/catalogs/shell-commands.json`).'),
+  tools: z
+    .record(z.string(), z.union([kindSchema, toolRuleSchema]))
+    .describe('Tool name (trimmed, case-sensitive) to a static kind or a rule.'),
   /**
    * How to judge a tool the catalog does not list. Absent: every unknown tool
    * is a write. Present: the named arguments' string values are split into
@@ -233,10 +250,7 @@ export function parseCatalog(input: unknown, source?: string): Catalog {
   const names = new Set<string>();
   for (const [tool, rule] of Object.entries(result.data.tools)) {
     if (names.has(tool.trim())) {
-      throw new CatalogError(
-        `catalog ${where}: tools.${tool}: the tool is listed twice (names are trimmed)`,
-        ['tools', tool],
-      );
+      throw new CatalogError(`catalog ${where}: tools.${tool}: the tool is listed twice (names are trimmed)`, ['tools', tool]);
     }
     names.add(tool.trim());
     if (typeof rule === 'string' || rule.cases === undefined) continue;
@@ -339,13 +353,19 @@ function ofKind(kind: ToolKind): Classification {
 function fromAnnotations(annotations: unknown, trusted: boolean): Classification {
   const kind = kindFromMcpAnnotations(annotations, { trusted });
   if (kind !== 'write') return ofKind(kind);
-  const saysSafe =
-    trusted && typeof annotations === 'object' && annotations !== null && ownValue(annotations, 'destructiveHint') === false;
+  const saysSafe = trusted && typeof annotations === 'object' && annotations !== null && ownValue(annotations, 'destructiveHint') === false;
   return { kind: 'write', targets: [], destructive: !saysSafe, reason: trusted ? 'mcp: not read-only' : 'mcp: untrusted server' };
 }
 
 function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool {
-  const base = { targets: [] as [string, 'path' | 'id'][], cwd: undefined, destructive: false, selfVerifying: false, failure: [], echoes: false };
+  const base = {
+    targets: [] as [string, 'path' | 'id'][],
+    cwd: undefined,
+    destructive: false,
+    selfVerifying: false,
+    failure: [],
+    echoes: false,
+  };
   if (typeof rule === 'string') return { ...base, judge: () => ofKind(rule) };
   const tool = {
     targets: Object.entries(rule.targets ?? {}),
@@ -438,7 +458,10 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
   const annotated = new Map<string, CompiledTool>();
   for (const [name, annotations] of Object.entries(options.annotations ?? {})) {
     if (tools.has(name.trim())) continue; // the catalog overrides the server
-    annotated.set(name.trim(), compileTool({ annotations: annotations as ToolRule['annotations'], trusted: options.trusted === true }, parsed));
+    annotated.set(
+      name.trim(),
+      compileTool({ annotations: annotations as ToolRule['annotations'], trusted: options.trusted === true }, parsed),
+    );
   }
   const fallback = parsed.fallback && {
     /** Listed names folded to compatibility form and lower case: an unknown name equal to one impersonates it. */

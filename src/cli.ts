@@ -152,7 +152,8 @@ async function* eventsOf(files: readonly string[], demo: boolean): AsyncGenerato
     } catch (error) {
       throw new InputError(`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
-    if (!statSync(file).isFile()) throw new InputError(`${file}: not a file (a transcript is one file; name the files of a folder one by one)`);
+    if (!statSync(file).isFile())
+      throw new InputError(`${file}: not a file (a transcript is one file; name the files of a folder one by one)`);
     yield* readTranscriptEvents(file);
   }
 }
@@ -173,7 +174,12 @@ async function writeRunJson(run: RunAudit, output: ChunkedOutput): Promise<void>
  * Inputs are read as streams where their format allows
  * (`readTranscriptEvents`); with `--summary-only` no run is kept in memory.
  */
-async function runAudit(files: string[], options: AuditCommandOptions, output: ChunkedOutput, err: (text: string) => void): Promise<number> {
+async function runAudit(
+  files: string[],
+  options: AuditCommandOptions,
+  output: ChunkedOutput,
+  err: (text: string) => void,
+): Promise<number> {
   if (options.demo && files.length > 0) throw new InputError('give either transcript files or --demo, not both');
   if (!options.demo && files.length === 0) throw new InputError('no transcript given: name one or more files, or use --demo');
   if (options.demo && options.catalog !== 'pulse' && options.catalog !== 'auto') {
@@ -196,7 +202,12 @@ async function runAudit(files: string[], options: AuditCommandOptions, output: C
   const summaryOnly = options.summaryOnly === true;
   const json = options.format === 'json';
   const strictFailedWrites = options.strictFailedWrites === true;
-  const auditOptions = { catalog, strictFailedWrites, policy: options.policy, detail: summaryOnly ? 'counts' : json ? 'all' : 'refusals' } as const;
+  const auditOptions = {
+    catalog,
+    strictFailedWrites,
+    policy: options.policy,
+    detail: summaryOnly ? 'counts' : json ? 'all' : 'refusals',
+  } as const;
   const summarizer = new AuditSummarizer();
   let runs = 0;
   let auditor: RunAuditor | null = null;
@@ -256,8 +267,11 @@ async function runAudit(files: string[], options: AuditCommandOptions, output: C
     }
   }
   if (json) {
-    const policies = compared.length === 0 ? '' : `,"policies":${JSON.stringify(Object.fromEntries(compared.map((c) => [c.policy, c.summary])))}`;
-    await output.write(`${summaryOnly ? '' : '\n]'},"policy":${JSON.stringify(options.policy)},"summary":${JSON.stringify(summary, null, 2)}${policies}}\n`);
+    const policies =
+      compared.length === 0 ? '' : `,"policies":${JSON.stringify(Object.fromEntries(compared.map((c) => [c.policy, c.summary])))}`;
+    await output.write(
+      `${summaryOnly ? '' : '\n]'},"policy":${JSON.stringify(options.policy)},"summary":${JSON.stringify(summary, null, 2)}${policies}}\n`,
+    );
   } else {
     await output.write(`${summaryOnly ? '' : '\n'}${formatSummaryText(summary)}`);
     if (compared.length > 0) await output.write(formatPolicyComparison(compared));
@@ -289,7 +303,7 @@ export function buildProgram(
 
   const program = new Command('pulse-safety')
     .version(packageVersion(), '-V, --version', 'print the version')
-    .description('A structural safety gate for LLM agents\' tool calls: audit transcripts against the rules.')
+    .description("A structural safety gate for LLM agents' tool calls: audit transcripts against the rules.")
     .exitOverride()
     .configureOutput({ writeOut: out, writeErr: err });
 
@@ -310,12 +324,17 @@ export function buildProgram(
     .option('--summary-only', 'print only the summary (JSON: leave out the runs)')
     .option('--strict-failed-writes', 'treat a failed write as needing verification (it may have applied)')
     .addOption(
-      new Option('--policy <policy>', "rules to replay with: spec (session-wide), targets (target-aware), full (targets and self-verifying writes)")
+      new Option(
+        '--policy <policy>',
+        'rules to replay with: spec (session-wide), targets (target-aware), full (targets and self-verifying writes)',
+      )
         .choices([...AUDIT_POLICIES])
         .default('full'),
     )
     // --compare-policies replays under every policy: a --policy beside it would choose nothing, so it is a usage error.
-    .addOption(new Option('--compare-policies', 'replay under every policy and print them side by side (not with --policy)').conflicts('policy'))
+    .addOption(
+      new Option('--compare-policies', 'replay under every policy and print them side by side (not with --policy)').conflicts('policy'),
+    )
     .exitOverride()
     .action(async (files: string[], options: AuditCommandOptions) => {
       try {
@@ -340,7 +359,7 @@ export function buildProgram(
     });
   catalog
     .command('check')
-    .description('validate a catalog file (or a shipped catalog\'s name) and say what it lists')
+    .description("validate a catalog file (or a shipped catalog's name) and say what it lists")
     .argument('<name|path>', 'a shipped catalog or a JSON catalog file')
     .exitOverride()
     .action((file: string) => {

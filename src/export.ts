@@ -275,7 +275,8 @@ function stateJson(value: unknown): JsonValue | undefined {
   const out: { [key: string]: JsonValue } = {};
   for (const [key, item] of Object.entries(value)) {
     let json: JsonValue | undefined;
-    if (key === 'types' || key === 'schemas' || key === 'context') continue; // TypeScript only; context apart
+    if (key === 'types' || key === 'schemas' || key === 'context')
+      continue; // TypeScript only; context apart
     else if (key === 'states') {
       const states: { [key: string]: JsonValue } = {};
       for (const [name, state] of Object.entries((item ?? {}) as object)) {
@@ -504,8 +505,7 @@ export function toDot(machine: AnyStateMachine, options: { descriptions?: boolea
   const descriptions = options.descriptions ?? true;
   const chart = chartOf(machine);
   const font = 'DejaVu Sans';
-  const internalOf = (stateId: string) =>
-    chart.transitions.filter((t) => t.source === stateId && t.targets.length === 0);
+  const internalOf = (stateId: string) => chart.transitions.filter((t) => t.source === stateId && t.targets.length === 0);
   const out: string[] = [];
   out.push(`digraph ${quote(chart.id)} {`);
   out.push(`  graph [fontname=${quote(font)}, rankdir=LR, nodesep=0.4, ranksep=0.5, newrank=true];`);
@@ -523,7 +523,11 @@ export function toDot(machine: AnyStateMachine, options: { descriptions?: boolea
     out.push(`${indent}subgraph ${quote(`cluster_${state.id}`)} {`);
     out.push(
       `${indent}  graph [id=${quote(stateElementId(state.id))}, label=<<b>${html(state.key)}</b>${
-        state.description ? `<br/><font point-size="9">${wrap(state.description, 90).map((l) => `${html(l)}<br/>`).join('')}</font>` : ''
+        state.description
+          ? `<br/><font point-size="9">${wrap(state.description, 90)
+              .map((l) => `${html(l)}<br/>`)
+              .join('')}</font>`
+          : ''
       }>, style="rounded,dashed", color="#8c959f", fontsize=12];`,
     );
     if (state.initial !== null) {
@@ -531,7 +535,9 @@ export function toDot(machine: AnyStateMachine, options: { descriptions?: boolea
       out.push(`${indent}  ${quote(initialNode(state.id))} -> ${quote(dotTarget(chart, state.initial))};`);
     }
     if (hasOwnTransitions(chart, state.id)) {
-      out.push(`${indent}  ${quote(anyNode(state.id))} [label=${stateTable('any state', null, internalOf(state.id), { dashed: true, descriptions })}];`);
+      out.push(
+        `${indent}  ${quote(anyNode(state.id))} [label=${stateTable('any state', null, internalOf(state.id), { dashed: true, descriptions })}];`,
+      );
     }
     for (const child of children) emitState(child, `${indent}  `);
     out.push(`${indent}}`);
@@ -545,7 +551,9 @@ export function toDot(machine: AnyStateMachine, options: { descriptions?: boolea
     transition.targets.forEach((target, i) => {
       const id = transition.targets.length > 1 ? `${transition.id}:${i}` : transition.id;
       const look = transition.refuses ? `, color="${REFUSAL_COLOR}", fontcolor="${REFUSAL_COLOR}", style=dashed` : '';
-      out.push(`  ${quote(from)} -> ${quote(dotTarget(chart, target))} [id=${quote(id)}, label=${edgeLabel(transition, descriptions)}, tooltip=${quote(transition.description ?? transitionHead(transition))}${look}];`);
+      out.push(
+        `  ${quote(from)} -> ${quote(dotTarget(chart, target))} [id=${quote(id)}, label=${edgeLabel(transition, descriptions)}, tooltip=${quote(transition.description ?? transitionHead(transition))}${look}];`,
+      );
     });
   }
   if (options.legend ?? true) out.push(`  "legend" [id="legend", label=${legendTable()}, tooltip="Legend"];`);
@@ -596,8 +604,7 @@ export function toMermaid(machine: AnyStateMachine): string {
       claim(`${state.id} any`, state === root ? 'any_state' : `${names.get(state.id)}_any_state`);
     }
   }
-  const nodeOf = (stateId: string) =>
-    names.get(childrenOf(chart, stateId).length > 0 ? `${stateId} any` : stateId)!;
+  const nodeOf = (stateId: string) => names.get(childrenOf(chart, stateId).length > 0 ? `${stateId} any` : stateId)!;
   const internalLine = (transition: ChartTransition) =>
     `${nodeOf(transition.source)} : ${mermaidText(transitionHead(transition))}${
       transition.description ? ` — ${mermaidText(transition.description)}` : ''
@@ -673,9 +680,7 @@ export const statelyConfigSchema = z.object({
     .array(
       z.object({
         /** The machine's id (also the charts' file name). */
-        id: z
-          .string()
-          .regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain file name (letters, digits, _ . -)'),
+        id: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain file name (letters, digits, _ . -)'),
         /** The TypeScript source module, relative to the config file, e.g. `machines/safety.machine.ts`. */
         module: z.string().trim().min(1),
         /** The name the module exports the machine under. */
@@ -801,10 +806,7 @@ export const CHART_EXTENSIONS: Readonly<Record<keyof MachineCharts, string>> = {
  * @returns the paths written.
  * @throws Error on a bad config, a machine that cannot be loaded, or a write that fails.
  */
-export async function exportCharts(
-  configPath: string,
-  options: { outDir?: string; compiled?: boolean } = {},
-): Promise<string[]> {
+export async function exportCharts(configPath: string, options: { outDir?: string; compiled?: boolean } = {}): Promise<string[]> {
   const config = await readStatelyConfig(configPath);
   const root = dirname(resolve(configPath));
   const outDir = options.outDir !== undefined ? resolve(options.outDir) : resolve(root, config.outDir);
@@ -850,7 +852,7 @@ export function registerExportCommand(
   return program
     .command('export')
     .description(
-      "write each machine of stately.config.json as its config in JSON (what createMachine accepts), Graphviz DOT, SVG and Mermaid",
+      'write each machine of stately.config.json as its config in JSON (what createMachine accepts), Graphviz DOT, SVG and Mermaid',
     )
     .option('-c, --config <file>', 'the config listing the machines (default: ./stately.config.json)')
     .option('-o, --out <dir>', "output folder (default: the config's outDir, relative to the config)")

@@ -192,9 +192,24 @@ interface Emitting<T> {
 
 /** The keys of a state node config the interpreter reads or that change nothing at run time. */
 const KNOWN_STATE_KEYS = new Set([
-  'on', 'always', 'description', 'meta', 'tags', 'id', 'key', 'initial', 'states', 'context', 'types', 'version', 'schemas',
+  'on',
+  'always',
+  'description',
+  'meta',
+  'tags',
+  'id',
+  'key',
+  'initial',
+  'states',
+  'context',
+  'types',
+  'version',
+  'schemas',
   // Checked on the state node itself (non-empty is refused, with its own message):
-  'type', 'entry', 'exit', 'invoke',
+  'type',
+  'entry',
+  'exit',
+  'invoke',
 ]);
 
 function where(node: { id: string }): string {
@@ -295,7 +310,9 @@ export function compileMachine<TMachine extends AnyStateMachine>(
         throw new MachineCompileError(`${context}: the guard '${ref.name}' has no implementation in setup()`);
       }
       if ('check' in implementation) {
-        throw new MachineCompileError(`${context}: the guard '${ref.name}' is a higher-order guard (and, or, not); only plain guard functions are supported`);
+        throw new MachineCompileError(
+          `${context}: the guard '${ref.name}' is a higher-order guard (and, or, not); only plain guard functions are supported`,
+        );
       }
       guardName = ref.name;
       guard = implementation as GuardImplementation;
@@ -329,7 +346,10 @@ export function compileMachine<TMachine extends AnyStateMachine>(
       if (eventType === '*' || eventType.endsWith('.*')) {
         throw new MachineCompileError(`${where(node)}: the wildcard event descriptor '${eventType}' is not supported`);
       }
-      on.set(eventType, definitions.map((definition) => compileTransition(definition as never)));
+      on.set(
+        eventType,
+        definitions.map((definition) => compileTransition(definition as never)),
+      );
     }
     return on;
   };
@@ -435,14 +455,22 @@ export function compileMachine<TMachine extends AnyStateMachine>(
    * Eventless transitions until none is enabled, or a step changes nothing
    * (as XState's macrostep). `compiled` is `state`'s own entry of the table.
    */
-  const settle = (state: InterpreterState<C>, compiled: CompiledState, event: unknown, out: Emitting<Em>, inPlace: boolean): InterpreterState<C> => {
+  const settle = (
+    state: InterpreterState<C>,
+    compiled: CompiledState,
+    event: unknown,
+    out: Emitting<Em>,
+    inPlace: boolean,
+  ): InterpreterState<C> => {
     for (let steps = 0; ; steps++) {
       const always = compiled.always;
       if (always.length === 0) return state;
       const transition = select(always, state.context, event, '');
       if (transition === null) return state;
       if (steps >= MAX_EVENTLESS_STEPS) {
-        throw new Error(`machine '${machine.id}': eventless transitions did not settle after ${MAX_EVENTLESS_STEPS} steps (a cycle of always transitions)`);
+        throw new Error(
+          `machine '${machine.id}': eventless transitions did not settle after ${MAX_EVENTLESS_STEPS} steps (a cycle of always transitions)`,
+        );
       }
       state = take(transition, state, event, out, inPlace);
       if (!out.changed) return state;

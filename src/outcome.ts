@@ -364,7 +364,9 @@ function markersOf(options: OutcomeOptions | undefined): string[] {
 
 /** A promise or other thenable: a result not awaited yet. */
 function isThenable(value: unknown): boolean {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /**

@@ -148,7 +148,12 @@ export function createRedisSnapshotStore(client: RedisClientLike, options: Redis
     const session = JSON.stringify(sessionId);
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new SessionStoreError('unavailable', `the Redis session store did not answer ${what} of session ${session} within ${timeoutMs} ms`));
+        reject(
+          new SessionStoreError(
+            'unavailable',
+            `the Redis session store did not answer ${what} of session ${session} within ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
       timer.unref?.();
       let pending: Promise<T>;
@@ -170,13 +175,22 @@ export function createRedisSnapshotStore(client: RedisClientLike, options: Redis
           }
           const message = error instanceof Error ? error.message : String(error);
           if (/\bWRONGTYPE\b/.test(message)) {
-            reject(new SnapshotError(`stored session: the key ${JSON.stringify(keyPrefix + sessionId)} holds another type of value, not a session hash`, []));
+            reject(
+              new SnapshotError(
+                `stored session: the key ${JSON.stringify(keyPrefix + sessionId)} holds another type of value, not a session hash`,
+                [],
+              ),
+            );
             return;
           }
           reject(
-            new SessionStoreError('unavailable', `the Redis session store could not be reached or failed on ${what} of session ${session}: ${message}`, {
-              cause: error,
-            }),
+            new SessionStoreError(
+              'unavailable',
+              `the Redis session store could not be reached or failed on ${what} of session ${session}: ${message}`,
+              {
+                cause: error,
+              },
+            ),
           );
         },
       );
@@ -193,7 +207,13 @@ export function createRedisSnapshotStore(client: RedisClientLike, options: Redis
     compareAndSet(sessionId, expectedVersion, snapshot, _at) {
       return run('compare-and-set', sessionId, async (): Promise<CompareAndSetResult> => {
         const next = expectedVersion === null ? firstSnapshotVersion() : expectedVersion + 1;
-        const reply = await cas(keyPrefix + sessionId, expectedVersion === null ? '' : String(expectedVersion), String(next), snapshot, ttl);
+        const reply = await cas(
+          keyPrefix + sessionId,
+          expectedVersion === null ? '' : String(expectedVersion),
+          String(next),
+          snapshot,
+          ttl,
+        );
         if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1 && reply[0] !== 2)) {
           throw new SessionStoreError('unavailable', `the Redis compare-and-set answered ${JSON.stringify(reply)}`);
         }

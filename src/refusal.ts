@@ -21,8 +21,7 @@ const TOOL_WORDS: Partial<Record<BlockRule, string>> = {
 
 /** What is missing, by rule, for a refused final answer. */
 const ANSWER_WORDS: Partial<Record<BlockRule, string>> = {
-  'unverified-write':
-    'the change you made has not been checked since it was made. Gather evidence of its effect, then answer',
+  'unverified-write': 'the change you made has not been checked since it was made. Gather evidence of its effect, then answer',
   'write-in-flight': 'a change is still running. Wait for its outcome, then answer',
 };
 

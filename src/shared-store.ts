@@ -278,19 +278,17 @@ export function createSqliteVersionedStore(path: string, options: SqliteVersione
     return { snapshot: row.snapshot, version: readStoredVersion(row.version) };
   }
 
-  const compareAndSet = db.transaction(
-    (sessionId: string, expected: number | null, snapshot: string, at: number): CompareAndSetResult => {
-      const found = current(sessionId);
-      if ((found?.version ?? null) !== expected) return { committed: false, current: found };
-      if (found !== undefined && found.snapshot === snapshot) {
-        touch.run(Math.trunc(at), sessionId);
-        return { committed: true, version: found.version };
-      }
-      const version = found === undefined ? firstSnapshotVersion() : found.version + 1;
-      upsert.run(sessionId, snapshot, version, Math.trunc(at));
-      return { committed: true, version };
-    },
-  );
+  const compareAndSet = db.transaction((sessionId: string, expected: number | null, snapshot: string, at: number): CompareAndSetResult => {
+    const found = current(sessionId);
+    if ((found?.version ?? null) !== expected) return { committed: false, current: found };
+    if (found !== undefined && found.snapshot === snapshot) {
+      touch.run(Math.trunc(at), sessionId);
+      return { committed: true, version: found.version };
+    }
+    const version = found === undefined ? firstSnapshotVersion() : found.version + 1;
+    upsert.run(sessionId, snapshot, version, Math.trunc(at));
+    return { committed: true, version };
+  });
 
   /** Runs a database step; its failures (busy past the timeout, I/O) become `SessionStoreError`s. */
   function run<T>(what: string, sessionId: string | undefined, step: () => T): Promise<T> {
@@ -456,9 +454,7 @@ interface Base {
 
 function isThenable(value: unknown): boolean {
   return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
+    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
   );
 }
 
@@ -505,7 +501,9 @@ export function createSharedSessionStore(options: SharedSessionStoreOptions = {}
   function clock(): number {
     const at = now();
     if (typeof at !== 'number' || !(Math.abs(at) <= MAX_TIME_MS)) {
-      throw new TypeError(`the shared session store's clock returned ${String(at)}, not an epoch-millisecond number within ±${MAX_TIME_MS}`);
+      throw new TypeError(
+        `the shared session store's clock returned ${String(at)}, not an epoch-millisecond number within ±${MAX_TIME_MS}`,
+      );
     }
     return at;
   }

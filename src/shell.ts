@@ -106,9 +106,7 @@ export const SHELL_MEMO_SIZE = 1_024;
 /** Commands longer than this (characters) are not kept in the memo. */
 const MEMO_MAX_KEY = 8_192;
 
-const optionName = z
-  .string()
-  .regex(/^--?[^\s=-][^\s=]*$/, "must be an option: '-x', '--long' or '-long' (no spaces, no '=')");
+const optionName = z.string().regex(/^--?[^\s=-][^\s=]*$/, "must be an option: '-x', '--long' or '-long' (no spaces, no '=')");
 const optionList = z.array(optionName);
 const dryRunOption = z
   .string()
@@ -116,9 +114,7 @@ const dryRunOption = z
 const effectSchema = z
   .enum(['read', 'write', 'destructive'])
   .describe("what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write)");
-const commandName = z
-  .string()
-  .regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
+const commandName = z.string().regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
 
 const scriptSchema = z
   .strictObject({
@@ -127,10 +123,10 @@ const scriptSchema = z
       .describe("the script language; a script that can write or run programs ('w', 'e', 'system', '>', '|') is a write"),
     options: optionList
       .optional()
-      .describe("value options whose value is a script ('-e'); when none of them and no file option is given, the first operand is the script"),
-    fileOptions: optionList
-      .optional()
-      .describe("value options naming a script file ('-f'): its content is unknown, so a write"),
+      .describe(
+        "value options whose value is a script ('-e'); when none of them and no file option is given, the first operand is the script",
+      ),
+    fileOptions: optionList.optional().describe("value options naming a script file ('-f'): its content is unknown, so a write"),
   })
   .describe('the command runs a script given as an argument (sed, awk), judged by a small checker of that language');
 
@@ -149,23 +145,11 @@ const runSchema = z
       .enum(['read', 'write'])
       .optional()
       .describe("what the wrapper itself does besides running the command (nohup writes nohup.out); default 'read'"),
-    skipOperands: z
-      .int()
-      .min(0)
-      .max(8)
-      .optional()
-      .describe('operands before the command that are not part of it (timeout DURATION)'),
+    skipOperands: z.int().min(0).max(8).optional().describe('operands before the command that are not part of it (timeout DURATION)'),
     assignments: z.boolean().optional().describe('NAME=value operands before the command set its environment (env)'),
-    unlessOptions: optionList.optional().describe("with one of these options nothing is run and it is a read (command -v)"),
-    appendsArguments: z
-      .boolean()
-      .optional()
-      .describe('the command gets more arguments only known when it runs (xargs)'),
-    defaultCommand: z
-      .array(commandName)
-      .min(1)
-      .optional()
-      .describe("the command run when none is given (xargs runs echo)"),
+    unlessOptions: optionList.optional().describe('with one of these options nothing is run and it is a read (command -v)'),
+    appendsArguments: z.boolean().optional().describe('the command gets more arguments only known when it runs (xargs)'),
+    defaultCommand: z.array(commandName).min(1).optional().describe('the command run when none is given (xargs runs echo)'),
     replaceOptions: optionList
       .optional()
       .describe("options whose value (default '{}') the command's words contain, replaced by input only known when it runs (xargs -I)"),
@@ -227,12 +211,11 @@ const ruleShape = {
         "'single-dash': every word starting with '-' is one option, '--x' is '-x', '-x=value' (find, terraform)",
     ),
   flags: optionList.optional().describe('known options without a value (needed only where options are strict)'),
-  valueOptions: optionList.optional().describe("options that take the next word as value ('-C dir'), also attached ('-Cdir', '--opt=value')"),
-  twoValueOptions: optionList.optional().describe("options that take the next two words ('jq --arg name value')"),
-  strictOptions: z
-    .boolean()
+  valueOptions: optionList
     .optional()
-    .describe('an option not listed anywhere in the rule is a write; always so before a subcommand'),
+    .describe("options that take the next word as value ('-C dir'), also attached ('-Cdir', '--opt=value')"),
+  twoValueOptions: optionList.optional().describe("options that take the next two words ('jq --arg name value')"),
+  strictOptions: z.boolean().optional().describe('an option not listed anywhere in the rule is a write; always so before a subcommand'),
   globalOptions: z
     .boolean()
     .optional()
@@ -256,7 +239,9 @@ const ruleShape = {
   pathOptions: optionList.optional().describe("value options whose value is a path target ('sort -o FILE', 'tar -f ARCHIVE')"),
   cwdOptions: optionList
     .optional()
-    .describe("value options naming the directory the command works in ('git -C', 'make -C'): a target, and relative operands are resolved against it"),
+    .describe(
+      "value options naming the directory the command works in ('git -C', 'make -C'): a target, and relative operands are resolved against it",
+    ),
   infoOptions: optionList.optional().describe("options that, given alone, make it a read ('--version', '--help')"),
   operands: z
     .enum(['paths', 'after-double-dash', 'leading', 'none'])
@@ -278,22 +263,16 @@ const ruleShape = {
     .array(z.string().min(1))
     .optional()
     .describe("operands starting with one of these do not count toward `maxOperands` ('date +%s')"),
-  writesOperands: z
-    .boolean()
-    .optional()
-    .describe('its path operands are written (tee): a write unless every one is a null device'),
+  writesOperands: z.boolean().optional().describe('its path operands are written (tee): a write unless every one is a null device'),
   assignsOperands: z
     .boolean()
     .optional()
-    .describe("its operands name shell variables it sets (read, let): an assignment to a listed variable is a write"),
+    .describe('its operands name shell variables it sets (read, let): an assignment to a listed variable is a write'),
   destructiveOperandPrefixes: z
     .array(z.string().min(1))
     .optional()
     .describe("an operand starting with one of these is destructive ('git push origin +main', ':branch')"),
-  remoteOperands: z
-    .boolean()
-    .optional()
-    .describe("operands like HOST:PATH or a URL are on another machine, not path targets (rsync, scp)"),
+  remoteOperands: z.boolean().optional().describe('operands like HOST:PATH or a URL are on another machine, not path targets (rsync, scp)'),
   script: scriptSchema.optional(),
   run: runSchema.optional(),
 };
@@ -333,17 +312,12 @@ export const shellTableSchema = z
     trustedDirectories: z
       .array(z.string().regex(/^\/\S*$/, 'must be an absolute directory'))
       .describe("a command run by a path in one of these directories ('/usr/bin/ls') is judged by its name; any other path is a write"),
-    nullDevices: z
-      .array(z.string().min(1))
-      .describe("redirection targets that write nothing that stays ('/dev/null', '/dev/stderr')"),
+    nullDevices: z.array(z.string().min(1)).describe("redirection targets that write nothing that stays ('/dev/null', '/dev/stderr')"),
     variables: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "must be a variable name, or a prefix ending in '*'"),
-        z.array(z.string()),
-      )
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "must be a variable name, or a prefix ending in '*'"), z.array(z.string()))
       .describe(
         "variables whose assignment can change which program runs or what it runs ('PATH', 'LD_*', 'GIT_*'): " +
-          "an assignment (X=v cmd, env X=v, export, bare) is a write unless the value is listed (PAGER: [\"cat\"])",
+          'an assignment (X=v cmd, env X=v, export, bare) is a write unless the value is listed (PAGER: ["cat"])',
       ),
   })
   .describe('the shell command table: which commands, subcommands and options are read-only, write or destructive');
@@ -414,10 +388,10 @@ export function parseShellTable(input: unknown, source?: string): ShellTable {
     if (typeof rule === 'string') {
       const target = Object.prototype.hasOwnProperty.call(result.data.commands, rule) ? result.data.commands[rule] : undefined;
       if (typeof target !== 'object') {
-        throw new CatalogError(
-          `${where}: commands.${name}: '${rule}' must be a command of the table with a rule (not another alias)`,
-          ['commands', name],
-        );
+        throw new CatalogError(`${where}: commands.${name}: '${rule}' must be a command of the table with a rule (not another alias)`, [
+          'commands',
+          name,
+        ]);
       }
       continue;
     }
@@ -516,7 +490,14 @@ interface CompiledTable {
 /** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
 function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
   const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions') => [...(parent[key] ?? []), ...(rule[key] ?? [])];
-  return { ...rule, globalOptions: true, flags: both('flags'), valueOptions: both('valueOptions'), writeOptions: both('writeOptions'), execOptions: both('execOptions') };
+  return {
+    ...rule,
+    globalOptions: true,
+    flags: both('flags'),
+    valueOptions: both('valueOptions'),
+    writeOptions: both('writeOptions'),
+    execOptions: both('execOptions'),
+  };
 }
 
 function compileRule(rule: ShellCommandRule): CompiledRule {
@@ -539,11 +520,15 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
         };
   const optionValues = new Map<string, Map<string, Effect>>();
   for (const [option, values] of Object.entries(rule.optionValues ?? {})) {
-    optionValues.set(option, new Map(Object.entries(values).map(([value, effect]) => [value === '*' ? '*' : value.trim().toUpperCase(), effect])));
+    optionValues.set(
+      option,
+      new Map(Object.entries(values).map(([value, effect]) => [value === '*' ? '*' : value.trim().toUpperCase(), effect])),
+    );
   }
-  const script = rule.script === undefined
-    ? null
-    : { language: rule.script.language, options: set(rule.script.options), files: set(rule.script.fileOptions) };
+  const script =
+    rule.script === undefined
+      ? null
+      : { language: rule.script.language, options: set(rule.script.options), files: set(rule.script.fileOptions) };
   const dryRunNames = (rule.dryRunOptions ?? []).map((o) => o.split('=')[0]!);
   const known = new Set<string>([
     ...(rule.flags ?? []),
@@ -564,9 +549,15 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     ...(run?.replaceOptions ?? []),
     ...(run?.shellOption !== undefined ? [run.shellOption] : run?.mode === 'shell' ? ['-c'] : []),
   ]);
-  const subcommands = rule.subcommands === undefined
-    ? null
-    : new Map(Object.entries(rule.subcommands).map(([name, sub]) => [name, compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub)]));
+  const subcommands =
+    rule.subcommands === undefined
+      ? null
+      : new Map(
+          Object.entries(rule.subcommands).map(([name, sub]) => [
+            name,
+            compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub),
+          ]),
+        );
   const compiled: CompiledRule = {
     read: rule.read === true,
     destructive: rule.destructive === true,
@@ -804,7 +795,7 @@ function resolveTargets(path: string, cwds: Cwds): string[] {
   for (const cwd of cwds) {
     // A relative path after a `cd` to a directory not known is in a place not known (never established or touched).
     const relative = !path.startsWith('/') && !path.startsWith('~');
-    const joined = cwd === null ? (relative ? `${UNKNOWN_PLACE}${path}` : path) : joinDir(cwd, path) ?? path;
+    const joined = cwd === null ? (relative ? `${UNKNOWN_PLACE}${path}` : path) : (joinDir(cwd, path) ?? path);
     const target = pathTarget(joined);
     if (target !== null) out.push(target);
   }
@@ -885,7 +876,8 @@ function homeOf(node: SyntaxNode, ctx: Ctx): Word | null {
 }
 
 /** A script that may set HOME: an assignment, or a builtin that takes the name. */
-const SETS_HOME = /\bHOME\s*\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
+const SETS_HOME =
+  /\bHOME\s*\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
 
 /** A word's value as far as it is known; every substitution inside it is judged. `atStart`: the node starts its word. */
 function wordOf(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number, atStart = true): Word {
@@ -1234,14 +1226,7 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number):
  * judged). Words tree-sitter attaches to the redirection go to `extra`, and
  * statements it attaches (`cat <<EOF | sh`) to `trailing`.
  */
-function judgeRedirect(
-  node: SyntaxNode,
-  cwds: Cwds,
-  ctx: Ctx,
-  depth: number,
-  extra: SyntaxNode[] = [],
-  trailing: SyntaxNode[] = [],
-): void {
+function judgeRedirect(node: SyntaxNode, cwds: Cwds, ctx: Ctx, depth: number, extra: SyntaxNode[] = [], trailing: SyntaxNode[] = []): void {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
   if (node.type === 'heredoc_redirect') {
     for (const { child, field } of fieldedChildren(node)) {
@@ -1399,7 +1384,16 @@ function longCandidates(rule: CompiledRule, name: string): string[] {
  * (a wrapper's command, a subcommand): it and every word after it are `rest`.
  */
 function parseArgs(rule: CompiledRule, words: Word[], stop: boolean): ParsedArgs {
-  const out: ParsedArgs = { options: [], operands: [], afterDoubleDash: Infinity, leading: Infinity, rest: [], unknown: [], uncertain: false, execs: [] };
+  const out: ParsedArgs = {
+    options: [],
+    operands: [],
+    afterDoubleDash: Infinity,
+    leading: Infinity,
+    rest: [],
+    unknown: [],
+    uncertain: false,
+    execs: [],
+  };
   const exec = rule.run?.mode === 'exec' ? rule.run.exec : null;
   const endLeading = () => {
     if (out.leading === Infinity) out.leading = out.operands.length;
@@ -1612,8 +1606,10 @@ function evaluateRule(
       const value = option.value?.text;
       const effect: Effect | undefined =
         value == null || option.value?.pattern
-          ? [...values.values()].includes('destructive') ? 'destructive' : 'write'
-          : values.get(value.trim().toUpperCase()) ?? values.get('*') ?? 'write';
+          ? [...values.values()].includes('destructive')
+            ? 'destructive'
+            : 'write'
+          : (values.get(value.trim().toUpperCase()) ?? values.get('*') ?? 'write');
       if (effect === 'write') writes.push(`'${label} ${option.name} ${value ?? '(expansion)'}' writes`);
       if (effect === 'destructive') destructives.push(`'${label} ${option.name} ${value ?? '(expansion)'}' is destructive`);
     }
@@ -1643,8 +1639,8 @@ function evaluateRule(
     const destructive = !dry && (destructives.length > 0 || (rule.destructive && base === 'write'));
     if (execWrites.length > 0 || (!dry && (writes.length > 0 || base === 'write' || destructive))) {
       const reason = destructive
-        ? destructives[0] ?? `'${label}' is destructive`
-        : execWrites[0] ?? (dry ? undefined : writes[0]) ?? baseReason;
+        ? (destructives[0] ?? `'${label}' is destructive`)
+        : (execWrites[0] ?? (dry ? undefined : writes[0]) ?? baseReason);
       ctx.parts.push(writePart(targets, destructive, reason));
     } else {
       ctx.parts.push(readPart(targets, dry ? `'${label}' is a dry run` : baseReason));
@@ -1688,7 +1684,8 @@ function evaluateRule(
         pushOwn('write', '');
         return;
       }
-      if (writes.length > 0 || destructives.length > 0 || execWrites.length > 0 || run.selfWrites) pushOwn(run.selfWrites ? 'write' : 'read', `'${label}' writes`);
+      if (writes.length > 0 || destructives.length > 0 || execWrites.length > 0 || run.selfWrites)
+        pushOwn(run.selfWrites ? 'write' : 'read', `'${label}' writes`);
       judgeScript(script.text, here, ctx, depth + 1);
       return;
     }
@@ -1765,8 +1762,7 @@ function evaluateRule(
     } else if (scripts.some((w) => w.text === null || w.pattern)) {
       writes.push(`'${label}' runs a script only known when it runs`);
       targets.push(`${UNKNOWN_PLACE}${label} script`);
-    }
-    else {
+    } else {
       const text = scripts.map((w) => w.text).join('\n');
       const safe = script.language === 'sed' ? sedScriptIsSafe(text) : awkProgramIsSafe(text);
       if (!safe) {
@@ -2026,16 +2022,18 @@ function evaluatedCode(root: SyntaxNode, source: string): string | null {
     const text = () => source.slice(node.startIndex, node.endIndex);
     switch (node.type) {
       case 'raw_string':
-        if (/\$\(|`|\$\{/.test(text())) return 'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
+        if (/\$\(|`|\$\{/.test(text()))
+          return 'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
         continue;
       case 'ansi_c_string':
         // $'...' can spell `$(` with escapes (\x24, \044, \u0024).
-        if (/\$\(|`|\$\{|\\[xuU0-7]/.test(text().slice(1))) return "an ANSI-C quoted string may spell a command substitution bash may run";
+        if (/\$\(|`|\$\{|\\[xuU0-7]/.test(text().slice(1))) return 'an ANSI-C quoted string may spell a command substitution bash may run';
         continue;
       case 'string':
       case 'word':
         // An escaped `\$(` (or `\${`, `\``) is a literal `$(` in the value: inert here, run where bash evaluates the value.
-        if (/\\\$\\?[({]|\$\\[({]|\\`/.test(text())) return 'a quoted or escaped word holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
+        if (/\\\$\\?[({]|\$\\[({]|\\`/.test(text()))
+          return 'a quoted or escaped word holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)';
         break;
       case 'c_style_for_statement': {
         // The loop's own counters (assigned in its first part) are numbers; any other name, or a `$`, may hold a subscript.
@@ -2055,14 +2053,16 @@ function evaluatedCode(root: SyntaxNode, source: string): string | null {
         break;
       }
       case 'declaration_command':
-        if (/\s-[A-Za-z]*i/.test(text()) && /=[^\s]*[A-Za-z_$`]/.test(text())) return 'an integer declaration (-i) evaluates its values arithmetically';
+        if (/\s-[A-Za-z]*i/.test(text()) && /=[^\s]*[A-Za-z_$`]/.test(text()))
+          return 'an integer declaration (-i) evaluates its values arithmetically';
         break;
       case 'expansion': {
         const t = text();
         if (t.startsWith('${!') || /@P\}$/.test(t)) return 'an indirect or prompt expansion runs whatever the variable holds';
         // A substring `${x:offset:length}` evaluates its offset and length arithmetically (not `${x:-...}` and the like).
         const substring = /^\$\{#?[A-Za-z_][A-Za-z0-9_]*:(?![-=?+])([\s\S]*)\}$/.exec(t);
-        if (substring !== null && /[$A-Za-z_]/.test(substring[1]!)) return 'a substring expansion evaluates its offset arithmetically, variables included';
+        if (substring !== null && /[$A-Za-z_]/.test(substring[1]!))
+          return 'a substring expansion evaluates its offset arithmetically, variables included';
         break;
       }
       case 'arithmetic_expansion':
@@ -2080,7 +2080,11 @@ function evaluatedCode(root: SyntaxNode, source: string): string | null {
       }
       case 'command': {
         const name = node.childForFieldName('name');
-        if (name !== null && source.slice(name.startIndex, name.endIndex) === 'let' && /\$|[A-Za-z_]\s*[-+*/%]?=?\s*[A-Za-z_]/.test(text().slice(3))) {
+        if (
+          name !== null &&
+          source.slice(name.startIndex, name.endIndex) === 'let' &&
+          /\$|[A-Za-z_]\s*[-+*/%]?=?\s*[A-Za-z_]/.test(text().slice(3))
+        ) {
           return '`let` evaluates its arguments arithmetically, variables and subscripts included';
         }
         break;
@@ -2114,7 +2118,8 @@ function judgeSource(source: string, cwds: Cwds, ctx: Ctx, depth: number): void 
     const evaluated = evaluatedCode(root, source);
     if (evaluated !== null) ctx.parts.push(writePart([], false, evaluated)); // and judged on, for targets and destructive parts
     if (source.includes('(') || source.includes('function')) {
-      for (const capture of functionNamesQuery.captures(root)) ctx.functions.add(source.slice(capture.node.startIndex, capture.node.endIndex));
+      for (const capture of functionNamesQuery.captures(root))
+        ctx.functions.add(source.slice(capture.node.startIndex, capture.node.endIndex));
     }
     judgeSequence(root, cwds, { ...ctx, source }, depth + 1);
   } finally {
@@ -2148,7 +2153,10 @@ function freeze(classification: Classification): Classification {
 /** The classification of a call from its parts: the worst kind, the targets of the parts of that kind (DESIGN.md §5.5). */
 function combine(parts: Classification[]): Classification {
   const worst = worstOf(parts, failClosed('shell: the command runs nothing'));
-  const result = worstOf(parts.filter((part) => part.kind === worst.kind), worst);
+  const result = worstOf(
+    parts.filter((part) => part.kind === worst.kind),
+    worst,
+  );
   const telling = parts.find((part) => (result.destructive ? part.destructive : part.kind === result.kind && !minorParts.has(part)));
   if (telling?.reason !== undefined) result.reason = telling.reason;
   result.targets = normalizeTargets(result.targets);

@@ -65,7 +65,10 @@ const target = z
   .string()
   .min(1)
   .max(MAX_TARGET_LENGTH + CUT_TARGET_MARK.length)
-  .refine((t) => t.length <= MAX_TARGET_LENGTH || t.endsWith(CUT_TARGET_MARK), `must be at most ${MAX_TARGET_LENGTH} characters, or a cut target (its first ${MAX_TARGET_LENGTH} and '${CUT_TARGET_MARK}')`);
+  .refine(
+    (t) => t.length <= MAX_TARGET_LENGTH || t.endsWith(CUT_TARGET_MARK),
+    `must be at most ${MAX_TARGET_LENGTH} characters, or a cut target (its first ${MAX_TARGET_LENGTH} and '${CUT_TARGET_MARK}')`,
+  );
 /** A tool name, at most the machine's `MAX_NAME_LENGTH`. */
 const toolName = z.string().max(MAX_NAME_LENGTH);
 const targetList = z.array(target).max(MAX_TARGETS_PER_EVENT);
@@ -117,7 +120,11 @@ const shapeSchema = z.strictObject({
    * Pending recoveries (code `FSM_BLOCKED`): `[tool, createdAt, lastBlockedAt, attempts]`,
    * at most `MAX_PENDING_RECOVERIES`. Absent: none.
    */
-  recoveries: z.array(z.tuple([toolName, time, time, positive])).min(1).max(MAX_PENDING_RECOVERIES).optional(),
+  recoveries: z
+    .array(z.tuple([toolName, time, time, positive]))
+    .min(1)
+    .max(MAX_PENDING_RECOVERIES)
+    .optional(),
   /**
    * Calls in flight, oldest first: `[key, tool, kind, admittedAt, verifiesWrite]`,
    * then `targets` (canonical) when it names any or is destructive, then `true`
@@ -447,7 +454,6 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
   }
   return { state: result.data.state, context: contextOf(result.data) };
 }
-
 
 /**
  * A plain copy of an object's own enumerable fields, read once each.

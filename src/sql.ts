@@ -145,12 +145,7 @@ function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function classification(
-  kind: Classification['kind'],
-  tables: readonly string[],
-  destructive: boolean,
-  reason: string,
-): Classification {
+function classification(kind: Classification['kind'], tables: readonly string[], destructive: boolean, reason: string): Classification {
   return {
     kind,
     targets: normalizeTargets(tables.map(tableTarget)),
@@ -177,13 +172,7 @@ function errorMessage(error: unknown): string {
 // fields typed as a specific struct, such as RangeVar, are unwrapped)
 
 /** `removeType`s of DROP whose objects are relations, reported as table targets. */
-const DROPPED_RELATIONS = new Set([
-  'OBJECT_TABLE',
-  'OBJECT_VIEW',
-  'OBJECT_MATVIEW',
-  'OBJECT_FOREIGN_TABLE',
-  'OBJECT_SEQUENCE',
-]);
+const DROPPED_RELATIONS = new Set(['OBJECT_TABLE', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_FOREIGN_TABLE', 'OBJECT_SEQUENCE']);
 
 /** Transaction control that starts a transaction or marks a savepoint: changes nothing, reads nothing. */
 const NEUTRAL_TRANSACTIONS = new Set(['TRANS_STMT_BEGIN', 'TRANS_STMT_START', 'TRANS_STMT_SAVEPOINT', 'TRANS_STMT_RELEASE']);
@@ -192,7 +181,8 @@ const DATA_MODIFYING = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'Merge
 
 function stringValues(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
-  return list.map((item) => (isRecord(item) && isRecord(item.String) ? item.String.sval : undefined))
+  return list
+    .map((item) => (isRecord(item) && isRecord(item.String) ? item.String.sval : undefined))
     .filter((s): s is string => typeof s === 'string');
 }
 
@@ -319,7 +309,12 @@ function classifyPgStatement(node: unknown, policy: FunctionPolicy): Classificat
       const toClient = fields.is_from !== true && fields.is_program !== true && fields.filename === undefined;
       const facts = inspectPg(node, policy);
       if (!toClient) {
-        return classification('write', facts.tables, facts.destructive, 'sql: COPY FROM, or TO a file or program, is not a read-only statement');
+        return classification(
+          'write',
+          facts.tables,
+          facts.destructive,
+          'sql: COPY FROM, or TO a file or program, is not a read-only statement',
+        );
       }
       return judge(facts, true, 'COPY TO STDOUT');
     }
@@ -366,7 +361,34 @@ interface Token {
 }
 
 /** Operators SQLite's tokenizer knows, longest first. */
-const SQLITE_OPERATORS = ['->>', '->', '==', '<=', '>=', '<>', '!=', '<<', '>>', '||', '(', ')', ';', ',', '.', '+', '-', '*', '/', '%', '=', '<', '>', '&', '|', '~'];
+const SQLITE_OPERATORS = [
+  '->>',
+  '->',
+  '==',
+  '<=',
+  '>=',
+  '<>',
+  '!=',
+  '<<',
+  '>>',
+  '||',
+  '(',
+  ')',
+  ';',
+  ',',
+  '.',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '=',
+  '<',
+  '>',
+  '&',
+  '|',
+  '~',
+];
 
 class SqliteLexError extends Error {}
 
@@ -491,8 +513,8 @@ function splitSqlite(tokens: readonly Token[]): Token[][] {
   let current: Token[] = [];
   for (const token of tokens) {
     if (isOp(token, ';')) {
-      const openTrigger = isCreateTrigger(current)
-        && !(isWord(current[current.length - 1], 'END') && isOp(current[current.length - 2], ';'));
+      const openTrigger =
+        isCreateTrigger(current) && !(isWord(current[current.length - 1], 'END') && isOp(current[current.length - 2], ';'));
       if (!openTrigger) {
         if (current.length > 0) statements.push(current);
         current = [];
@@ -524,16 +546,23 @@ function classifyPragma(tokens: readonly Token[]): { result: Classification; par
   const name = nameToken.text.toLowerCase();
   i += 1;
   if (i === tokens.length) {
-    return parsed(SQLITE_PRAGMAS.readOnly.has(name)
-      ? classification('read', [], false, `sql: PRAGMA ${name} only reports`)
-      : classification('write', [], false, `sql: PRAGMA ${name} is not known to be read-only`));
+    return parsed(
+      SQLITE_PRAGMAS.readOnly.has(name)
+        ? classification('read', [], false, `sql: PRAGMA ${name} only reports`)
+        : classification('write', [], false, `sql: PRAGMA ${name} is not known to be read-only`),
+    );
   }
   if (isOp(tokens[i], '=')) return parsed(classification('write', [], false, `sql: PRAGMA ${name} = ... sets a value`));
   const argument = tokens[i + 1];
-  const wellFormed = isOp(tokens[i], '(') && isOp(tokens[i + 2], ')') && i + 3 === tokens.length
-    && argument !== undefined && ['word', 'quoted', 'string', 'number'].includes(argument.type);
+  const wellFormed =
+    isOp(tokens[i], '(') &&
+    isOp(tokens[i + 2], ')') &&
+    i + 3 === tokens.length &&
+    argument !== undefined &&
+    ['word', 'quoted', 'string', 'number'].includes(argument.type);
   if (!wellFormed) return { result: failClosed(`sql: PRAGMA ${name} is not read as a PRAGMA`), parsed: false };
-  if (!SQLITE_PRAGMAS.withArgument.has(name)) return parsed(classification('write', [], false, `sql: PRAGMA ${name}(...) is not known to be read-only`));
+  if (!SQLITE_PRAGMAS.withArgument.has(name))
+    return parsed(classification('write', [], false, `sql: PRAGMA ${name}(...) is not known to be read-only`));
   const value = argument.type === 'string' ? argument.text.slice(1, -1).replaceAll("''", "'") : argument.name;
   const tables = SQLITE_PRAGMAS.tableArgument.has(name) && value !== undefined ? [sqliteName(schema, value)] : [];
   return parsed(classification('read', tables, false, `sql: PRAGMA ${name}(...) only reports`));
@@ -541,7 +570,8 @@ function classifyPragma(tokens: readonly Token[]): { result: Classification; par
 
 /** `BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE] [TRANSACTION]`, `SAVEPOINT name`, `RELEASE [SAVEPOINT] name`; null for anything else. */
 function classifySqliteTransaction(tokens: readonly Token[]): Classification | null {
-  const neutral = (): Classification => classification('neutral', [], false, 'sql: starting a transaction or setting or releasing a savepoint changes no data');
+  const neutral = (): Classification =>
+    classification('neutral', [], false, 'sql: starting a transaction or setting or releasing a savepoint changes no data');
   const isName = (t: Token | undefined): boolean => t?.type === 'word' || t?.type === 'quoted';
   if (isWord(tokens[0], 'BEGIN')) {
     let i = 1;
@@ -565,9 +595,33 @@ const SQLITE_AST_READ_TYPES = new Set(['select']);
 
 /** node-sql-parser statement types other than `select`: each a write wherever it appears in a tree. */
 const SQLITE_AST_STATEMENT_TYPES = new Set([
-  'insert', 'replace', 'update', 'delete', 'create', 'drop', 'alter', 'truncate', 'rename', 'attach', 'call', 'set',
-  'use', 'lock', 'unlock', 'transaction', 'grant', 'revoke', 'load_data', 'show', 'desc', 'exec', 'execute',
-  'declare', 'deallocate', 'prepare', 'analyze',
+  'insert',
+  'replace',
+  'update',
+  'delete',
+  'create',
+  'drop',
+  'alter',
+  'truncate',
+  'rename',
+  'attach',
+  'call',
+  'set',
+  'use',
+  'lock',
+  'unlock',
+  'transaction',
+  'grant',
+  'revoke',
+  'load_data',
+  'show',
+  'desc',
+  'exec',
+  'execute',
+  'declare',
+  'deallocate',
+  'prepare',
+  'analyze',
 ]);
 
 /** Walks every node of a node-sql-parser tree. */
@@ -590,20 +644,22 @@ function inspectSqliteAst(root: unknown): Facts {
     const type = value.type;
     if (type === 'function') {
       const name = value.name;
-      const parts = isRecord(name) && Array.isArray(name.name)
-        ? name.name.map((p: unknown) => (isRecord(p) ? p.value : undefined))
-        : [name];
+      const parts =
+        isRecord(name) && Array.isArray(name.name) ? name.name.map((p: unknown) => (isRecord(p) ? p.value : undefined)) : [name];
       const problem = parts.every((p): p is string => typeof p === 'string')
         ? functionProblem(parts, SQLITE_POLICY)
         : 'sql: a function call that is not read';
       if (problem !== null) facts.calls.push(problem);
     } else if (type === 'aggr_func') {
-      const problem = typeof value.name === 'string'
-        ? functionProblem([value.name], SQLITE_POLICY)
-        : 'sql: an aggregate call that is not read';
+      const problem =
+        typeof value.name === 'string' ? functionProblem([value.name], SQLITE_POLICY) : 'sql: an aggregate call that is not read';
       if (problem !== null) facts.calls.push(problem);
     } else if (type === 'select') {
-      if (value.into !== undefined && value.into !== null && (!isRecord(value.into) || value.into.position != null || value.into.expr != null)) {
+      if (
+        value.into !== undefined &&
+        value.into !== null &&
+        (!isRecord(value.into) || value.into.position != null || value.into.expr != null)
+      ) {
         facts.writes.push('sql: SELECT ... INTO writes');
       }
       if (value.for_update != null || value.locking_read != null) facts.writes.push('sql: SELECT ... FOR UPDATE locks rows');
@@ -611,8 +667,11 @@ function inspectSqliteAst(root: unknown): Facts {
       facts.writes.push(`sql: ${type.toUpperCase()} is not a read-only statement`);
       if (type === 'drop' || type === 'truncate') facts.destructive = true;
       if ((type === 'delete' || type === 'update') && value.where == null) facts.destructive = true;
-      if (type === 'alter' && Array.isArray(value.expr)
-        && value.expr.some((e) => isRecord(e) && e.action === 'drop' && e.resource === 'column')) {
+      if (
+        type === 'alter' &&
+        Array.isArray(value.expr) &&
+        value.expr.some((e) => isRecord(e) && e.action === 'drop' && e.resource === 'column')
+      ) {
         facts.destructive = true;
       }
     }
@@ -632,7 +691,12 @@ function classifySqliteStatement(tokens: readonly Token[]): { result: Classifica
   if (explain > 0) {
     const inner = classifySqliteStatement(tokens.slice(explain));
     if (!inner.parsed) return inner;
-    const result: Classification = { kind: 'read', targets: inner.result.targets, destructive: false, reason: 'sql: EXPLAIN does not run its statement' };
+    const result: Classification = {
+      kind: 'read',
+      targets: inner.result.targets,
+      destructive: false,
+      reason: 'sql: EXPLAIN does not run its statement',
+    };
     return { result, parsed: true };
   }
   if (isWord(tokens[0], 'PRAGMA')) return classifyPragma(tokens);

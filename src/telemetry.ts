@@ -109,16 +109,14 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
   const maxToolLabelLength = options.maxToolLabelLength ?? 128;
   const toolBlocks = counter(METRIC_NAMES.toolBlocks, 'Tool calls refused by the safety gate.', ['state', 'tool', 'kind']);
   const finalBlocks = counter(METRIC_NAMES.finalBlocks, 'Final answers refused by the safety gate.', ['state']);
-  const attempts = counter(
-    METRIC_NAMES.recoveryAttempts,
-    'Refused tool calls that opened or bumped a pending recovery.',
-    ['error_code', 'tool'],
-  );
-  const successes = counter(
-    METRIC_NAMES.recoverySuccesses,
-    'Pending recoveries cleared by a later successful call of the same tool.',
-    ['error_code', 'tool'],
-  );
+  const attempts = counter(METRIC_NAMES.recoveryAttempts, 'Refused tool calls that opened or bumped a pending recovery.', [
+    'error_code',
+    'tool',
+  ]);
+  const successes = counter(METRIC_NAMES.recoverySuccesses, 'Pending recoveries cleared by a later successful call of the same tool.', [
+    'error_code',
+    'tool',
+  ]);
   const counters = [toolBlocks, finalBlocks, attempts, successes];
   const toolLabels = new Set<string>();
 

@@ -490,7 +490,6 @@ export function abstractTargetState(snapshot: SessionView): string {
   ]);
 }
 
-
 /**
  * The vertex key of the shortest paths with targets: `abstractTargetState`
  * and the transitions that led to it (`selectedTransitions`), so every
@@ -500,11 +499,7 @@ export function abstractTargetState(snapshot: SessionView): string {
  * they lead to is keyed by itself alone, which keeps the graph to about
  * half.
  */
-export function targetCoverageKey(
-  snapshot: SafetySnapshot,
-  event: SafetyEvent | undefined,
-  previous: SafetySnapshot | undefined,
-): string {
+export function targetCoverageKey(snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous: SafetySnapshot | undefined): string {
   const state = abstractTargetState(snapshot);
   if (previous === undefined || event === undefined) return state;
   if (event.type === 'answer.requested' || event.type === 'verification.completed' || event.type === 'clock.ticked') return state;
@@ -543,8 +538,7 @@ export function transitionCoverageKey(
 ): string {
   const state = abstractSafetyState(snapshot);
   if (previous === undefined || event === undefined) return state;
-  const dropped =
-    Object.keys(snapshot.context.pendingRecoveries).length < Object.keys(previous.context.pendingRecoveries).length;
+  const dropped = Object.keys(snapshot.context.pendingRecoveries).length < Object.keys(previous.context.pendingRecoveries).length;
   const effect = !dropped ? '' : event.type === 'clock.ticked' ? ' (expired)' : ' (recovered)';
   return `${state} via ${selectedTransitions(previous, event)}${effect}`;
 }
@@ -735,15 +729,19 @@ export interface SafetyTraversalOptions {
   serializeState: (snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous?: SafetySnapshot) => string;
 }
 
-const graphOptionsSchema = optionsSchema.unwrap().pick({
-  strictFailedWrites: true,
-  confirmDestructive: true,
-  autoCompleteVerification: true,
-  tools: true,
-  targets: true,
-  turnBased: true,
-  includeUncheckedOutcomes: true,
-}).extend({ coverage: z.enum(['states', 'transitions']).optional() }).optional();
+const graphOptionsSchema = optionsSchema
+  .unwrap()
+  .pick({
+    strictFailedWrites: true,
+    confirmDestructive: true,
+    autoCompleteVerification: true,
+    tools: true,
+    targets: true,
+    turnBased: true,
+    includeUncheckedOutcomes: true,
+  })
+  .extend({ coverage: z.enum(['states', 'transitions']).optional() })
+  .optional();
 
 /**
  * Checks graph options (or undefined, for the defaults).
@@ -832,10 +830,14 @@ export function simplePathsGraphOptions(options?: SafetyGraphOptions): SafetyTra
  * @throws TypeError for options that are not `SafetyGraphOptions` without
  *   `turnBased` (a `turnBased: true` is refused: it would bring bare events back).
  */
-export function testModelGraphOptions(options?: Omit<SafetyGraphOptions, 'turnBased' | 'includeUncheckedOutcomes'>): SafetyTraversalOptions {
+export function testModelGraphOptions(
+  options?: Omit<SafetyGraphOptions, 'turnBased' | 'includeUncheckedOutcomes'>,
+): SafetyTraversalOptions {
   const parsed = parseGraphOptions(options, 'test model graph');
   if (parsed.turnBased === true) {
-    throw new TypeError('invalid test model graph options: turnBased: createTestModel would add bare events a turn-based loop cannot replay; use getShortestSafetyPaths({ turnBased: true })');
+    throw new TypeError(
+      'invalid test model graph options: turnBased: createTestModel would add bare events a turn-based loop cannot replay; use getShortestSafetyPaths({ turnBased: true })',
+    );
   }
   const traversal = shortestPathsGraphOptions({ ...parsed, includeUncheckedOutcomes: true });
   if (parsed.autoCompleteVerification === false) return traversal;

@@ -189,7 +189,9 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) => (isObject(part) && typeof own(part, 'text') === 'string' && own(part, 'thought') !== true ? (own(part, 'text') as string) : ''))
+    .map((part) =>
+      isObject(part) && typeof own(part, 'text') === 'string' && own(part, 'thought') !== true ? (own(part, 'text') as string) : '',
+    )
     .join('');
 }
 
@@ -370,7 +372,8 @@ function readEntry(entry: unknown, out: StepBuilder, source: string, position: s
 
   if (typeof type === 'string' && RESPONSES_TYPES.has(type) && type !== 'message') return readResponsesItem(msg, type, out, fail, position);
   if (Array.isArray(own(msg, 'parts'))) return readGeminiContent(msg, out, fail, position);
-  if (typeof type === 'string' && GEMINI_SESSION_TYPES.has(type) && role === undefined) return readGeminiSessionMessage(msg, type, out, fail, position);
+  if (typeof type === 'string' && GEMINI_SESSION_TYPES.has(type) && role === undefined)
+    return readGeminiSessionMessage(msg, type, out, fail, position);
   if (typeof role !== 'string') {
     if (typeof type === 'string') return; // an item of a type no reader needs (reasoning, summaries, snapshots)
     fail('a message needs a string "role"');
@@ -699,7 +702,12 @@ function lineFormat(value: Json, type: string): 'own' | 'codex' | 'claude' {
  * `session_meta` id). `lines` are the file's lines, or one value already
  * parsed (a single-line log). Positions are `line N`.
  */
-function readLogLines(lines: readonly (string | Json)[], source: string, format: 'codex' | 'claude', options: ReadOptions): TranscriptRun[] {
+function readLogLines(
+  lines: readonly (string | Json)[],
+  source: string,
+  format: 'codex' | 'claude',
+  options: ReadOptions,
+): TranscriptRun[] {
   const runs = new Map<string, { run: TranscriptRun; out: StepBuilder }>();
   /** The working directory last recorded per run key, also by lines that start no run (stream-json's init line). */
   const cwds = new Map<string, string>();

@@ -124,7 +124,8 @@ describe('a shell command’s output never verifies its own write (Classificatio
     const guard = createSessionGuard({ now: () => T, classify: claude.classify, selfVerifying: claude.isSelfVerifying });
     expect(run(guard, { name: 'Read', args: { file_path: '/repo/status.json' } })).toBe(true);
     const edit = { name: 'Edit', args: { file_path: '/repo/status.json', old_string: '{}', new_string: '{"verification":{"ok":true}}' } };
-    const snippet = "The file /repo/status.json has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n     1\t{\"verification\":{\"ok\":true}}";
+    const snippet =
+      'The file /repo/status.json has been updated. Here\'s the result of running `cat -n` on a snippet of the edited file:\n     1\t{"verification":{"ok":true}}';
     expect(run(guard, edit, 'success', snippet)).toBe(true);
     expect(guard.state).toBe('VERIFYING');
     expect(guard.finalAnswer().allowed).toBe(false);
@@ -158,7 +159,11 @@ describe('working directories longer than MAX_TARGET_LENGTH are joined whole', (
 
 describe('places a read cannot validate: a refused write after reads that do not reach it (unknown-target)', () => {
   it.each<[string, string[], ToolCall]>([
-    ['after a cd to a directory not known, relative paths are in a place not known', ['ls', 'cd "$DIR" && ls .ssh'], bash('cd "$DIR" && rm -rf .ssh')],
+    [
+      'after a cd to a directory not known, relative paths are in a place not known',
+      ['ls', 'cd "$DIR" && ls .ssh'],
+      bash('cd "$DIR" && rm -rf .ssh'),
+    ],
     ['$HOME is ~: a read of the project does not reach it', ['ls'], bash('rm -rf "$HOME/.ssh"')],
     ['a sed script that writes names what it writes in the script', ['cat a'], bash("sed -n 'w /root/.bashrc' a")],
     ['a brace expansion that leaves its directory (bash runs rm -rf ~ x)', ['ls'], bash('rm -rf {~,x}')],
@@ -427,7 +432,14 @@ describe('the classify option', () => {
   });
 
   it('fails closed on a classification whose fields cannot be read', () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('trap'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     const guard = createSessionGuard({ now: () => T, classify: (() => hostile) as unknown as SessionGuardOptions['classify'] });
     expect(guard.check({ name: 'x' })).toMatchObject({ allowed: false, kind: 'write' });
   });

@@ -73,7 +73,9 @@ describe('createSessionGuard', () => {
     ['now', 'x', 'a function'],
     ['onDecision', {}, 'a function'],
   ])('refuses options.%s = %j: it must be %s', (key, value, expected) => {
-    expect(() => createSessionGuard({ [key]: value } as never)).toThrow(`createSessionGuard: options.${key} must be ${expected} when given`);
+    expect(() => createSessionGuard({ [key]: value } as never)).toThrow(
+      `createSessionGuard: options.${key} must be ${expected} when given`,
+    );
   });
 
   it('refuses options that are not an object', () => {
@@ -864,7 +866,14 @@ describe('bad input to the guard gets a clear error and leaves the session as it
   it('a tool call whose getter throws is a TypeError that keeps the cause', () => {
     const guard = createSessionGuard();
     const cause = new Error('trap');
-    const call = new Proxy({}, { get: () => { throw cause; } }) as ToolCall;
+    const call = new Proxy(
+      {},
+      {
+        get: () => {
+          throw cause;
+        },
+      },
+    ) as ToolCall;
     let thrown: unknown;
     try {
       guard.check(call);

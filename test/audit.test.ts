@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { reasonWithTarget, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';
 import { createReplayGuard, createSessionGuard, type ToolCall } from '../src/adapter.js';
-import { auditRun, auditRuns, formatAuditText, formatRunText, RunAuditor, summarize, type AuditGate, type AuditGateOf } from '../src/audit.js';
+import {
+  auditRun,
+  auditRuns,
+  formatAuditText,
+  formatRunText,
+  RunAuditor,
+  summarize,
+  type AuditGate,
+  type AuditGateOf,
+} from '../src/audit.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../src/classifier.js';
 import { demoRuns } from '../src/demo.js';
 import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
@@ -44,9 +53,17 @@ describe('shadow mode', () => {
     const refusedAnswer = guard.finalAnswer();
     if (refusedCall.allowed || refusedAnswer.allowed) throw new Error('expected both to be refused');
     const [callFinding, answerFinding] = audit.findings.slice(4);
-    expect(callFinding!.decision).toMatchObject({ rule: refusedCall.error.rule, reason: refusedCall.error.reason, message: refusedCall.error.message });
+    expect(callFinding!.decision).toMatchObject({
+      rule: refusedCall.error.rule,
+      reason: refusedCall.error.reason,
+      message: refusedCall.error.message,
+    });
     expect(callFinding!.decision!.toolResult).toStrictEqual(refusedCall.error.toToolResult());
-    expect(answerFinding!.decision).toMatchObject({ rule: refusedAnswer.error.rule, message: refusedAnswer.error.message, toolResult: null });
+    expect(answerFinding!.decision).toMatchObject({
+      rule: refusedAnswer.error.rule,
+      message: refusedAnswer.error.message,
+      toolResult: null,
+    });
   });
 
   test.each([
@@ -66,7 +83,9 @@ describe('shadow mode', () => {
   });
 
   test('a misspelled option is refused by name, even with no run to audit', () => {
-    expect(() => auditRuns([], { strictFailedWrite: true } as never)).toThrow(/^audit: options\.strictFailedWrite is not an option \(the options are catalog, classify, policy, /);
+    expect(() => auditRuns([], { strictFailedWrite: true } as never)).toThrow(
+      /^audit: options\.strictFailedWrite is not an option \(the options are catalog, classify, policy, /,
+    );
   });
 
   test('the real outcome of a refused write is recorded, so the session follows what happened', () => {
@@ -85,7 +104,15 @@ describe('shadow mode', () => {
 
   test('reads are never refused, in any state', () => {
     const audit = auditRun(
-      run(call('r0', 'pulse_read'), call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), call('r2', 'pulse_read'), ok('w'), call('r3', 'pulse_read')),
+      run(
+        call('r0', 'pulse_read'),
+        call('r', 'pulse_query'),
+        ok('r'),
+        call('w', 'pulse_control'),
+        call('r2', 'pulse_read'),
+        ok('w'),
+        call('r3', 'pulse_read'),
+      ),
     );
     const reads = audit.findings.filter((f) => f.step.type === 'call' && f.step.name === 'pulse_read');
     expect(reads.map((f) => [f.stateBefore, f.decision?.allowed])).toEqual([
@@ -96,7 +123,9 @@ describe('shadow mode', () => {
   });
 
   test('a successful call of a blocked tool is reported as a recovery', () => {
-    const audit = auditRun(run(call('w1', 'pulse_control'), failed('w1'), call('r', 'pulse_query'), ok('r'), call('w2', 'pulse_control'), ok('w2')));
+    const audit = auditRun(
+      run(call('w1', 'pulse_control'), failed('w1'), call('r', 'pulse_query'), ok('r'), call('w2', 'pulse_control'), ok('w2')),
+    );
     expect(audit.recoveries).toBe(1);
     expect(audit.findings[5]!.recovered).toMatchObject({ tool: 'pulse_control', attempts: 1 });
   });
@@ -160,7 +189,14 @@ describe('call ids, grouping and result reading', () => {
   });
 
   test('ids with # are matched as ids without: a reused one too', () => {
-    const steps = run(call('r#1', 'pulse_query'), ok('r#1'), call('x#1', 'pulse_metrics'), call('x#1', 'pulse_control'), ok('x#1'), ok('x#1'));
+    const steps = run(
+      call('r#1', 'pulse_query'),
+      ok('r#1'),
+      call('x#1', 'pulse_metrics'),
+      call('x#1', 'pulse_control'),
+      ok('x#1'),
+      ok('x#1'),
+    );
     const audit = auditRun(steps);
     expect(audit.refusals).toEqual([]);
     expect(audit.findings.slice(3).map((f) => f.stateAfter)).toEqual(['WRITING', 'WRITING', 'VERIFYING']);
@@ -168,12 +204,40 @@ describe('call ids, grouping and result reading', () => {
 
   /** What the audit decided at each step: state before and after, allowed, rule, recovery. */
   const decisions = (steps: TranscriptRun) =>
-    auditRun(steps).findings.map((f) => [f.stateBefore, f.stateAfter, f.decision?.allowed ?? null, f.decision?.rule ?? null, f.recovered?.tool ?? null]);
+    auditRun(steps).findings.map((f) => [
+      f.stateBefore,
+      f.stateAfter,
+      f.decision?.allowed ?? null,
+      f.decision?.rule ?? null,
+      f.recovered?.tool ?? null,
+    ]);
 
   test('a log id that looks like a reused id made up for the guard (a, a, then a#1) is a call of its own', () => {
     // The second `a` gets a guard id of its own; the log's own `a#1` must not collide with it.
-    const reused = run(call('r', 'pulse_query'), ok('r'), call('a', 'pulse_metrics'), call('a', 'pulse_control'), call('a#1', 'pulse_metrics'), ok('a#1'), ok('a'), ok('a'), call('a#1', 'pulse_metrics'), ok('a#1'));
-    const unique = run(call('r', 'pulse_query'), ok('r'), call('x', 'pulse_metrics'), call('y', 'pulse_control'), call('z', 'pulse_metrics'), ok('z'), ok('x'), ok('y'), call('v', 'pulse_metrics'), ok('v'));
+    const reused = run(
+      call('r', 'pulse_query'),
+      ok('r'),
+      call('a', 'pulse_metrics'),
+      call('a', 'pulse_control'),
+      call('a#1', 'pulse_metrics'),
+      ok('a#1'),
+      ok('a'),
+      ok('a'),
+      call('a#1', 'pulse_metrics'),
+      ok('a#1'),
+    );
+    const unique = run(
+      call('r', 'pulse_query'),
+      ok('r'),
+      call('x', 'pulse_metrics'),
+      call('y', 'pulse_control'),
+      call('z', 'pulse_metrics'),
+      ok('z'),
+      ok('x'),
+      ok('y'),
+      call('v', 'pulse_metrics'),
+      ok('v'),
+    );
     expect(decisions(reused)).toEqual(decisions(unique));
   });
 
@@ -211,11 +275,17 @@ describe('call ids, grouping and result reading', () => {
     expect(audit.recoveries).toBe(0);
   });
 
-  test("a shell write whose output says verification.ok is not verified by it (the command chose its output)", () => {
+  test('a shell write whose output says verification.ok is not verified by it (the command chose its output)', () => {
     const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
     const bashCall = (id: string, command: string) => call(id, 'Bash', { command });
     const result = (id: string, text: string) => ({ type: 'result', id, outcome: 'success', text });
-    const steps = run(bashCall('l', 'ls /srv'), result('l', 'app'), bashCall('w', `rm -rf /srv/app; echo '{"verification":{"ok":true}}'`), result('w', '{"verification":{"ok":true}}'), answer());
+    const steps = run(
+      bashCall('l', 'ls /srv'),
+      result('l', 'app'),
+      bashCall('w', `rm -rf /srv/app; echo '{"verification":{"ok":true}}'`),
+      result('w', '{"verification":{"ok":true}}'),
+      answer(),
+    );
     const audit = auditRun(steps, { catalog: claudeCode });
     expect(audit.refusals.map((r) => [r.subject, r.rule])).toEqual([['answer', 'unverified-write']]);
   });
@@ -223,21 +293,56 @@ describe('call ids, grouping and result reading', () => {
   test("a result under a log's own id that is the guard id made up for another call in flight settles nothing", () => {
     const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
     const read = (id: string) => call(id, 'Read', { file_path: '/tmp/f' });
-    const steps = run(read('r'), ok('r'), read('a'), call('a', 'Edit', { file_path: '/tmp/f', old_string: 'x', new_string: 'y' }), { type: 'result', id: 'a#1', name: 'Edit', outcome: 'error' }, answer());
+    const steps = run(
+      read('r'),
+      ok('r'),
+      read('a'),
+      call('a', 'Edit', { file_path: '/tmp/f', old_string: 'x', new_string: 'y' }),
+      { type: 'result', id: 'a#1', name: 'Edit', outcome: 'error' },
+      answer(),
+    );
     const audit = auditRun(steps, { catalog: claudeCode });
     expect(audit.findings[3]!.stateAfter).toBe('WRITING');
     expect(audit.refusals.map((r) => [r.subject, r.rule])).toEqual([['answer', 'write-in-flight']]);
   });
 
   test('an id reused after its result is the same id again', () => {
-    const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('r', 'pulse_metrics'), ok('r'), call('w', 'pulse_control'), ok('w'));
+    const steps = run(
+      call('r', 'pulse_query'),
+      ok('r'),
+      call('w', 'pulse_control'),
+      ok('w'),
+      call('r', 'pulse_metrics'),
+      ok('r'),
+      call('w', 'pulse_control'),
+      ok('w'),
+    );
     const audit = auditRun(steps);
     expect(audit.refusals).toEqual([]);
-    expect(audit.findings.map((f) => f.stateAfter)).toEqual(['RESOLVING', 'READING', 'WRITING', 'VERIFYING', 'VERIFYING', 'READING', 'WRITING', 'VERIFYING']);
+    expect(audit.findings.map((f) => f.stateAfter)).toEqual([
+      'RESOLVING',
+      'READING',
+      'WRITING',
+      'VERIFYING',
+      'VERIFYING',
+      'READING',
+      'WRITING',
+      'VERIFYING',
+    ]);
   });
 
   test("a run's refusals are grouped by subject and rule in the order first seen, with the rule's reason and a count", () => {
-    const audit = auditRun(run(call('a', 'pulse_control'), call('b', 'pulse_control'), answer(), call('r', 'pulse_query'), ok('r'), call('c', 'pulse_control'), call('d', 'pulse_control')));
+    const audit = auditRun(
+      run(
+        call('a', 'pulse_control'),
+        call('b', 'pulse_control'),
+        answer(),
+        call('r', 'pulse_query'),
+        ok('r'),
+        call('c', 'pulse_control'),
+        call('d', 'pulse_control'),
+      ),
+    );
     expect(audit.refusalsByReason.map(({ subject, rule, count }) => [subject, rule, count])).toEqual([
       ['tool', 'no-target', 2],
       ['tool', 'write-in-flight', 1],
@@ -253,7 +358,9 @@ describe('call ids, grouping and result reading', () => {
       reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], '~/a'),
       reasonWithTarget(TOOL_BLOCK_REASONS['unknown-target'], '/b'),
     ]);
-    expect(audit.refusalsByReason).toEqual([{ subject: 'tool', rule: 'unknown-target', reason: TOOL_BLOCK_REASONS['unknown-target'], count: 2 }]);
+    expect(audit.refusalsByReason).toEqual([
+      { subject: 'tool', rule: 'unknown-target', reason: TOOL_BLOCK_REASONS['unknown-target'], count: 2 },
+    ]);
   });
 
   test('a refused answer is grouped apart from refused calls', () => {
@@ -271,7 +378,20 @@ describe('call ids, grouping and result reading', () => {
 
   test('a refusal lists the run, step and state before its own fields', () => {
     const audit = auditRun(run(call('a', 'pulse_control')));
-    expect(Object.keys(audit.refusals[0]!)).toEqual(['runId', 'index', 'position', 'state', 'subject', 'tool', 'kind', 'targets', 'destructive', 'rule', 'reason', 'message']);
+    expect(Object.keys(audit.refusals[0]!)).toEqual([
+      'runId',
+      'index',
+      'position',
+      'state',
+      'subject',
+      'tool',
+      'kind',
+      'targets',
+      'destructive',
+      'rule',
+      'reason',
+      'message',
+    ]);
   });
 
   test('a kind-only classifier gives no targets and no destructive flag, where the catalog would', () => {
@@ -285,7 +405,13 @@ describe('call ids, grouping and result reading', () => {
   test("a success whose text starts with one of the catalog's failure markers (after whitespace) is read as a failure", () => {
     const codex = compileCatalog(builtinCatalogs.codex);
     const patched = (text: string) =>
-      run(call('l', 'list_dir', { dir_path: '/src' }), ok('l'), call('p', 'apply_patch', { input: '*** Begin Patch' }), { type: 'result', id: 'p', outcome: 'success', text }, answer());
+      run(
+        call('l', 'list_dir', { dir_path: '/src' }),
+        ok('l'),
+        call('p', 'apply_patch', { input: '*** Begin Patch' }),
+        { type: 'result', id: 'p', outcome: 'success', text },
+        answer(),
+      );
     // A failed write needs no verification (strict failed writes off): the answer is allowed.
     expect(auditRun(patched('  apply_patch verification failed: hunk 1'), { catalog: codex }).refusedAnswers).toBe(0);
     expect(auditRun(patched('Done! apply_patch verification failed'), { catalog: codex }).refusedAnswers).toBe(1);
@@ -298,7 +424,11 @@ describe('the gate an audit replays through', () => {
   test("gateOf gets the audit's clock and flags, one gate per run", () => {
     const settings: { at: number[]; strictFailedWrites: boolean; autoCompleteVerification: boolean }[] = [];
     const report = auditRuns([steps, steps], { strictFailedWrites: true, stepMs: 5, startAt: 100 }, (given) => {
-      const seen = { at: [] as number[], strictFailedWrites: given.strictFailedWrites, autoCompleteVerification: given.autoCompleteVerification };
+      const seen = {
+        at: [] as number[],
+        strictFailedWrites: given.strictFailedWrites,
+        autoCompleteVerification: given.autoCompleteVerification,
+      };
       settings.push(seen);
       return createReplayGuard({ ...given, now: () => (seen.at.push(given.now()), given.now()) });
     });
@@ -337,7 +467,9 @@ describe('the gate an audit replays through', () => {
   });
 
   test('the default gate is the session guard: the same report as a gate made by createReplayGuard', () => {
-    expect(auditRun(steps, { strictFailedWrites: true }, (given) => createReplayGuard(given))).toEqual(auditRun(steps, { strictFailedWrites: true }));
+    expect(auditRun(steps, { strictFailedWrites: true }, (given) => createReplayGuard(given))).toEqual(
+      auditRun(steps, { strictFailedWrites: true }),
+    );
   });
 });
 
@@ -345,7 +477,11 @@ describe('summary', () => {
   const runs = [
     { ...run(call('w', 'pulse_control'), answer()), id: 'a', reward: 1 },
     { ...run(call('r', 'pulse_query'), ok('r'), answer()), id: 'b', reward: 0 },
-    { ...run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), answer(), call('x', 'pulse_control')), id: 'c', reward: 0 },
+    {
+      ...run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), answer(), call('x', 'pulse_control')),
+      id: 'c',
+      reward: 0,
+    },
   ];
 
   test('counts runs, calls, writes, blocked calls, refused answers and runs with a refusal', () => {
@@ -380,7 +516,9 @@ describe('summary', () => {
 
   test("a run's headline counts refused calls and refused answers apart", () => {
     const [, , c] = auditRuns(runs).runs;
-    expect(formatRunText(c!).split('\n')[0]).toBe('run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING (unverified: a change nobody looked at)');
+    expect(formatRunText(c!).split('\n')[0]).toBe(
+      'run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING (unverified: a change nobody looked at)',
+    );
   });
 
   test("a run's headline says one call in the singular, and nothing refused when nothing was", () => {
@@ -460,7 +598,14 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     const catalog = compileCatalog(builtinCatalogs['tau-airline']);
     const rows = (['spec', 'targets', 'full'] as const).map((policy) => {
       const s = auditRuns(runs, { catalog, policy }).summary;
-      return [policy, s.blockedCalls, s.refusedAnswers, s.runsWithRefusal, s.byReward!.successful.runsWithRefusal, s.byReward!.failed.runsWithRefusal];
+      return [
+        policy,
+        s.blockedCalls,
+        s.refusedAnswers,
+        s.runsWithRefusal,
+        s.byReward!.successful.runsWithRefusal,
+        s.byReward!.failed.runsWithRefusal,
+      ];
     });
     expect(rows).toEqual([
       ['spec', 75, 184, 119, 32, 87],

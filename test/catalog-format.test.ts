@@ -117,7 +117,7 @@ describe('targets, destructive, self-verifying, failure markers', () => {
     expect(classify('edit', { file: 'src/../lib/a.ts', dir: '/repo' }).targets).toEqual(['/repo/lib/a.ts']);
   });
 
-  it('without a cwd argument, the caller\'s context gives the working directory', () => {
+  it("without a cwd argument, the caller's context gives the working directory", () => {
     const classify = createCallClassifier(catalog({ edit: { kind: 'write', targets: { file: 'path' } } }));
     expect(classify('edit', { file: 'a.ts' }, { cwd: '/repo' }).targets).toEqual(['/repo/a.ts']);
     expect(classify('edit', { file: 'a.ts' }).targets).toEqual(['a.ts']);
@@ -137,17 +137,24 @@ describe('targets, destructive, self-verifying, failure markers', () => {
   });
 
   it('selfVerifying and failure markers are reported per tool', () => {
-    const compiled = compileCatalog(catalog({ set: { kind: 'write', selfVerifying: true, failure: ['REFUSED'] } }, { failure: ['fatal:'] }));
+    const compiled = compileCatalog(
+      catalog({ set: { kind: 'write', selfVerifying: true, failure: ['REFUSED'] } }, { failure: ['fatal:'] }),
+    );
     expect(compiled.isSelfVerifying('set')).toBe(true);
     expect(compiled.isSelfVerifying('other')).toBe(false);
     expect(compiled.failureMarkers('set')).toEqual(['fatal:', 'REFUSED']);
   });
 
   it('an unknown tool is a write that says why', () => {
-    expect(createCallClassifier(catalog({}))('nope', {})).toMatchObject({ kind: 'write', targets: [], destructive: false, reason: expect.stringContaining("'nope' is not in catalog 't'") });
+    expect(createCallClassifier(catalog({}))('nope', {})).toMatchObject({
+      kind: 'write',
+      targets: [],
+      destructive: false,
+      reason: expect.stringContaining("'nope' is not in catalog 't'"),
+    });
   });
 
-  it('classifyCall gives the Pulse catalog\'s kind with targets and destructive', () => {
+  it("classifyCall gives the Pulse catalog's kind with targets and destructive", () => {
     expect(classifyCall('pulse_query', {})).toEqual({ kind: 'resolve', targets: [], destructive: false });
   });
 });
@@ -163,7 +170,9 @@ describe('validation of catalog format 2', () => {
   });
 
   it('a rule with neither a kind nor a rule type is refused', () => {
-    expect(catalogError(catalog({ a: { targets: { p: 'path' } } })).message).toContain('needs exactly one of kind, argument, shell, sql, annotations');
+    expect(catalogError(catalog({ a: { targets: { p: 'path' } } })).message).toContain(
+      'needs exactly one of kind, argument, shell, sql, annotations',
+    );
   });
 
   it('a pattern that is not a regular expression names the pattern', () => {
@@ -178,11 +187,15 @@ describe('validation of catalog format 2', () => {
   });
 
   it('a repeated group of alternatives is refused (exponential although its star height is one)', () => {
-    expect(catalogError(catalog({ a: { argument: 'op', patterns: { '(a|a)*b': 'read' } } })).message).toContain('a repeated group of alternatives');
+    expect(catalogError(catalog({ a: { argument: 'op', patterns: { '(a|a)*b': 'read' } } })).message).toContain(
+      'a repeated group of alternatives',
+    );
   });
 
   it('an unrepeated group of alternatives is accepted', () => {
-    expect(createCallClassifier(catalog({ a: { argument: 'op', patterns: { '(get|list)_.*': 'read' } } }))('a', { op: 'get_x' }).kind).toBe('read');
+    expect(createCallClassifier(catalog({ a: { argument: 'op', patterns: { '(get|list)_.*': 'read' } } }))('a', { op: 'get_x' }).kind).toBe(
+      'read',
+    );
   });
 
   it('keyed parts without "argument" name the missing argument', () => {
@@ -227,17 +240,22 @@ describe('pickCatalog (--catalog auto)', () => {
   });
 });
 
-describe('a catalog\'s own shell command table', () => {
+describe("a catalog's own shell command table", () => {
   it('replaces the shipped table for its shell tools', () => {
     const classify = createCallClassifier(
-      catalog({ sh: { shell: 'cmd' } }, { commands: { commands: { deploy: { read: true } }, trustedDirectories: [], nullDevices: [], variables: {} } }),
+      catalog(
+        { sh: { shell: 'cmd' } },
+        { commands: { commands: { deploy: { read: true } }, trustedDirectories: [], nullDevices: [], variables: {} } },
+      ),
     );
     expect(classify('sh', { cmd: 'deploy' }).kind).toBe('read');
     expect(classify('sh', { cmd: 'ls' }).kind).toBe('write');
   });
 
   it('is checked beyond its schema: an alias to no command names the entry', () => {
-    const error = catalogError(catalog({}, { commands: { commands: { ll: 'nonesuch' }, trustedDirectories: [], nullDevices: [], variables: {} } }));
+    const error = catalogError(
+      catalog({}, { commands: { commands: { ll: 'nonesuch' }, trustedDirectories: [], nullDevices: [], variables: {} } }),
+    );
     expect(error.message).toContain('commands.ll');
   });
 });

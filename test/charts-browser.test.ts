@@ -49,7 +49,9 @@ describe.skipIf(browserMissing !== null)("the Mermaid chart rendered by Mermaid'
     await page.setContent('<!doctype html><html><body><div id="chart"></div></body></html>');
     await page.addScriptTag({ path: MERMAID_SCRIPT });
     states = await page.evaluate(async (text) => {
-      const mermaid = (window as unknown as { mermaid: { initialize(c: object): void; render(id: string, t: string): Promise<{ svg: string }> } }).mermaid;
+      const mermaid = (
+        window as unknown as { mermaid: { initialize(c: object): void; render(id: string, t: string): Promise<{ svg: string }> } }
+      ).mermaid;
       mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
       const { svg } = await mermaid.render('safety-chart', text);
       document.getElementById('chart')!.innerHTML = svg;
@@ -95,7 +97,10 @@ describe.skipIf(browserMissing !== null)("the Mermaid chart rendered by Mermaid'
     for (const t of refusing) {
       const box = states.find((state) => state.title === t.source.slice('safety.'.length))!;
       const head = `${REFUSAL_MARK} ${t.event}${t.guard ? ` [${t.guard}]` : ''} — `;
-      expect(box.lines.some((line) => line.startsWith(head)), `${t.id} in ${box.lines.join('\n')}`).toBe(true);
+      expect(
+        box.lines.some((line) => line.startsWith(head)),
+        `${t.id} in ${box.lines.join('\n')}`,
+      ).toBe(true);
     }
   });
 });

@@ -8,13 +8,7 @@
  * read from the shipped catalog.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  builtinCatalogs,
-  classifyToolCall,
-  createClassifier,
-  kindFromMcpAnnotations,
-  parseCatalog,
-} from '../src/classifier.js';
+import { builtinCatalogs, classifyToolCall, createClassifier, kindFromMcpAnnotations, parseCatalog } from '../src/classifier.js';
 import { CatalogError } from '../src/errors.js';
 import type { ToolKind } from '../machines/safety.types.js';
 
@@ -475,7 +469,9 @@ describe('createClassifier with a custom catalog', () => {
 
   it('a catalog key __proto__ cannot make tools reads through the prototype', () => {
     const tricky = createClassifier(
-      JSON.parse('{"name":"t","tools":{"__proto__":{"argument":"a","cases":{"x":"read"}},"k":{"argument":"a","cases":{"__proto__":"read"}}}}'),
+      JSON.parse(
+        '{"name":"t","tools":{"__proto__":{"argument":"a","cases":{"x":"read"}},"k":{"argument":"a","cases":{"__proto__":"read"}}}}',
+      ),
     );
     expect(tricky('__proto__', { a: 'x' })).toBe('write');
     expect(tricky('k', { a: '__proto__' })).toBe('write');
@@ -515,7 +511,7 @@ describe('catalog validation (CatalogError names the bad entry)', () => {
 
   it('a tool listed twice once names are trimmed is reported', () => {
     const error = catalogError({ name: 'x', tools: { ' pulse_query': 'read', pulse_query: 'write' } });
-    expect(error.message).toBe('catalog \'x\': tools.pulse_query: the tool is listed twice (names are trimmed)');
+    expect(error.message).toBe("catalog 'x': tools.pulse_query: the tool is listed twice (names are trimmed)");
   });
 
   it('a missing name is reported at path name', () => {
@@ -627,9 +623,7 @@ describe('kindFromMcpAnnotations (DESIGN §4)', () => {
   });
 
   it('trusted must be the boolean true', () => {
-    expect(kindFromMcpAnnotations({ readOnlyHint: true }, { trusted: 'yes' } as unknown as { trusted: boolean })).toBe(
-      'write',
-    );
+    expect(kindFromMcpAnnotations({ readOnlyHint: true }, { trusted: 'yes' } as unknown as { trusted: boolean })).toBe('write');
   });
 
   it('missing options are untrusted', () => {

@@ -27,7 +27,10 @@ const jsonl = (...events: object[]) => events.map((e) => JSON.stringify(e)).join
 const refusing = () =>
   file('refusing.jsonl', jsonl({ type: 'call', id: 'w', name: 'pulse_control' }, { type: 'result', id: 'w', outcome: 'error' }));
 const clean = () =>
-  file('clean.jsonl', jsonl({ type: 'call', id: 'r', name: 'pulse_query' }, { type: 'result', id: 'r', outcome: 'success' }, { type: 'answer', text: 'hi' }));
+  file(
+    'clean.jsonl',
+    jsonl({ type: 'call', id: 'r', name: 'pulse_query' }, { type: 'result', id: 'r', outcome: 'success' }, { type: 'answer', text: 'hi' }),
+  );
 
 describe('hostile transcripts: one line, exit 2 or an inert report, never exit 70', () => {
   test('a clock step past the range of dates is bad input naming the line', async () => {
@@ -115,14 +118,20 @@ describe('pulse-safety audit', () => {
   });
 
   test('--catalog auto (the default) picks the shipped catalog that knows the most tool names', async () => {
-    const path = file('claude.jsonl', jsonl({ type: 'call', id: 'r', name: 'Read', args: { file_path: '/a' } }, { type: 'result', id: 'r', outcome: 'success' }));
+    const path = file(
+      'claude.jsonl',
+      jsonl({ type: 'call', id: 'r', name: 'Read', args: { file_path: '/a' } }, { type: 'result', id: 'r', outcome: 'success' }),
+    );
     const { out, err } = await run('audit', path);
     expect(out).toContain('(catalog auto: claude-code, knows 1 of 1 tool names, policy full)');
     expect(err).toBe('');
   });
 
   test('--catalog auto warns when the chosen catalog knows fewer than half the tool names', async () => {
-    const path = file('unknown.jsonl', jsonl({ type: 'call', id: 'r', name: 'frobnicate' }, { type: 'call', id: 's', name: 'Read' }, { type: 'call', id: 't', name: 'zap' }));
+    const path = file(
+      'unknown.jsonl',
+      jsonl({ type: 'call', id: 'r', name: 'frobnicate' }, { type: 'call', id: 's', name: 'Read' }, { type: 'call', id: 't', name: 'zap' }),
+    );
     const { err } = await run('audit', path);
     expect(err).toContain("warning: catalog 'claude-code' knows only 1 of the 3 tool names");
   });
@@ -174,7 +183,14 @@ describe('pulse-safety audit', () => {
     const path = file('tau.jsonl', jsonl({ type: 'call', id: 'c', name: 'cancel_reservation' }));
     const { out } = await run('audit', path, '--catalog', 'tau-airline', '--format', 'json');
     expect(JSON.parse(out).summary.writes).toBe(1);
-    const { out: asRead } = await run('audit', file('tau2.jsonl', jsonl({ type: 'call', id: 'c', name: 'get_user_details' })), '--catalog', 'tau-airline', '--format', 'json');
+    const { out: asRead } = await run(
+      'audit',
+      file('tau2.jsonl', jsonl({ type: 'call', id: 'c', name: 'get_user_details' })),
+      '--catalog',
+      'tau-airline',
+      '--format',
+      'json',
+    );
     expect(JSON.parse(asRead).summary.writes).toBe(0);
   });
 
@@ -211,7 +227,12 @@ describe('usage errors exit 2 with one line', () => {
   test('--compare-policies alone prints the three policies side by side', async () => {
     const { code, out } = await run('audit', clean(), '--compare-policies', '--summary-only');
     expect(code).toBe(EXIT.clean);
-    expect(out.split('\n').filter((line) => /^ {2}(spec|targets|full) /.test(line)).map((line) => line.trim().split(/\s+/)[0])).toEqual(['spec', 'targets', 'full']);
+    expect(
+      out
+        .split('\n')
+        .filter((line) => /^ {2}(spec|targets|full) /.test(line))
+        .map((line) => line.trim().split(/\s+/)[0]),
+    ).toEqual(['spec', 'targets', 'full']);
   });
 });
 
@@ -274,9 +295,13 @@ describe('the pulse-safety executable', () => {
   const out = join(root, 'test-output', 'cli-build');
 
   beforeAll(() => {
-    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], {
-      cwd: root,
-    });
+    execFileSync(
+      process.execPath,
+      [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out],
+      {
+        cwd: root,
+      },
+    );
   }, 120_000);
 
   test('runs the demo audit from the compiled build and exits 0', () => {
@@ -296,10 +321,14 @@ describe('the pulse-safety executable', () => {
     await once(stream, 'finish');
     // The peak resident set of the process, as /usr/bin/time -v reports it (kilobytes).
     const probe = `process.on('exit', () => process.stderr.write('maxrss ' + process.resourceUsage().maxRSS + '\\n')); await import(${JSON.stringify(pathToFileURL(join(out, 'src/bin.js')).href)});`;
-    const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe, '_', 'audit', big, '--summary-only', '--catalog', 'pulse'], {
-      encoding: 'utf8',
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const result = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', probe, '_', 'audit', big, '--summary-only', '--catalog', 'pulse'],
+      {
+        encoding: 'utf8',
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     expect(result.stdout).toMatch(/tool calls\s+1000000/);
     expect(result.stdout).toMatch(/blocked calls\s+1000000/);
     const peakKb = Number(/maxrss (\d+)/.exec(result.stderr)?.[1]);
@@ -335,7 +364,10 @@ describe('options', () => {
 
   test('--format json survives arguments nested thousands deep', async () => {
     const deep = '['.repeat(5_000) + ']'.repeat(5_000);
-    const path = file('deepargs.json', JSON.stringify([{ role: 'assistant', tool_calls: [{ id: 'd', function: { name: 'x', arguments: deep } }] }]));
+    const path = file(
+      'deepargs.json',
+      JSON.stringify([{ role: 'assistant', tool_calls: [{ id: 'd', function: { name: 'x', arguments: deep } }] }]),
+    );
     const { code, out } = await run('audit', path, '--format', 'json');
     expect(code).toBe(EXIT.refused);
     expect(JSON.parse(out).summary.calls).toBe(1);

@@ -121,15 +121,11 @@ describe('reasons (DESIGN §1)', () => {
 
 describe('message (the text form of DESIGN §1)', () => {
   it("for a tool is FSM blocked tool '<tool>' (<kind>) in state <STATE>: <reason>", () => {
-    expect(noTargetError().message).toBe(
-      `FSM blocked tool 'pulse_control' (write) in state RESOLVING: ${TOOL_BLOCK_REASONS['no-target']}`,
-    );
+    expect(noTargetError().message).toBe(`FSM blocked tool 'pulse_control' (write) in state RESOLVING: ${TOOL_BLOCK_REASONS['no-target']}`);
   });
 
   it('for the final answer is FSM blocked in state <STATE>: <reason>', () => {
-    expect(refusedAnswerError().message).toBe(
-      `FSM blocked in state VERIFYING: ${ANSWER_BLOCK_REASONS['unverified-write']}`,
-    );
+    expect(refusedAnswerError().message).toBe(`FSM blocked in state VERIFYING: ${ANSWER_BLOCK_REASONS['unverified-write']}`);
   });
 
   it('is built from the fields it is given', () => {
@@ -178,7 +174,7 @@ describe('toToolResult() (DESIGN §3.1)', () => {
     expect(JSON.parse(JSON.stringify(result))).toStrictEqual(result);
   });
 
-  it('JSON.stringify of the error itself gives the result\'s error object', () => {
+  it("JSON.stringify of the error itself gives the result's error object", () => {
     const error = refusedAnswerError();
     expect(JSON.parse(JSON.stringify(error))).toStrictEqual(error.toToolResult().error);
   });
@@ -305,7 +301,9 @@ describe('target-aware refusals (DESIGN §5.3-5.6)', () => {
   });
 
   it('a destructive write without confirmation says the user’s confirmation is needed', () => {
-    expect(TOOL_BLOCK_REASONS['needs-confirmation']).toMatch(/^POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation/);
+    expect(TOOL_BLOCK_REASONS['needs-confirmation']).toMatch(
+      /^POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation/,
+    );
   });
 
   it('the final answer has no reason for the rules that never refuse it', () => {

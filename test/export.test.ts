@@ -37,7 +37,13 @@ const CONFIG = join(ROOT, 'stately.config.json');
 
 /** Every transition of the machine's JSON definition, as [source, event, definition]. */
 type JsonTransition = { guard?: string; description?: string; target?: (string | { id: string })[] };
-function jsonTransitions(): { source: string; event: string; guard?: string; description?: string; target?: (string | { id: string })[] }[] {
+function jsonTransitions(): {
+  source: string;
+  event: string;
+  guard?: string;
+  description?: string;
+  target?: (string | { id: string })[];
+}[] {
   const definition = safetyMachine.toJSON() as unknown as {
     on: Record<string, JsonTransition[]>;
     states: Record<string, { on: Record<string, JsonTransition[]> }>;
@@ -53,9 +59,19 @@ function jsonTransitions(): { source: string; event: string; guard?: string; des
   for (const [key, state] of Object.entries(definition.states)) {
     for (const [event, list] of Object.entries(state.on)) all.push(...list.map((t) => pick(`safety.${key}`, event, t)));
     // Eventless transitions are not in toJSON(): read them off the state node, as XState keeps them.
-    const always = (safetyMachine.root.states[key]?.always ?? []) as unknown as { guard?: string | { type: string }; description?: string; target?: { id: string }[] }[];
+    const always = (safetyMachine.root.states[key]?.always ?? []) as unknown as {
+      guard?: string | { type: string };
+      description?: string;
+      target?: { id: string }[];
+    }[];
     for (const t of always) {
-      all.push({ source: `safety.${key}`, event: 'always', guard: typeof t.guard === 'string' ? t.guard : t.guard?.type, description: t.description, target: t.target });
+      all.push({
+        source: `safety.${key}`,
+        event: 'always',
+        guard: typeof t.guard === 'string' ? t.guard : t.guard?.type,
+        description: t.description,
+        target: t.target,
+      });
     }
   }
   return all;
@@ -299,7 +315,9 @@ describe('toDot', () => {
     const refusing = chartOf(safetyMachine).transitions.filter((t) => t.refuses && t.targets.length === 0);
     expect(refusing.length).toBeGreaterThan(0);
     for (const t of refusing) {
-      const cell = new RegExp(`<td [^>]*bgcolor="#ffebe9"[^>]*id="${t.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*><font [^>]*color="#cf222e">${REFUSAL_MARK} ${t.event}`);
+      const cell = new RegExp(
+        `<td [^>]*bgcolor="#ffebe9"[^>]*id="${t.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*><font [^>]*color="#cf222e">${REFUSAL_MARK} ${t.event}`,
+      );
       expect(dot, t.id).toMatch(cell);
     }
   });
@@ -331,7 +349,9 @@ describe('toDot', () => {
   });
 
   it('has a legend naming the refusing actions, unless left out', () => {
-    const legend = toDot(safetyMachine).split('\n').find((l) => l.includes('id="legend"'));
+    const legend = toDot(safetyMachine)
+      .split('\n')
+      .find((l) => l.includes('id="legend"'));
     expect(legend).toBeDefined();
     for (const action of REFUSING_ACTIONS) expect(legend).toContain(action);
     expect(legend).toContain(`${REFUSAL_MARK} event [guard]`);
@@ -391,7 +411,10 @@ describe('toMermaid', () => {
     for (const state of ['RESOLVING', 'READING', 'WRITING', 'VERIFYING']) {
       const declared = lines.indexOf(`  state "${state}" as ${state}`);
       expect(declared, state).toBeGreaterThan(-1);
-      expect(lines.findIndex((l) => l.startsWith(`  ${state} : `)), state).toBeGreaterThan(declared);
+      expect(
+        lines.findIndex((l) => l.startsWith(`  ${state} : `)),
+        state,
+      ).toBeGreaterThan(declared);
     }
   });
 
@@ -403,7 +426,9 @@ describe('toMermaid', () => {
   });
 
   it('says in a comment what ✗ marks, naming the refusing actions', () => {
-    const legend = toMermaid(safetyMachine).split('\n').find((l) => l.startsWith(`  %% ${REFUSAL_MARK} `));
+    const legend = toMermaid(safetyMachine)
+      .split('\n')
+      .find((l) => l.startsWith(`  %% ${REFUSAL_MARK} `));
     expect(legend).toBeDefined();
     for (const action of REFUSING_ACTIONS) expect(legend).toContain(action);
   });
@@ -514,7 +539,12 @@ describe('stately.config.json and the export command', () => {
     const lines: string[] = [];
     let code = 0;
     const program = new Command().exitOverride();
-    registerExportCommand(program, { out: (text) => lines.push(text), err: (text) => errors.push(text), setExitCode: (c) => (code = c), cwd: () => dir });
+    registerExportCommand(program, {
+      out: (text) => lines.push(text),
+      err: (text) => errors.push(text),
+      setExitCode: (c) => (code = c),
+      cwd: () => dir,
+    });
     await program.parseAsync(['export'], { from: 'user' });
     expect(code).toBe(2);
     expect(lines).toEqual([]);

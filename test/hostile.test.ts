@@ -92,9 +92,7 @@ const hostileString: fc.Arbitrary<string> = fc.oneof(
 /** A JSON object whose own keys include `__proto__` or `constructor` (as JSON.parse makes them). */
 const protoKeyedObject: fc.Arbitrary<unknown> = fc
   .tuple(fc.constantFrom('__proto__', 'constructor', 'prototype'), fc.constantFrom(...READ_WORDS, 'list', 'polluted'))
-  .map(([key, word]) =>
-    JSON.parse(`{"${key}":{"action":"${word}","operation":"${word}","polluted":true,"prototype":{"polluted":true}}}`),
-  );
+  .map(([key, word]) => JSON.parse(`{"${key}":{"action":"${word}","operation":"${word}","polluted":true,"prototype":{"polluted":true}}}`));
 
 /** Tool-call arguments: any JSON, any value, JSON text, prototype keys, inherited fields, huge strings. */
 const hostileArgs: fc.Arbitrary<unknown> = fc.oneof(
@@ -140,13 +138,17 @@ describe('the classifier under hostile input', () => {
 
   it('classifies a tool it does not know as a write unless its action or operation is a read word', () => {
     fc.assert(
-      fc.property(hostileString.filter((name) => !PULSE_TOOLS.includes(name.trim())), hostileArgs, (name, args) => {
-        const kind = classifyToolCall(name, args);
-        expect(['read', 'write']).toContain(kind);
-        if (typeof args !== 'object' || args === null || (!Object.hasOwn(args, 'action') && !Object.hasOwn(args, 'operation'))) {
-          if (typeof args !== 'string') expect(kind).toBe('write');
-        }
-      }),
+      fc.property(
+        hostileString.filter((name) => !PULSE_TOOLS.includes(name.trim())),
+        hostileArgs,
+        (name, args) => {
+          const kind = classifyToolCall(name, args);
+          expect(['read', 'write']).toContain(kind);
+          if (typeof args !== 'object' || args === null || (!Object.hasOwn(args, 'action') && !Object.hasOwn(args, 'operation'))) {
+            if (typeof args !== 'string') expect(kind).toBe('write');
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -200,9 +202,28 @@ describe('the classifier under hostile input', () => {
   });
 
   it('fails closed to write on arguments whose getters or proxy traps throw', () => {
-    const trap = new Proxy({}, { get: () => { throw new Error('trap'); }, getOwnPropertyDescriptor: () => { throw new Error('trap'); }, has: () => { throw new Error('trap'); } });
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+        getOwnPropertyDescriptor: () => {
+          throw new Error('trap');
+        },
+        has: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     expect(classifyToolCall('pulse_alerts', trap)).toBe('write');
-    expect(classifyToolCall('unknown_tool', { get action() { throw new Error('getter'); } })).toBe('write');
+    expect(
+      classifyToolCall('unknown_tool', {
+        get action() {
+          throw new Error('getter');
+        },
+      }),
+    ).toBe('write');
   });
 
   it('reads MCP annotations as a write unless trusted and readOnlyHint is exactly true', () => {
@@ -229,25 +250,73 @@ type HostileOp =
   | { op: 'send'; event: Record<string, unknown> };
 
 const hostileCall: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ id: fc.oneof(fc.constantFrom('a', 'b', '__proto__'), hostileString, fc.anything()), name: fc.oneof(hostileString, fc.anything()), args: hostileArgs, kind: hostileKind }, { requiredKeys: [] }) },
-  { weight: 3, arbitrary: fc.record({ id: fc.constantFrom('a', 'b', 'c'), name: fc.constantFrom('pulse_metrics', 'pulse_query', 'pulse_control', 'mystery_tool'), args: hostileArgs }) },
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      {
+        id: fc.oneof(fc.constantFrom('a', 'b', '__proto__'), hostileString, fc.anything()),
+        name: fc.oneof(hostileString, fc.anything()),
+        args: hostileArgs,
+        kind: hostileKind,
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      id: fc.constantFrom('a', 'b', 'c'),
+      name: fc.constantFrom('pulse_metrics', 'pulse_query', 'pulse_control', 'mystery_tool'),
+      args: hostileArgs,
+    }),
+  },
   { weight: 1, arbitrary: fc.anything() },
   { weight: 1, arbitrary: protoKeyedObject },
 );
 
 const EVENT_TYPES: SafetyEvent['type'][] = [
-  'tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested',
-  'verification.completed', 'session.reset', 'session.resetKeepingProgress', 'clock.ticked',
+  'tool.requested',
+  'tool.succeeded',
+  'tool.failed',
+  'answer.requested',
+  'verification.completed',
+  'session.reset',
+  'session.resetKeepingProgress',
+  'clock.ticked',
 ];
 
 const hostileOp: fc.Arbitrary<HostileOp> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ op: fc.constantFrom('check' as const, 'record' as const), call: hostileCall, outcome: fc.oneof(fc.constantFrom('success', 'error', undefined), fc.anything()) }) },
-  { weight: 2, arbitrary: fc.constantFrom({ op: 'answer' as const }, { op: 'complete' as const }, { op: 'reset' as const }, { op: 'resetKeep' as const }) },
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      op: fc.constantFrom('check' as const, 'record' as const),
+      call: hostileCall,
+      outcome: fc.oneof(fc.constantFrom('success', 'error', undefined), fc.anything()),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      { op: 'answer' as const },
+      { op: 'complete' as const },
+      { op: 'reset' as const },
+      { op: 'resetKeep' as const },
+    ),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
       op: fc.constant('send' as const),
-      event: fc.record({ type: fc.constantFrom(...EVENT_TYPES), tool: fc.oneof(hostileString, fc.anything()), kind: hostileKind, callId: fc.anything(), at: fc.oneof(fc.double(), fc.anything()) }, { requiredKeys: ['type'] }),
+      event: fc.record(
+        {
+          type: fc.constantFrom(...EVENT_TYPES),
+          tool: fc.oneof(hostileString, fc.anything()),
+          kind: hostileKind,
+          callId: fc.anything(),
+          at: fc.oneof(fc.double(), fc.anything()),
+        },
+        { requiredKeys: ['type'] },
+      ),
     }),
   },
 );
@@ -319,7 +388,10 @@ describe('the session guard under hostile input', () => {
     fc.assert(
       fc.property(
         hostileString.filter((name) => !PULSE_TOOLS.includes(name.trim())),
-        fc.oneof(fc.constant(undefined), hostileKind.filter((kind) => !TOOL_KINDS.includes(kind as ToolKind))),
+        fc.oneof(
+          fc.constant(undefined),
+          hostileKind.filter((kind) => !TOOL_KINDS.includes(kind as ToolKind)),
+        ),
         (name, kind) => {
           const guard = createSessionGuard();
           guard.record({ name: 'pulse_query' });
@@ -334,8 +406,25 @@ describe('the session guard under hostile input', () => {
 
   it('turns a call whose getters or proxy traps throw into the documented TypeError', () => {
     const guard = createSessionGuard();
-    expect(() => guard.check({ get name(): string { throw new Error('getter'); } })).toThrow(TypeError);
-    expect(() => guard.record(new Proxy({ name: 'x' }, { get: () => { throw new Error('trap'); } }))).toThrow(TypeError);
+    expect(() =>
+      guard.check({
+        get name(): string {
+          throw new Error('getter');
+        },
+      }),
+    ).toThrow(TypeError);
+    expect(() =>
+      guard.record(
+        new Proxy(
+          { name: 'x' },
+          {
+            get: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
+      ),
+    ).toThrow(TypeError);
     expect(guard.actor.getSnapshot().status).toBe('active');
   });
 
@@ -379,7 +468,13 @@ describe('the session guard under hostile input', () => {
   it('refuses any value as a snapshot with a SnapshotError, or restores a restorable session', () => {
     fc.assert(
       fc.property(
-        fc.oneof(fc.anything(), fc.jsonValue(), protoKeyedObject, fc.jsonValue().map((v) => JSON.stringify(v)), fc.string()),
+        fc.oneof(
+          fc.anything(),
+          fc.jsonValue(),
+          protoKeyedObject,
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.string(),
+        ),
         (snapshot) => {
           try {
             const guard = createSessionGuard({ snapshot });
@@ -404,9 +499,17 @@ const SAMPLES: readonly [string, string][] = [
       messages: [
         { role: 'system', content: 'You are an agent.' },
         { role: 'user', content: 'Restart the web container.' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'pulse_query', arguments: '{"q":"web"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'pulse_query', arguments: '{"q":"web"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: '{"id":"web"}' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'pulse_control', arguments: '{"action":"restart"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c2', type: 'function', function: { name: 'pulse_control', arguments: '{"action":"restart"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c2', content: 'ok' },
         { role: 'assistant', content: 'Done.' },
       ],
@@ -420,7 +523,11 @@ const SAMPLES: readonly [string, string][] = [
         trial: 0,
         reward: 1,
         traj: [
-          { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'get_user_details', arguments: '{"user_id":"u"}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'a', type: 'function', function: { name: 'get_user_details', arguments: '{"user_id":"u"}' } }],
+          },
           { role: 'tool', tool_call_id: 'a', name: 'get_user_details', content: 'Error: user not found' },
           { role: 'assistant', content: 'Sorry.' },
         ],
@@ -431,7 +538,13 @@ const SAMPLES: readonly [string, string][] = [
     'anthropic.json',
     JSON.stringify([
       { role: 'user', content: 'Look at the logs.' },
-      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 't1', name: 'pulse_get_docker_logs', input: { id: 'web' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 't1', name: 'pulse_get_docker_logs', input: { id: 'web' } },
+        ],
+      },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'all quiet', is_error: false }] },
       { role: 'assistant', content: [{ type: 'text', text: 'All quiet.' }] },
     ]),
@@ -453,7 +566,10 @@ const SAMPLES: readonly [string, string][] = [
 const textEdit = fc.record({
   at: fc.double({ min: 0, max: 1, noNaN: true }),
   length: fc.nat({ max: 12 }),
-  insert: fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('"__proto__":{"polluted":true},', '[', '{', '"', '\\', '\n', 'null', '[]', '{}')),
+  insert: fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 8 }),
+    fc.constantFrom('"__proto__":{"polluted":true},', '[', '{', '"', '\\', '\n', 'null', '[]', '{}'),
+  ),
 });
 
 function applyEdits(text: string, edits: readonly { at: number; length: number; insert: string }[]): string {
@@ -527,9 +643,30 @@ describe('the transcript readers under hostile input', () => {
 
   it('read JSONL lines of any JSON values, or refuse them with a TranscriptError', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.jsonValue(), protoKeyedObject, fc.record({ type: fc.constantFrom('run', 'call', 'result', 'answer', 'clock', 'reset'), id: fc.jsonValue(), name: hostileString, outcome: fc.jsonValue(), advanceMs: fc.jsonValue(), text: fc.jsonValue(), args: hostileJsonArgs }, { requiredKeys: ['type'] })), { maxLength: 8 }), (lines) => {
-        readOrRefuse(lines.map((line) => JSON.stringify(line) ?? 'undefined').join('\n'), 'in.jsonl');
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.jsonValue(),
+            protoKeyedObject,
+            fc.record(
+              {
+                type: fc.constantFrom('run', 'call', 'result', 'answer', 'clock', 'reset'),
+                id: fc.jsonValue(),
+                name: hostileString,
+                outcome: fc.jsonValue(),
+                advanceMs: fc.jsonValue(),
+                text: fc.jsonValue(),
+                args: hostileJsonArgs,
+              },
+              { requiredKeys: ['type'] },
+            ),
+          ),
+          { maxLength: 8 },
+        ),
+        (lines) => {
+          readOrRefuse(lines.map((line) => JSON.stringify(line) ?? 'undefined').join('\n'), 'in.jsonl');
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -541,7 +678,11 @@ describe('the transcript readers under hostile input', () => {
 
   it('read a huge tool argument without trouble', () => {
     const text = JSON.stringify([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'mystery', arguments: JSON.stringify({ action: HUGE }) } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'mystery', arguments: JSON.stringify({ action: HUGE }) } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'ok' },
     ]);
     const runs = readTranscript(text, 'huge.json');

@@ -39,9 +39,10 @@ function label(finding: StepFinding): string {
 
 /** Each call and answer of the first run, with the gate's verdict. */
 function verdicts(report: AuditReport): { what: string; allowed: boolean }[] {
-  return report.runs[0]!.findings
-    .filter((finding) => finding.decision !== null)
-    .map((finding) => ({ what: finding.step.type === 'answer' ? 'answer' : label(finding), allowed: finding.decision!.allowed }));
+  return report.runs[0]!.findings.filter((finding) => finding.decision !== null).map((finding) => ({
+    what: finding.step.type === 'answer' ? 'answer' : label(finding),
+    allowed: finding.decision!.allowed,
+  }));
 }
 
 function refused(report: AuditReport): string[] {
@@ -71,7 +72,7 @@ describe('incident 1: Claude Code removes the home directory', () => {
     expect(report.runs[0]!.refusals[0]!.reason).toContain('"~"');
   });
 
-  it('under the spec\'s session-wide rules, the `ls -la` would have let it through', async () => {
+  it("under the spec's session-wide rules, the `ls -la` would have let it through", async () => {
     const { report } = await audit('01b-claude-code-ls-then-rm-home.jsonl', '--policy', 'spec');
     expect(verdicts(report).slice(0, 2)).toEqual([
       { what: 'Bash ls -la', allowed: true },
@@ -220,7 +221,7 @@ describe('incident 10: formats that used to read as zero calls', () => {
     expect(report.runs[0]!.refusals[0]).toMatchObject({ rule: 'unknown-target', destructive: true, targets: ['table:stg_orders'] });
   });
 
-  it('under the spec\'s rules admits the DROP TABLE after any read, and refuses only the claim', async () => {
+  it("under the spec's rules admits the DROP TABLE after any read, and refuses only the claim", async () => {
     const { code, report } = await audit('10b-legacy-function-call-drop.json', '--catalog', dir('sql.catalog.json'), '--policy', 'spec');
     expect(code).toBe(1);
     expect(report.summary.calls).toBe(2);

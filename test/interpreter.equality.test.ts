@@ -64,7 +64,12 @@ const PATH_SETTINGS: { options: SafetyPathOptions; simple: boolean }[] = DEEP
       [false, true].flatMap((autoCompleteVerification) =>
         [false, true].flatMap((includeUncheckedOutcomes) =>
           [false, true].map((strictFailedWrites) => ({
-            options: { autoCompleteVerification, includeUncheckedOutcomes, strictFailedWrites, ...(targets ? { targets, confirmDestructive: true } : {}) },
+            options: {
+              autoCompleteVerification,
+              includeUncheckedOutcomes,
+              strictFailedWrites,
+              ...(targets ? { targets, confirmDestructive: true } : {}),
+            },
             simple: !targets,
           })),
         ),
@@ -74,7 +79,13 @@ const PATH_SETTINGS: { options: SafetyPathOptions; simple: boolean }[] = DEEP
       { options: { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: false }, simple: true },
       { options: { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: true }, simple: false },
       {
-        options: { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: false, targets: true, confirmDestructive: true },
+        options: {
+          autoCompleteVerification: false,
+          includeUncheckedOutcomes: true,
+          strictFailedWrites: false,
+          targets: true,
+          confirmDestructive: true,
+        },
         simple: false,
       },
       { options: { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: false }, simple: false },
@@ -142,7 +153,8 @@ class Both {
   private compareNormalized(after: string, emitted: readonly unknown[], emittedRead: readonly unknown[]): void {
     const want = JSON.stringify({ value: this.state.value, context: this.state.context, emitted });
     const got = JSON.stringify({ value: this.normalized.value, context: this.normalized.context, emitted: emittedRead });
-    if (got !== want) throw new Error(`the normalized event and the event differ after ${after}:\n  normalized ${got}\n  event      ${want}`);
+    if (got !== want)
+      throw new Error(`the normalized event and the event differ after ${after}:\n  normalized ${got}\n  event      ${want}`);
   }
 
   private compare(after: string, emitted: readonly unknown[]): void {
@@ -246,7 +258,9 @@ function runGuards(options: SafetyPathOptions, events: readonly SafetyEvent[]): 
     if (!agree) {
       throw new Error(
         `the guards differ at step ${index} (${JSON.stringify(event)}) with ${JSON.stringify(options)}:\n` +
-          ['interpreter', 'actor from the start', 'actor from halfway'].map((name, i) => `  ${name}: ${results[i]} ${views[i]}`).join('\n') +
+          ['interpreter', 'actor from the start', 'actor from halfway']
+            .map((name, i) => `  ${name}: ${results[i]} ${views[i]}`)
+            .join('\n') +
           `\npath:\n  ${events.map((e) => JSON.stringify(e)).join('\n  ')}`,
       );
     }
@@ -278,7 +292,15 @@ const hostileValue = fc.oneof(
 );
 const hostileEvent: fc.Arbitrary<SafetyEvent> = fc
   .record({
-    type: fc.constantFrom('tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested', 'verification.completed', 'session.resetKeepingProgress', 'unknown.event'),
+    type: fc.constantFrom(
+      'tool.requested',
+      'tool.succeeded',
+      'tool.failed',
+      'answer.requested',
+      'verification.completed',
+      'session.resetKeepingProgress',
+      'unknown.event',
+    ),
     tool: hostileValue,
     kind: hostileValue,
     callId: fc.oneof(hostileValue, fc.constantFrom('read-1', 'write-1', 'write-2')),
@@ -309,7 +331,10 @@ const walks = fc.record({
 });
 
 /** A walk's events, chosen from the actor's snapshot as it goes, and run through both. */
-function runWalk(options: SafetyPathOptions, steps: readonly ({ pick: number } | { jump: true } | { hostile: SafetyEvent })[]): SafetyEvent[] {
+function runWalk(
+  options: SafetyPathOptions,
+  steps: readonly ({ pick: number } | { jump: true } | { hostile: SafetyEvent })[],
+): SafetyEvent[] {
   const both = new Both(inputOf(options));
   const cases = options.targets === true ? TARGET_PATH_CASES : SHORTEST_PATH_CASES;
   const events: SafetyEvent[] = [];
@@ -338,38 +363,52 @@ describe('the compiled interpreter equals XState on the safety machine', () => {
   for (const settings of PATH_SETTINGS) {
     const name = `${JSON.stringify(settings.options)}${settings.simple ? ', shortest and simple' : ', shortest'}`;
 
-    it(`at every step of every path: states, contexts and emitted events, ${name}`, () => {
-      const lists = eventsOf(settings);
-      let steps = 0;
-      for (const events of lists) steps += runMachine(inputOf(settings.options), events);
-      console.info(`equality: ${lists.length} paths (${steps} steps) agree with XState, ${name}`);
-      expect(steps).toBeGreaterThan(0);
-    }, LONG_TEST_MS);
+    it(
+      `at every step of every path: states, contexts and emitted events, ${name}`,
+      () => {
+        const lists = eventsOf(settings);
+        let steps = 0;
+        for (const events of lists) steps += runMachine(inputOf(settings.options), events);
+        console.info(`equality: ${lists.length} paths (${steps} steps) agree with XState, ${name}`);
+        expect(steps).toBeGreaterThan(0);
+      },
+      LONG_TEST_MS,
+    );
 
-    it(`through createSessionGuard, the interpreter alone and the actor driving from the start or from halfway, ${name}`, () => {
-      const lists = eventsOf(settings);
-      let steps = 0;
-      for (const events of lists) steps += runGuards(settings.options, events);
-      console.info(`equality: ${lists.length} paths (${steps} steps) agree through three guards, ${name}`);
-      expect(steps).toBeGreaterThan(0);
-    }, LONG_TEST_MS);
+    it(
+      `through createSessionGuard, the interpreter alone and the actor driving from the start or from halfway, ${name}`,
+      () => {
+        const lists = eventsOf(settings);
+        let steps = 0;
+        for (const events of lists) steps += runGuards(settings.options, events);
+        console.info(`equality: ${lists.length} paths (${steps} steps) agree through three guards, ${name}`);
+        expect(steps).toBeGreaterThan(0);
+      },
+      LONG_TEST_MS,
+    );
   }
 
-  it(`on ${WALKS.toLocaleString('en-US')} random walks of up to ${MAX_WALK} events, clock jumps and hostile events among them`, () => {
-    let steps = 0;
-    const details = fc.check(
-      fc.property(walks, ({ options, steps: walk }) => {
-        steps += runWalk(options, walk).length;
-      }),
-      { numRuns: WALKS },
-    );
-    if (details.failed) {
-      const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-      throw new Error(`a random walk makes the interpreter and XState differ (fast-check seed ${details.seed}, path "${details.counterexamplePath}"):\n${reason}`);
-    }
-    console.info(`equality: ${WALKS} random walks (${steps} events) agree with XState`);
-    expect(steps).toBeGreaterThanOrEqual(WALKS);
-  }, DEEP ? 3_600_000 : LONG_TEST_MS);
+  it(
+    `on ${WALKS.toLocaleString('en-US')} random walks of up to ${MAX_WALK} events, clock jumps and hostile events among them`,
+    () => {
+      let steps = 0;
+      const details = fc.check(
+        fc.property(walks, ({ options, steps: walk }) => {
+          steps += runWalk(options, walk).length;
+        }),
+        { numRuns: WALKS },
+      );
+      if (details.failed) {
+        const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+        throw new Error(
+          `a random walk makes the interpreter and XState differ (fast-check seed ${details.seed}, path "${details.counterexamplePath}"):\n${reason}`,
+        );
+      }
+      console.info(`equality: ${WALKS} random walks (${steps} events) agree with XState`);
+      expect(steps).toBeGreaterThanOrEqual(WALKS);
+    },
+    DEEP ? 3_600_000 : LONG_TEST_MS,
+  );
 
   it('a difference fails with the event and both sides', () => {
     const both = new Both({});

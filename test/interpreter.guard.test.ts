@@ -110,12 +110,15 @@ describe('the guard on the compiled interpreter', () => {
   });
 });
 
-describe('autoCompleteVerification, now the machine\'s input', () => {
+describe("autoCompleteVerification, now the machine's input", () => {
   /** A session with a write recorded and a verifying read checked, persisted; its read still to record. */
   function persistedBeforeTheRead(autoCompleteVerification: boolean) {
     let t = 1_700_000_000_000;
     const guard = createSessionGuard({ now: () => (t += 1), autoCompleteVerification });
-    for (const [id, name, args] of [['q', 'pulse_query', undefined], ['w', 'pulse_control', { action: 'restart' }]] as const) {
+    for (const [id, name, args] of [
+      ['q', 'pulse_query', undefined],
+      ['w', 'pulse_control', { action: 'restart' }],
+    ] as const) {
       guard.check({ id, name, args });
       guard.record({ id, name, args });
     }

@@ -35,7 +35,9 @@ const counter = setup({
 
 const counterLogic = {
   add: (context: Counter, event: CounterEvent) => ({ context: { n: context.n + (event.type === 'inc' ? (event.by ?? 1) : 0) } }),
-  note: (context: Counter, _event: CounterEvent, params: { text: string }) => ({ context: { log: [...context.log, `${params.text}:${context.n}`] } }),
+  note: (context: Counter, _event: CounterEvent, params: { text: string }) => ({
+    context: { log: [...context.log, `${params.text}:${context.n}`] },
+  }),
   announce: (context: Counter) => ({ emitted: [{ type: 'counted' as const, n: context.n }] }),
   clear: () => ({ context: { n: 0 } }),
 };
@@ -129,7 +131,10 @@ describe('compileMachine refuses', () => {
   });
 
   it('invoke', () => {
-    const machine = setup({ actors: { job: fromPromise(async () => 1) } }).createMachine({ initial: 'a', states: { a: { invoke: { src: 'job' } } } });
+    const machine = setup({ actors: { job: fromPromise(async () => 1) } }).createMachine({
+      initial: 'a',
+      states: { a: { invoke: { src: 'job' } } },
+    });
     expect(refusal(machine)).toMatch(/state '\(machine\)\.a': invoke is not supported/);
   });
 
@@ -166,7 +171,10 @@ describe('compileMachine refuses', () => {
   });
 
   it('an action named in the machine without plain logic', () => {
-    const machine = setup({ actions: { bump: assign({}) } }).createMachine({ initial: 'a', states: { a: { on: { go: { actions: 'bump' } } } } });
+    const machine = setup({ actions: { bump: assign({}) } }).createMachine({
+      initial: 'a',
+      states: { a: { on: { go: { actions: 'bump' } } } },
+    });
     expect(refusal(machine)).toMatch(/state '\(machine\)\.a', on 'go': the action 'bump' has no plain logic to run it with/);
   });
 
@@ -194,7 +202,10 @@ describe('compileMachine refuses', () => {
   });
 
   it('a partial wildcard event descriptor', () => {
-    const machine = setup({ types: { events: {} as { type: 'tool.go' } } }).createMachine({ initial: 'a', states: { a: { on: { 'tool.*': 'b' } }, b: {} } });
+    const machine = setup({ types: { events: {} as { type: 'tool.go' } } }).createMachine({
+      initial: 'a',
+      states: { a: { on: { 'tool.*': 'b' } }, b: {} },
+    });
     expect(refusal(machine)).toMatch(/the wildcard event descriptor 'tool\.\*' is not supported/);
   });
 });
@@ -220,7 +231,14 @@ describe('the compiled safety machine', () => {
 });
 
 describe('a compiled machine', () => {
-  const events: CounterEvent[] = [{ type: 'inc' }, { type: 'inc', by: 5 }, { type: 'inc' }, { type: 'noop' }, { type: 'reset' }, { type: 'inc' }];
+  const events: CounterEvent[] = [
+    { type: 'inc' },
+    { type: 'inc', by: 5 },
+    { type: 'inc' },
+    { type: 'noop' },
+    { type: 'reset' },
+    { type: 'inc' },
+  ];
 
   it("takes XState's steps: states, contexts and emitted events", () => {
     const machine = counterMachine();
@@ -274,7 +292,7 @@ describe('a compiled machine', () => {
     );
   });
 
-  it("names the guard, event and state when a guard throws, as XState does", () => {
+  it('names the guard, event and state when a guard throws, as XState does', () => {
     const machine = setup({
       types: { context: {} as { n: number }, events: {} as { type: 'go' } },
       guards: {
@@ -292,13 +310,18 @@ describe('a compiled machine', () => {
   it('answers can() as XState does: a transition that passes its guard and has a target or actions', () => {
     const machine = counterMachine();
     const compiled = compileMachine(machine, counterLogic);
-    for (const [value, n, event] of [['low', 0, 'inc'], ['high', 5, 'noop'], ['high', 5, 'other'], ['low', 5, 'noop']] as const) {
+    for (const [value, n, event] of [
+      ['low', 0, 'inc'],
+      ['high', 5, 'noop'],
+      ['high', 5, 'other'],
+      ['low', 5, 'noop'],
+    ] as const) {
       const snapshot = machine.resolveState({ value, context: { n, log: [] } });
       expect(compiled.can({ value, context: { n, log: [] } }, { type: event }), `${value} ${event}`).toBe(snapshot.can({ type: event }));
     }
   });
 
-  it("takes eventless transitions after an event, with that event, until none is enabled", () => {
+  it('takes eventless transitions after an event, with that event, until none is enabled', () => {
     const machine = setup({
       types: { context: {} as { n: number; seen: string[] }, events: {} as { type: 'go' } | { type: 'stay' } },
       guards: { isOdd: ({ context }) => context.n % 2 === 1, isFour: ({ context }) => context.n === 4 },
@@ -311,7 +334,13 @@ describe('a compiled machine', () => {
       initial: 'a',
       states: {
         a: { on: { go: { actions: 'bump' } }, always: { guard: 'isOdd', target: 'b', actions: ['bump', 'see'] } },
-        b: { always: [{ guard: 'isFour', target: 'c' }, { guard: 'isOdd', actions: 'bump' }], on: { go: { actions: 'bump' } } },
+        b: {
+          always: [
+            { guard: 'isFour', target: 'c' },
+            { guard: 'isOdd', actions: 'bump' },
+          ],
+          on: { go: { actions: 'bump' } },
+        },
         c: {},
       },
     });
@@ -324,7 +353,10 @@ describe('a compiled machine', () => {
   });
 
   it('takes eventless transitions enabled at start', () => {
-    const machine = setup({ types: { context: {} as { ready: boolean } }, guards: { isReady: ({ context }) => context.ready } }).createMachine({
+    const machine = setup({
+      types: { context: {} as { ready: boolean } },
+      guards: { isReady: ({ context }) => context.ready },
+    }).createMachine({
       context: { ready: true },
       initial: 'a',
       states: { a: { always: { guard: 'isReady', target: 'b' } }, b: {} },
@@ -349,14 +381,21 @@ describe('a compiled machine', () => {
     );
   });
 
-  it('builds the initial context with the machine\'s own factory and input', () => {
+  it("builds the initial context with the machine's own factory and input", () => {
     const compiled = compileMachine(counterMachine(), counterLogic);
     expect(compiled.initial({ start: 7 })).toEqual({ value: 'low', context: { n: 7, log: [] } });
   });
 });
 
 describe('advance, the step made in place', () => {
-  const events: CounterEvent[] = [{ type: 'inc' }, { type: 'inc', by: 5 }, { type: 'inc' }, { type: 'noop' }, { type: 'reset' }, { type: 'inc' }];
+  const events: CounterEvent[] = [
+    { type: 'inc' },
+    { type: 'inc', by: 5 },
+    { type: 'inc' },
+    { type: 'noop' },
+    { type: 'reset' },
+    { type: 'inc' },
+  ];
 
   it('takes the steps transition takes, emitting the same events', () => {
     const compiled = compileMachine(counterMachine(), counterLogic);

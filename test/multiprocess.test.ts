@@ -71,7 +71,10 @@ function runWorker(config: WorkerConfig, killAfterMs: number): Promise<LogLine[]
         reject(new Error(`worker ${config.worker} exited with ${code ?? signal}:\n${stderr}`));
         return;
       }
-      const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as LogLine | { done: number });
+      const lines = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as LogLine | { done: number });
       const last = lines.pop() as { done?: number };
       if (last.done !== lines.length) reject(new Error(`worker ${config.worker} logged ${lines.length} calls but made ${last.done}`));
       else resolve(lines as LogLine[]);
@@ -134,13 +137,20 @@ async function inspect(lines: LogLine[], store: VersionedSnapshotStore): Promise
       at = call.at;
       const replayed = apply(guard, call);
       if (replayed !== call.r) {
-        note(found.mismatched, () => `${session} v${call.v} ${call.op} ${JSON.stringify(call.call)}: logged ${call.r}, replayed ${replayed}`);
+        note(
+          found.mismatched,
+          () => `${session} v${call.v} ${call.op} ${JSON.stringify(call.call)}: logged ${call.r}, replayed ${replayed}`,
+        );
       }
       const kind = call.call?.kind;
       if (call.op === 'check' && kind === 'write') {
         const allowed = (JSON.parse(call.r) as { allowed: boolean }).allowed;
         if (allowed && (inFlightWrites.size > 0 || unverified)) {
-          note(found.unsafe, () => `${session} v${call.v}: ${call.call!.id} admitted with ${inFlightWrites.size > 0 ? 'a write in flight' : 'a write unverified'}`);
+          note(
+            found.unsafe,
+            () =>
+              `${session} v${call.v}: ${call.call!.id} admitted with ${inFlightWrites.size > 0 ? 'a write in flight' : 'a write unverified'}`,
+          );
         }
         if (allowed) inFlightWrites.add(call.call!.id!);
         found[allowed ? 'writesAdmitted' : 'writesRefused'] += 1;
@@ -191,7 +201,15 @@ describe.skipIf(redisSkip !== '')(`4 processes, 1,000 sessions in one Redis${red
     const logs = await Promise.all(
       [0, 1, 2, 3].map((n) =>
         runWorker(
-          { backend: { kind: 'redis', url: server.url, keyPrefix }, worker: n, sessions, hot: 20, calls, concurrency: 16, deadlineMs: 120_000 },
+          {
+            backend: { kind: 'redis', url: server.url, keyPrefix },
+            worker: n,
+            sessions,
+            hot: 20,
+            calls,
+            concurrency: 16,
+            deadlineMs: 120_000,
+          },
           150_000,
         ),
       ),

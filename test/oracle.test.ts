@@ -23,13 +23,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../src/adapter.js';
 import type { FSMBlockedError } from '../src/errors.js';
-import {
-  getShortestSafetyPaths,
-  getSimpleSafetyPaths,
-  recordOptionsOf,
-  toolCallOf,
-  type SafetyPathOptions,
-} from '../src/testing.js';
+import { getShortestSafetyPaths, getSimpleSafetyPaths, recordOptionsOf, toolCallOf, type SafetyPathOptions } from '../src/testing.js';
 import type { SafetyEvent } from '../machines/safety.types.js';
 import { SafetyOracle, TEN_MINUTES_MS, type OracleKind, type OracleView, type RefusalCause } from './oracle.js';
 
@@ -193,7 +187,11 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
             ...(operation.targets === undefined ? {} : { targets: operation.targets }),
             ...(operation.destructive === undefined ? {} : { destructive: operation.destructive }),
           };
-      const { recovered } = guard.record(call, operation.outcome, operation.result === undefined ? undefined : { result: operation.result });
+      const { recovered } = guard.record(
+        call,
+        operation.outcome,
+        operation.result === undefined ? undefined : { result: operation.result },
+      );
       return recovered === undefined
         ? null
         : {
@@ -394,9 +392,7 @@ const targetLists = fc.oneof(
   { weight: 1, arbitrary: fc.constant<string[]>([]) },
   {
     weight: 1,
-    arbitrary: fc
-      .constantFrom(...TARGET_POOL)
-      .map((extra) => [...Array.from({ length: 32 }, (_, i) => `/srv/a/f${i}`), extra]),
+    arbitrary: fc.constantFrom(...TARGET_POOL).map((extra) => [...Array.from({ length: 32 }, (_, i) => `/srv/a/f${i}`), extra]),
   },
 );
 const call = fc
@@ -407,15 +403,13 @@ const call = fc
     ...(destructive === undefined ? {} : { destructive }),
   }));
 /** Two calls of one tool without ids, of any kinds and targets: an outcome of either could be the other's. */
-const sameToolPair = fc
-  .tuple(tools, kinds, kinds, targetLists, targetLists)
-  .map(
-    ([tool, kindA, kindB, targetsA, targetsB]) =>
-      [
-        { tool, kind: kindA, ...(targetsA === undefined ? {} : { targets: targetsA }) },
-        { tool, kind: kindB, ...(targetsB === undefined ? {} : { targets: targetsB }) },
-      ] as const,
-  );
+const sameToolPair = fc.tuple(tools, kinds, kinds, targetLists, targetLists).map(
+  ([tool, kindA, kindB, targetsA, targetsB]) =>
+    [
+      { tool, kind: kindA, ...(targetsA === undefined ? {} : { targets: targetsA }) },
+      { tool, kind: kindB, ...(targetsB === undefined ? {} : { targets: targetsB }) },
+    ] as const,
+);
 /** A write's result: none, self-verifying (text or object), and near misses of it (DESIGN.md §1). */
 const results = fc.constantFrom<unknown>(
   undefined,
@@ -462,10 +456,9 @@ const group: fc.Arbitrary<Operation[]> = fc.oneof(
   },
   {
     weight: 4,
-    arbitrary: fc.tuple(call, outcomes, nameOnly, results).map(([c, outcome, byName, result]): Operation[] => [
-      { op: 'check', ...withId(c) },
-      recordOf(c, outcome, byName, result),
-    ]),
+    arbitrary: fc
+      .tuple(call, outcomes, nameOnly, results)
+      .map(([c, outcome, byName, result]): Operation[] => [{ op: 'check', ...withId(c) }, recordOf(c, outcome, byName, result)]),
   },
   {
     // Parallel calls: check A, check B, record B, record A.
@@ -562,7 +555,13 @@ const PATH_SETTINGS: SafetyPathOptions[] = DEEP
       { autoCompleteVerification: false, includeUncheckedOutcomes: true, strictFailedWrites: true },
       { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: false },
       { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: true },
-      { autoCompleteVerification: true, includeUncheckedOutcomes: false, strictFailedWrites: false, targets: true, confirmDestructive: true },
+      {
+        autoCompleteVerification: true,
+        includeUncheckedOutcomes: false,
+        strictFailedWrites: false,
+        targets: true,
+        confirmDestructive: true,
+      },
     ];
 
 describe('adapter against the independent oracle', () => {
@@ -573,14 +572,18 @@ describe('adapter against the independent oracle', () => {
       confirmDestructive: options.confirmDestructive === true,
     };
     const name = JSON.stringify(options);
-    it(`agrees at every step of every shortest and simple path, ${name}`, () => {
-      // The simple paths ignore `targets`: with it, only the shortest are new.
-      const paths = [...getShortestSafetyPaths(options), ...(options.targets === true ? [] : getSimpleSafetyPaths(options))];
-      let steps = 0;
-      for (const path of paths) steps += runBoth(pathOperations(path.steps.map((step) => step.event)), settings);
-      console.info(`differential: ${paths.length} generated paths (${steps} steps) agree, ${name}`);
-      expect(paths.length).toBeGreaterThan(0);
-    }, LONG_TEST_MS);
+    it(
+      `agrees at every step of every shortest and simple path, ${name}`,
+      () => {
+        // The simple paths ignore `targets`: with it, only the shortest are new.
+        const paths = [...getShortestSafetyPaths(options), ...(options.targets === true ? [] : getSimpleSafetyPaths(options))];
+        let steps = 0;
+        for (const path of paths) steps += runBoth(pathOperations(path.steps.map((step) => step.event)), settings);
+        console.info(`differential: ${paths.length} generated paths (${steps} steps) agree, ${name}`);
+        expect(paths.length).toBeGreaterThan(0);
+      },
+      LONG_TEST_MS,
+    );
   }
 
   it(

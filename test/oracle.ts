@@ -284,7 +284,13 @@ export class SafetyOracle {
       if (cause !== null) {
         if (state === 'VERIFYING') this.blockedWritesWhileVerifying += 1;
         this.remember(call.tool, at);
-        return { allowed: false, state, cause, resource, messagePrefix: `FSM blocked tool '${call.tool}' (${call.kind}) in state ${state}: ` };
+        return {
+          allowed: false,
+          state,
+          cause,
+          resource,
+          messagePrefix: `FSM blocked tool '${call.tool}' (${call.kind}) in state ${state}: `,
+        };
       }
       this.state = 'WRITING'; // DESIGN.md §3.3: entered when a write is admitted
     }
@@ -501,8 +507,7 @@ export class SafetyOracle {
     const ordered = [...open].sort((a, b) => this.gain(a) - this.gain(b)); // stable: oldest first among equals
     const meekest = ordered[0]!;
     const boldest = ordered.find((c) => this.gain(c) === this.gain(ordered[ordered.length - 1]!))!;
-    const shared = (calls: readonly AdmittedCall[]) =>
-      calls[0]!.resources.filter((r) => calls.every((c) => c.resources.includes(r)));
+    const shared = (calls: readonly AdmittedCall[]) => calls[0]!.resources.filter((r) => calls.every((c) => c.resources.includes(r)));
     if (outcome === 'success') {
       this.admitted.splice(this.admitted.indexOf(meekest.kind === 'write' ? boldest : meekest), 1);
       const resources = open.length === 1 || meekest.kind === 'write' ? meekest.resources : shared(open);

@@ -56,7 +56,7 @@ describe('a non-zero exit code', () => {
   });
 
   test('a Go-style "exit status 128" after the output', () => {
-    expect(outcomeOf("To https://git.example.invalid/acme/app.git\n ! [rejected] main -> main\nexit status 128")).toBe('error');
+    expect(outcomeOf('To https://git.example.invalid/acme/app.git\n ! [rejected] main -> main\nexit status 128')).toBe('error');
   });
 
   test('git push text with fatal: Authentication failed and exit status 128', () => {
@@ -93,7 +93,9 @@ describe('a non-zero exit code', () => {
   });
 
   test('Codex shell output: a JSON string with metadata.exit_code', () => {
-    expect(outcomeOf('{"output":"error: could not compile `ledger`\\n","metadata":{"exit_code":101,"duration_seconds":3.1}}')).toBe('error');
+    expect(outcomeOf('{"output":"error: could not compile `ledger`\\n","metadata":{"exit_code":101,"duration_seconds":3.1}}')).toBe(
+      'error',
+    );
   });
 });
 
@@ -124,7 +126,7 @@ describe('a failure marker at the start', () => {
     expect(outcomeOf('\n   fatal: not a git repository')).toBe('error');
   });
 
-  test('at the start of an MCP content array\'s text', () => {
+  test("at the start of an MCP content array's text", () => {
     expect(outcomeOf({ content: [{ type: 'text', text: 'Error: table "users" does not exist' }] })).toBe('error');
   });
 
@@ -156,7 +158,7 @@ describe('a JSON envelope that says it failed', () => {
     expect(outcomeOf('{"success": false, "message": "reservation is locked"}')).toBe('error');
   });
 
-  test('the gate\'s own FSM_BLOCKED result', () => {
+  test("the gate's own FSM_BLOCKED result", () => {
     expect(outcomeOf({ ok: false, error: { code: 'FSM_BLOCKED', blocked: true } })).toBe('error');
   });
 
@@ -172,13 +174,13 @@ describe('a command-line diagnostic as the first line', () => {
     ['cat: /etc/app.conf: No such file or directory'],
     ["rm: cannot remove '/var/data': Permission denied"],
     ['ls: /root: Permission denied'],
-    ['cp: cannot stat \'a.txt\': No such file or directory'],
+    ["cp: cannot stat 'a.txt': No such file or directory"],
   ])('%s', (text) => {
     expect(failureReason(`${text}\n`)).toMatch(/^a command-line diagnostic/);
   });
 
   test('a diagnostic further down the output is not one (only the first line speaks for the command)', () => {
-    expect(outcomeOf('total 8\nls: cannot access \'x\': No such file or directory')).toBe('success');
+    expect(outcomeOf("total 8\nls: cannot access 'x': No such file or directory")).toBe('success');
   });
 
   test('prose that merely mentions "not found" is not one', () => {
@@ -256,7 +258,12 @@ describe('successes, false-positive traps included', () => {
   });
 
   test('a list of records with error fields is data, not a failure', () => {
-    expect(outcomeOf([{ id: 1, error: 'disk full' }, { id: 2, error: null }])).toBe('success');
+    expect(
+      outcomeOf([
+        { id: 1, error: 'disk full' },
+        { id: 2, error: null },
+      ]),
+    ).toBe('success');
   });
 
   test('JSON text followed by more text is not read as JSON', () => {
@@ -320,7 +327,11 @@ describe('resultText', () => {
   });
 
   test('content arrays: text parts joined by newlines, images left out', () => {
-    const content = [{ type: 'text', text: 'a' }, { type: 'image', source: { data: 'AAAA' } }, { type: 'text', text: 'b' }];
+    const content = [
+      { type: 'text', text: 'a' },
+      { type: 'image', source: { data: 'AAAA' } },
+      { type: 'text', text: 'b' },
+    ];
     expect(resultText({ content })).toBe('a\nb');
   });
 

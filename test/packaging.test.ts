@@ -15,7 +15,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'pulse-safety-pack-'));
 const app = join(work, 'app');
 const npm = (args: string[], cwd: string) =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
+  execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' },
+  });
 
 /** Runs an ES module snippet inside the installed app and returns what it prints. */
 function inApp(code: string): string {
@@ -53,12 +58,20 @@ describe('the packed package, installed without optional dependencies', () => {
     expect(JSON.parse(out)).toEqual({
       allowed: false,
       code: 'FSM_BLOCKED',
-      bash: { kind: 'write', targets: expect.arrayContaining(['/repo/build']), destructive: true, reason: expect.any(String), echoes: true },
+      bash: {
+        kind: 'write',
+        targets: expect.arrayContaining(['/repo/build']),
+        destructive: true,
+        reason: expect.any(String),
+        echoes: true,
+      },
     });
   });
 
   test('the testing entry and the command line work', () => {
-    expect(inApp(`import { safetyEventCases } from 'pulse-safety-fsm/testing'; console.log(typeof safetyEventCases);`).trim()).toBe('function');
+    expect(inApp(`import { safetyEventCases } from 'pulse-safety-fsm/testing'; console.log(typeof safetyEventCases);`).trim()).toBe(
+      'function',
+    );
     const audit = execFileSync(join(app, 'node_modules/.bin/pulse-safety'), ['audit', '--demo'], { cwd: app, encoding: 'utf8' });
     expect(audit).toContain('runs with a refusal');
   });

@@ -395,30 +395,38 @@ function replaySteps(path: StepsOf, strictFailedWrites: boolean): void {
 }
 
 describe('paths through the safety machine', () => {
-  it('reports the number of paths and the time to enumerate them', () => {
-    for (const set of allPathSets()) {
-      const steps = set.paths.reduce((sum, path) => sum + path.steps.length - 1, 0);
-      console.info(
-        `paths: ${set.generator} (${set.strictFailedWrites ? 'strict failed writes' : set.targets ? 'targets' : 'default'}): ` +
-          `${set.paths.length} paths, ${steps} steps, enumerated in ${Math.round(set.ms)} ms`,
-      );
-    }
-    // Each set ends in every state of the chart somewhere.
-    for (const set of allPathSets()) {
-      const ends = new Set(set.paths.map((path) => String(path.steps.at(-1)!.state.value)));
-      expect([...ends].sort(), `${set.generator} paths end in`).toEqual(['READING', 'RESOLVING', 'VERIFYING', 'WRITING']);
-    }
-  }, LONG_TEST_MS);
+  it(
+    'reports the number of paths and the time to enumerate them',
+    () => {
+      for (const set of allPathSets()) {
+        const steps = set.paths.reduce((sum, path) => sum + path.steps.length - 1, 0);
+        console.info(
+          `paths: ${set.generator} (${set.strictFailedWrites ? 'strict failed writes' : set.targets ? 'targets' : 'default'}): ` +
+            `${set.paths.length} paths, ${steps} steps, enumerated in ${Math.round(set.ms)} ms`,
+        );
+      }
+      // Each set ends in every state of the chart somewhere.
+      for (const set of allPathSets()) {
+        const ends = new Set(set.paths.map((path) => String(path.steps.at(-1)!.state.value)));
+        expect([...ends].sort(), `${set.generator} paths end in`).toEqual(['READING', 'RESOLVING', 'VERIFYING', 'WRITING']);
+      }
+    },
+    LONG_TEST_MS,
+  );
 
   for (const spec of PATH_SETS) {
     const name = `${spec.generator} paths${spec.strictFailedWrites ? ' with strict failed writes' : ''}${spec.targets ? ' with targets' : ''}`;
-    it(`every one of the ${name} holds the invariants at every step through the adapter`, async () => {
-      const set = pathSet(spec);
-      for (const path of set.paths) {
-        if (set.generator === 'shortest') await replayTestPath(path, set.strictFailedWrites, set.targets);
-        else replaySteps(path, set.strictFailedWrites);
-      }
-    }, LONG_TEST_MS);
+    it(
+      `every one of the ${name} holds the invariants at every step through the adapter`,
+      async () => {
+        const set = pathSet(spec);
+        for (const path of set.paths) {
+          if (set.generator === 'shortest') await replayTestPath(path, set.strictFailedWrites, set.targets);
+          else replaySteps(path, set.strictFailedWrites);
+        }
+      },
+      LONG_TEST_MS,
+    );
   }
 
   it('the shortest paths reach every state the machine has', () => {
@@ -427,7 +435,9 @@ describe('paths through the safety machine', () => {
   });
 
   it('the shortest paths refuse a third write in a row in VERIFYING (where an old version waived it)', () => {
-    const shortest = allPathSets().filter((set) => set.generator === 'shortest').flatMap((set) => set.paths);
+    const shortest = allPathSets()
+      .filter((set) => set.generator === 'shortest')
+      .flatMap((set) => set.paths);
     const third = shortest.some((path) =>
       path.steps.some((step) => step.state.value === 'VERIFYING' && step.state.context.consecutiveVerifyBlocks === 3),
     );

@@ -16,7 +16,17 @@ import type { GateDecidedEvent } from '../machines/safety.types.js';
 import { createRedisSnapshotStore } from '../src/redis-store.js';
 import { createSharedSessionStore, SessionStoreError } from '../src/shared-store.js';
 import { SnapshotError } from '../src/snapshot.js';
-import { client, deletePrefix, freePort, hasRedisServer, redisPlan, redisSkipNote, startRedis, testPrefix, type RedisServer } from './support/redis.js';
+import {
+  client,
+  deletePrefix,
+  freePort,
+  hasRedisServer,
+  redisPlan,
+  redisSkipNote,
+  startRedis,
+  testPrefix,
+  type RedisServer,
+} from './support/redis.js';
 import { describeVersionedStore } from './support/versioned-store-suite.js';
 
 const plan = redisPlan();
@@ -70,7 +80,9 @@ describe.skipIf(skip)(`the Redis snapshot store${skipNote}`, () => {
   afterEach(async () => deletePrefix(redis, keyPrefix));
 
   it('keeps a session as a hash under the prefix: the version, the snapshot, and a time to live', async () => {
-    const result = (await store({ ttlMs: 60_000 }).compareAndSet('chat', null, '{"v":2,"state":"RESOLVING"}', Date.now())) as { version: number };
+    const result = (await store({ ttlMs: 60_000 }).compareAndSet('chat', null, '{"v":2,"state":"RESOLVING"}', Date.now())) as {
+      version: number;
+    };
     expect(await redis.hgetall(`${keyPrefix}chat`)).toEqual({ v: String(result.version), s: '{"v":2,"state":"RESOLVING"}' });
     const ttl = await redis.pttl(`${keyPrefix}chat`);
     expect(ttl > 0 && ttl <= 60_000).toBe(true);
@@ -85,7 +97,10 @@ describe.skipIf(skip)(`the Redis snapshot store${skipNote}`, () => {
     const sessions = store();
     const first = (await sessions.compareAndSet('chat', null, '{"a":1}', Date.now())) as { version: number };
     await redis.script('FLUSH');
-    expect(await sessions.compareAndSet('chat', first.version, '{"a":2}', Date.now())).toEqual({ committed: true, version: first.version + 1 });
+    expect(await sessions.compareAndSet('chat', first.version, '{"a":2}', Date.now())).toEqual({
+      committed: true,
+      version: first.version + 1,
+    });
   });
 
   it('refuses a stored snapshot that is not JSON with a SnapshotError naming the session', async () => {
@@ -102,7 +117,9 @@ describe.skipIf(skip)(`the Redis snapshot store${skipNote}`, () => {
 
   it('refuses a session hash without its version on compare-and-set, and leaves it as it is', async () => {
     await redis.hset(`${keyPrefix}chat`, 's', '{"v":2,"state":"VERIFYING"}');
-    await expect(store().compareAndSet('chat', null, '{}', Date.now())).rejects.toThrow(/^stored version: the session's hash has no version/);
+    await expect(store().compareAndSet('chat', null, '{}', Date.now())).rejects.toThrow(
+      /^stored version: the session's hash has no version/,
+    );
     await expect(store().compareAndSet('chat', 7, '{}', Date.now())).rejects.toBeInstanceOf(SnapshotError);
     expect(await redis.hgetall(`${keyPrefix}chat`)).toEqual({ s: '{"v":2,"state":"VERIFYING"}' });
   });

@@ -6,17 +6,28 @@ import { FSMBlockedError } from '../src/errors.js';
 import { refusalText } from '../src/refusal.js';
 
 const toolError = (rule: BlockRule) =>
-  new FSMBlockedError({ state: 'VERIFYING', toolName: 'pulse_control', toolKind: 'write', rule, reason: TOOL_BLOCK_REASONS[rule], recoveryId: 'FSM_BLOCKED:pulse_control' });
+  new FSMBlockedError({
+    state: 'VERIFYING',
+    toolName: 'pulse_control',
+    toolKind: 'write',
+    rule,
+    reason: TOOL_BLOCK_REASONS[rule],
+    recoveryId: 'FSM_BLOCKED:pulse_control',
+  });
 const answerError = (rule: keyof typeof ANSWER_BLOCK_REASONS) =>
   new FSMBlockedError({ state: 'VERIFYING', toolName: null, toolKind: null, rule, reason: ANSWER_BLOCK_REASONS[rule], recoveryId: null });
 
 describe('refusalText', () => {
   it('names the refused call, the stable code and the rule', () => {
-    expect(refusalText(toolError('unverified-write'))).toMatch(/^The call to 'pulse_control' was not run \(FSM_BLOCKED, rule unverified-write\): /);
+    expect(refusalText(toolError('unverified-write'))).toMatch(
+      /^The call to 'pulse_control' was not run \(FSM_BLOCKED, rule unverified-write\): /,
+    );
   });
 
   it('says a final answer was not given', () => {
-    expect(refusalText(answerError('unverified-write'))).toMatch(/^Your final answer was not given \(FSM_BLOCKED, rule unverified-write\): /);
+    expect(refusalText(answerError('unverified-write'))).toMatch(
+      /^Your final answer was not given \(FSM_BLOCKED, rule unverified-write\): /,
+    );
   });
 
   it('says the block is recoverable', () => {

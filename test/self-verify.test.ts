@@ -36,7 +36,10 @@ describe('selfVerifies (DESIGN §1)', () => {
 
   it.each([
     ['a key spelled with one \\u escape', '{"\\u0076erification": {"ok": true}}'],
-    ['a key spelled wholly with \\u escapes', `{"${[...'verification'].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}": {"ok": true}}`],
+    [
+      'a key spelled wholly with \\u escapes',
+      `{"${[...'verification'].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}": {"ok": true}}`,
+    ],
     ['an upper-case \\u escape', '{"verificatio\\u006E": {"ok": true}}'],
   ])('is true for %s (JSON reads it as verification)', (_, result) => {
     expect(selfVerifies(result)).toBe(true);
@@ -85,7 +88,14 @@ describe('selfVerifies (DESIGN §1)', () => {
   });
 
   it('never throws, even on a proxy whose traps throw', () => {
-    const hostile = new Proxy({}, { getOwnPropertyDescriptor: () => { throw new Error('trap'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        getOwnPropertyDescriptor: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     expect(selfVerifies(hostile)).toBe(false);
     expect(selfVerifies({ verification: hostile })).toBe(false);
   });

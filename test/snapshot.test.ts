@@ -101,7 +101,12 @@ describe('the persisted form', () => {
   });
   it('keeps times further apart than the range of JavaScript dates as they are, without a base', () => {
     const guard = createSessionGuard({ snapshot: { v: 1, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] } });
-    expect(guard.getPersistedSnapshot()).toEqual({ v: SNAPSHOT_VERSION, state: 'VERIFYING', read: [READ, -4.5e15], write: [WRITE, 4.5e15, 1] });
+    expect(guard.getPersistedSnapshot()).toEqual({
+      v: SNAPSHOT_VERSION,
+      state: 'VERIFYING',
+      read: [READ, -4.5e15],
+      write: [WRITE, 4.5e15, 1],
+    });
   });
 });
 
@@ -224,7 +229,9 @@ describe('a snapshot that does not validate', () => {
   });
 
   it('accepts times at the ends of the range of JavaScript dates and restores them from its own persisted form', () => {
-    const guard = createSessionGuard({ snapshot: { v: 1, state: 'VERIFYING', read: [READ, -MAX_TIME_MS], write: [WRITE, MAX_TIME_MS, 1] } });
+    const guard = createSessionGuard({
+      snapshot: { v: 1, state: 'VERIFYING', read: [READ, -MAX_TIME_MS], write: [WRITE, MAX_TIME_MS, 1] },
+    });
     const restored = createSessionGuard({ snapshot: JSON.parse(JSON.stringify(guard.getPersistedSnapshot())) });
     expect(restored.context.lastReadAt).toBe(-MAX_TIME_MS);
     expect(restored.context.lastWriteAt).toBe(MAX_TIME_MS);
@@ -244,9 +251,7 @@ describe('a snapshot that does not validate', () => {
 
   it('refuses more calls in flight than the machine ever tracks', () => {
     const inFlight = Array.from({ length: MAX_IN_FLIGHT + 1 }, (_, i) => [`id:${i}`, READ, 'read', T0, null]);
-    expect(restoreError({ v: 1, state: 'READING', read: [READ, T0], checksCalls: true, inFlight })?.path).toEqual([
-      'inFlight',
-    ]);
+    expect(restoreError({ v: 1, state: 'READING', read: [READ, T0], checksCalls: true, inFlight })?.path).toEqual(['inFlight']);
   });
 });
 
@@ -347,13 +352,10 @@ describe('an impossible combination', () => {
     expect(restoreError({ ...base(), recoveries })?.path).toEqual(['recoveries', 1, 'tool']);
   });
 
-
   it('reports every issue through the zod schema', () => {
     const result = persistedSnapshotSchema.safeParse({ v: 1, state: 'READING', readAfterWrite: true, verifyBlocks: 1 });
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((issue) => issue.path[0])).toEqual(
-      expect.arrayContaining(['readAfterWrite', 'verifyBlocks', 'state']),
-    );
+    expect(result.error?.issues.map((issue) => issue.path[0])).toEqual(expect.arrayContaining(['readAfterWrite', 'verifyBlocks', 'state']));
   });
 });
 

@@ -89,7 +89,7 @@ describe('texts that read differently to another reader fail closed', () => {
     expect(classifySql("SELECT E'a\\nb'").kind).toBe('read');
   });
 
-  it('SQLite: a backslash (node-sql-parser reads \\\' as an escaped quote, SQLite does not)', () => {
+  it("SQLite: a backslash (node-sql-parser reads \\' as an escaped quote, SQLite does not)", () => {
     expect(classifySql("SELECT '\\'; DROP TABLE t; SELECT '", { dialect: 'sqlite' }).kind).toBe('write');
   });
 
@@ -136,8 +136,8 @@ describe('bad input fails closed, never throws', () => {
     ['only a comment', '-- nothing', undefined],
     ['only a comment (sqlite)', '/* nothing */', { dialect: 'sqlite' }],
     ['an unknown dialect', 'SELECT 1', { dialect: 'oracle' }],
-    ['nesting past the parser\'s depth', `SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`, undefined],
-    ['nesting past the parser\'s depth (sqlite)', `SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`, { dialect: 'sqlite' }],
+    ["nesting past the parser's depth", `SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`, undefined],
+    ["nesting past the parser's depth (sqlite)", `SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`, { dialect: 'sqlite' }],
     ['non-ASCII outside quotes (sqlite)', 'SELECT * FROM tablé', { dialect: 'sqlite' }],
   ];
 
@@ -175,7 +175,35 @@ describe('bad input fails closed, never throws', () => {
   });
 
   it('SQL-looking text never throws (property)', () => {
-    const word = fc.constantFrom('SELECT', 'FROM', 't', '(', ')', ';', "'x'", '--', '/*', '*/', 'DROP', 'TABLE', ',', '*', 'WHERE', '=', '1', '"q"', 'WITH', 'AS', 'DELETE', 'PRAGMA', 'EXPLAIN', 'END', 'BEGIN', '\\', '$$');
+    const word = fc.constantFrom(
+      'SELECT',
+      'FROM',
+      't',
+      '(',
+      ')',
+      ';',
+      "'x'",
+      '--',
+      '/*',
+      '*/',
+      'DROP',
+      'TABLE',
+      ',',
+      '*',
+      'WHERE',
+      '=',
+      '1',
+      '"q"',
+      'WITH',
+      'AS',
+      'DELETE',
+      'PRAGMA',
+      'EXPLAIN',
+      'END',
+      'BEGIN',
+      '\\',
+      '$$',
+    );
     fc.assert(
       fc.property(fc.array(word, { maxLength: 30 }), fc.constantFrom('postgres', 'sqlite'), (words, dialect) => {
         const result = classifySql(words.join(' '), { dialect: dialect as 'postgres' | 'sqlite' });

@@ -12,13 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_VERSION, SnapshotError } from '../src/snapshot.js';
-import {
-  createMemoryStore,
-  createSessionStore,
-  createSqliteStore,
-  type SessionStore,
-  type SnapshotStore,
-} from '../src/store.js';
+import { createMemoryStore, createSessionStore, createSqliteStore, type SessionStore, type SnapshotStore } from '../src/store.js';
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
@@ -115,7 +109,11 @@ describe('saving on every decision', () => {
     sessions.session('a').check({ id: 'r', name: READ });
     expect(store.saves).toHaveLength(1);
     expect(store.saves[0]![0]).toBe('a');
-    expect(JSON.parse(store.saves[0]![1])).toMatchObject({ v: SNAPSHOT_VERSION, state: 'RESOLVING', inFlight: [['id:r', READ, 'read', T0, null]] });
+    expect(JSON.parse(store.saves[0]![1])).toMatchObject({
+      v: SNAPSHOT_VERSION,
+      state: 'RESOLVING',
+      inFlight: [['id:r', READ, 'read', T0, null]],
+    });
     expect(store.saves[0]![2]).toBe(T0);
   });
 
@@ -448,9 +446,8 @@ describe.skipIf(sqliteMissing !== '')(`a process killed mid-session${sqliteMissi
 
   it.each([5, 9, 12])('decides exactly as an uninterrupted run after a SIGKILL following step %i', async (killAfter) => {
     const file = join(tmp, `killed-${killAfter}.db`);
-    const child = await runUntilKilled(
-      [join(build, 'child.mjs'), file, JSON.stringify(SCRIPT.slice(0, killAfter)), String(T0)],
-      (lines) => lines.includes('ready'),
+    const child = await runUntilKilled([join(build, 'child.mjs'), file, JSON.stringify(SCRIPT.slice(0, killAfter)), String(T0)], (lines) =>
+      lines.includes('ready'),
     );
     expect(child.signal).toBe('SIGKILL');
     const { runStep } = (await import(pathToFileURL(join(build, 'run-step.mjs')).href)) as {

@@ -363,9 +363,7 @@ describe('the abstraction', () => {
   it('offers an outcome only for a call in flight, and no second check of its id', () => {
     const snapshot = snapshotAfter([{ type: 'tool.requested', at: T, tool: 'pulse_query', kind: 'resolve', callId: 'resolve-1' }]);
     const events = safetyEventCases(snapshot);
-    expect(events.filter((e) => e.type === 'tool.succeeded').map((e) => (e as { callId?: string }).callId)).toEqual([
-      'resolve-1',
-    ]);
+    expect(events.filter((e) => e.type === 'tool.succeeded').map((e) => (e as { callId?: string }).callId)).toEqual(['resolve-1']);
     // One non-write call in flight at a time: only a write may be checked beside it.
     expect(events.filter((e) => e.type === 'tool.requested').map((e) => (e as { kind: string }).kind)).toEqual(['write']);
   });
@@ -418,12 +416,8 @@ describe('the abstraction', () => {
 
   it('names the transition an event selects, and none when it selects nothing', () => {
     const fresh = freshSnapshot();
-    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...w })).toBe(
-      'RESOLVING|safety.RESOLVING|tool.requested#0',
-    );
-    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...q })).toBe(
-      'RESOLVING|safety.RESOLVING|tool.requested#1',
-    );
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...w })).toBe('RESOLVING|safety.RESOLVING|tool.requested#0');
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...q })).toBe('RESOLVING|safety.RESOLVING|tool.requested#1');
     expect(selectedTransitions(fresh, { type: 'session.reset', at: T })).toBe('RESOLVING|safety|session.reset#0');
     expect(selectedTransitions(fresh, { type: 'verification.completed', at: T })).toBe('RESOLVING|none');
   });
@@ -460,9 +454,7 @@ describe('paths with targets (DESIGN §5)', () => {
   });
 
   it('refuses a targets option that is not a boolean', () => {
-    expect(() => getShortestSafetyPaths({ targets: 'yes' } as unknown as SafetyPathOptions)).toThrow(
-      /^invalid path options: targets: /,
-    );
+    expect(() => getShortestSafetyPaths({ targets: 'yes' } as unknown as SafetyPathOptions)).toThrow(/^invalid path options: targets: /);
   });
 
   it('a fresh session is offered a read and a write per target list, a destructive write, and user input without targets', () => {
@@ -489,7 +481,15 @@ describe('paths with targets (DESIGN §5)', () => {
     expect(outcomes).toEqual([
       { type: 'tool.succeeded', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]] },
       { type: 'tool.failed', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]] },
-      { type: 'tool.succeeded', callId: 'write-1', tool: 'pulse_control', kind: 'write', at: 0, targets: [PATH_TARGETS[1]], selfVerified: true },
+      {
+        type: 'tool.succeeded',
+        callId: 'write-1',
+        tool: 'pulse_control',
+        kind: 'write',
+        at: 0,
+        targets: [PATH_TARGETS[1]],
+        selfVerified: true,
+      },
     ]);
   });
 
@@ -653,7 +653,7 @@ describe('the kind of every call is stated', () => {
 describe('options for @xstate/graph on safetyMachine', () => {
   const fresh = () => freshSnapshot();
 
-  it('the shortest paths try the path tests\' event cases over the abstract state', () => {
+  it("the shortest paths try the path tests' event cases over the abstract state", () => {
     const options = shortestPathsGraphOptions();
     expect(options.events(fresh())).toEqual(safetyEventCases(fresh(), {}, SHORTEST_PATH_CASES));
     expect(options.serializeState(fresh(), undefined)).toBe(abstractSafetyState(fresh()));
@@ -712,10 +712,19 @@ describe('options for @xstate/graph on safetyMachine', () => {
 
   it('testModelGraphOptions tries every event type the machine handles, in every state a path reaches', () => {
     for (const options of [testModelGraphOptions(), testModelGraphOptions({ autoCompleteVerification: false })]) {
-    const handled = ['tool.requested', 'tool.succeeded', 'tool.failed', 'answer.requested', 'verification.completed', 'session.reset', 'session.resetKeepingProgress', 'clock.ticked'];
-    for (const path of getShortestPaths(safetyMachine, options)) {
-      expect(new Set(options.events(path.state).map((e) => e.type))).toEqual(new Set(handled));
-    }
+      const handled = [
+        'tool.requested',
+        'tool.succeeded',
+        'tool.failed',
+        'answer.requested',
+        'verification.completed',
+        'session.reset',
+        'session.resetKeepingProgress',
+        'clock.ticked',
+      ];
+      for (const path of getShortestPaths(safetyMachine, options)) {
+        expect(new Set(options.events(path.state).map((e) => e.type))).toEqual(new Set(handled));
+      }
     }
   });
 

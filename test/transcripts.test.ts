@@ -276,7 +276,11 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
       { role: 'assistant', content: null, tool_calls: [{ id: long, type: 'function', function: { name: long, arguments: '{}' } }] },
     ]);
     const [run] = readTranscript(text, 'long.json');
-    expect(run!.steps[0]).toMatchObject({ type: 'call', id: `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`, name: long.slice(0, MAX_NAME_LENGTH) });
+    expect(run!.steps[0]).toMatchObject({
+      type: 'call',
+      id: `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`,
+      name: long.slice(0, MAX_NAME_LENGTH),
+    });
   });
 
   test('two long call ids sharing their first characters stay two ids, each with its own result', () => {
@@ -296,10 +300,7 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
   test("a log's own id of MAX_NAME_LENGTH characters in the made-up form is made up too, so it never takes another's", () => {
     const first = `${long}a`;
     const lookalike = `${long.slice(0, MAX_NAME_LENGTH - 3)}…#1`;
-    const text = jsonl(
-      { type: 'call', id: first, name: 'x' },
-      { type: 'call', id: lookalike, name: 'y' },
-    );
+    const text = jsonl({ type: 'call', id: first, name: 'x' }, { type: 'call', id: lookalike, name: 'y' });
     const [one, two] = idsOf(text);
     expect(one).toBe(lookalike);
     expect(two).not.toBe(one);
@@ -342,7 +343,11 @@ describe('names and ids longer than the gate keeps (MAX_NAME_LENGTH)', () => {
     const catalog = compileCatalog(builtinCatalogs['claude-code']);
     const report = (text: string) => {
       const audit = auditRuns(readTranscript(text, 'log.jsonl'), { catalog }).runs[0]!;
-      return { refusals: audit.refusals.map((x) => [x.subject, x.rule, x.position]), endsUnverified: audit.endsUnverified, state: audit.finalState };
+      return {
+        refusals: audit.refusals.map((x) => [x.subject, x.rule, x.position]),
+        endsUnverified: audit.endsUnverified,
+        state: audit.finalState,
+      };
     };
     expect(report(log('A', 'B')).refusals).toEqual([['answer', 'write-in-flight', 'line 8']]);
     expect(report(log(a, b))).toEqual(report(log('A', 'B')));
@@ -399,7 +404,12 @@ describe('robustness', () => {
 
   test('call ids are per run: a result in a later run does not take a name from an earlier one', () => {
     const runs = readTranscript(
-      ['{"type":"run","id":"one"}', '{"type":"call","id":"c2","name":"pulse_control"}', '{"type":"run","id":"two"}', '{"type":"result","id":"c2","outcome":"success"}'].join('\n'),
+      [
+        '{"type":"run","id":"one"}',
+        '{"type":"call","id":"c2","name":"pulse_control"}',
+        '{"type":"run","id":"two"}',
+        '{"type":"result","id":"c2","outcome":"success"}',
+      ].join('\n'),
       'r.jsonl',
     );
     expect(runs[1]!.steps[0]).toMatchObject({ type: 'result', id: 'c2', name: '' });
@@ -422,16 +432,29 @@ describe('Claude Code session JSONL', () => {
   const main = runs[0]!;
 
   test('is read, one run per session named by its sessionId, a subagent sidechain a run of its own', () => {
-    expect(runs.map((run) => run.id)).toEqual(['5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34', '5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34 agent 9c1e2f30']);
+    expect(runs.map((run) => run.id)).toEqual([
+      '5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34',
+      '5b7c2e1a-93d4-4f0e-8a61-2c9e7f1d0b34 agent 9c1e2f30',
+    ]);
   });
 
   test('tool_use blocks are calls with their input as arguments', () => {
-    expect(main.steps[0]).toMatchObject({ type: 'call', id: 'toolu_01StatusA1', name: 'Bash', args: { command: 'git status --short' }, position: 'line 5' });
+    expect(main.steps[0]).toMatchObject({
+      type: 'call',
+      id: 'toolu_01StatusA1',
+      name: 'Bash',
+      args: { command: 'git status --short' },
+      position: 'line 5',
+    });
   });
 
-  test("each call carries the cwd of its line", () => {
+  test('each call carries the cwd of its line', () => {
     const cwds = main.steps.flatMap((step) => (step.type === 'call' ? [step.cwd] : []));
-    expect(cwds).toEqual(['/home/dev/projects/inventory-api', '/home/dev/projects/inventory-api', '/home/dev/projects/inventory-api/deploy']);
+    expect(cwds).toEqual([
+      '/home/dev/projects/inventory-api',
+      '/home/dev/projects/inventory-api',
+      '/home/dev/projects/inventory-api/deploy',
+    ]);
   });
 
   test('tool_result with is_error is a failure, the others successes', () => {
@@ -459,12 +482,26 @@ describe('Claude Code session JSONL', () => {
   test('stream-json output: calls take the cwd of the init line', () => {
     const lines = [
       { type: 'system', subtype: 'init', cwd: '/srv/app', session_id: 's-1', tools: ['Bash'], model: 'claude-sonnet-4-5' },
-      { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'tu', name: 'Bash', input: { command: 'ls' } }] }, session_id: 's-1' },
-      { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu', content: 'a\nb' }] }, session_id: 's-1' },
+      {
+        type: 'assistant',
+        message: { role: 'assistant', content: [{ type: 'tool_use', id: 'tu', name: 'Bash', input: { command: 'ls' } }] },
+        session_id: 's-1',
+      },
+      {
+        type: 'user',
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu', content: 'a\nb' }] },
+        session_id: 's-1',
+      },
       { type: 'result', subtype: 'success', is_error: false, result: 'done', session_id: 's-1' },
     ];
     const [run] = readTranscript(lines.map((line) => JSON.stringify(line)).join('\n'), 'stream.jsonl');
-    expect(run).toMatchObject({ id: 's-1', steps: [{ type: 'call', cwd: '/srv/app' }, { type: 'result', outcome: 'success' }] });
+    expect(run).toMatchObject({
+      id: 's-1',
+      steps: [
+        { type: 'call', cwd: '/srv/app' },
+        { type: 'result', outcome: 'success' },
+      ],
+    });
   });
 });
 
@@ -473,7 +510,11 @@ describe('Gemini CLI chat history (checkpoint)', () => {
 
   test('functionCall parts are calls: the DROP TABLE query is found', () => {
     expect(argsOf(run!.steps)).toContainEqual({ sql: 'DROP TABLE staging_orders;' });
-    expect(traffic(run!.steps).filter((entry) => entry.startsWith('call'))).toEqual(['call run_shell_command', 'call query', 'call run_shell_command']);
+    expect(traffic(run!.steps).filter((entry) => entry.startsWith('call'))).toEqual([
+      'call run_shell_command',
+      'call query',
+      'call run_shell_command',
+    ]);
   });
 
   test('calls without ids get ids by order, and each functionResponse pairs with its call', () => {
@@ -508,8 +549,17 @@ describe('Gemini CLI chat history (checkpoint)', () => {
 
   test('a response without an id answers the oldest open call of its name', () => {
     const history = [
-      { role: 'model', parts: [{ functionCall: { name: 'read_file', args: { path: 'a' } } }, { functionCall: { name: 'read_file', args: { path: 'b' } } }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'read_file', response: { output: 'A' } } }, { functionResponse: { name: 'read_file', response: { error: 'no b' } } }] },
+      {
+        role: 'model',
+        parts: [{ functionCall: { name: 'read_file', args: { path: 'a' } } }, { functionCall: { name: 'read_file', args: { path: 'b' } } }],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'read_file', response: { output: 'A' } } },
+          { functionResponse: { name: 'read_file', response: { error: 'no b' } } },
+        ],
+      },
     ];
     const [only] = readTranscript(JSON.stringify(history), 'g.json');
     expect(only!.steps.map((step) => (step.type === 'result' ? `${step.id} ${step.outcome}` : step.type))).toEqual([
@@ -529,11 +579,21 @@ describe('Gemini CLI session file', () => {
   });
 
   test("a message's calls all come before their results", () => {
-    expect(traffic(run!.steps).slice(0, 4)).toEqual(['call write_file', 'call run_shell_command', 'success write_file', 'error run_shell_command']);
+    expect(traffic(run!.steps).slice(0, 4)).toEqual([
+      'call write_file',
+      'call run_shell_command',
+      'success write_file',
+      'error run_shell_command',
+    ]);
   });
 
   test('status "success" with Exit Code: 2 in the output is a failure', () => {
-    expect(run!.steps[3]).toMatchObject({ type: 'result', name: 'run_shell_command', outcome: 'error', text: expect.stringContaining('Exit Code: 2') });
+    expect(run!.steps[3]).toMatchObject({
+      type: 'result',
+      name: 'run_shell_command',
+      outcome: 'error',
+      text: expect.stringContaining('Exit Code: 2'),
+    });
   });
 
   test('a call the user cancelled is a failure (it never ran)', () => {
@@ -581,7 +641,17 @@ describe('OpenAI Responses items', () => {
   });
 
   test('a hosted mcp_call is a call and its result at once; its error makes a failure', () => {
-    const items = [{ type: 'mcp_call', id: 'mcp_1', name: 'delete_branch', server_label: 'git', arguments: '{"branch":"old"}', output: null, error: 'forbidden' }];
+    const items = [
+      {
+        type: 'mcp_call',
+        id: 'mcp_1',
+        name: 'delete_branch',
+        server_label: 'git',
+        arguments: '{"branch":"old"}',
+        output: null,
+        error: 'forbidden',
+      },
+    ];
     expect(traffic(readTranscript(JSON.stringify(items), 'm.json')[0]!.steps)).toEqual(['call delete_branch', 'error delete_branch']);
   });
 });
@@ -602,7 +672,14 @@ describe('Codex rollout JSONL', () => {
   });
 
   test('shell output with metadata.exit_code 101 is a failure; exit_code 0 a success', () => {
-    expect(traffic(run!.steps)).toEqual(['call shell', 'error shell', 'call apply_patch', 'success apply_patch', 'call shell', 'success shell']);
+    expect(traffic(run!.steps)).toEqual([
+      'call shell',
+      'error shell',
+      'call apply_patch',
+      'success apply_patch',
+      'call shell',
+      'success shell',
+    ]);
   });
 
   test('a custom tool call keeps its free-form input as the arguments', () => {
@@ -626,10 +703,16 @@ describe('result text and working directories', () => {
 
   test('JSONL events: a result may carry its text, a call its cwd', () => {
     const [run] = readTranscript(
-      ['{"type":"call","id":"c","name":"run_command","args":{},"cwd":"/srv"}', '{"type":"result","id":"c","outcome":"success","text":"ok"}'].join('\n'),
+      [
+        '{"type":"call","id":"c","name":"run_command","args":{},"cwd":"/srv"}',
+        '{"type":"result","id":"c","outcome":"success","text":"ok"}',
+      ].join('\n'),
       'e.jsonl',
     );
-    expect(run!.steps).toMatchObject([{ type: 'call', cwd: '/srv' }, { type: 'result', text: 'ok' }]);
+    expect(run!.steps).toMatchObject([
+      { type: 'call', cwd: '/srv' },
+      { type: 'result', text: 'ok' },
+    ]);
   });
 
   test('JSONL events without text or cwd: text is empty and cwd absent', () => {
@@ -664,7 +747,9 @@ describe('nothing recognised', () => {
 
   test('a file in which no call and no answer is recognised is refused with one line, never read as an empty run', () => {
     const error = errorOf('[{"type":"turn","speaker":"bot","said":"hi"}]', 'other.json');
-    expect(error.message).toMatch(/^other\.json: top level: no tool call and no final answer recognised: not a supported transcript format/);
+    expect(error.message).toMatch(
+      /^other\.json: top level: no tool call and no final answer recognised: not a supported transcript format/,
+    );
     expect(error.message).not.toContain('\n');
   });
 
@@ -673,7 +758,13 @@ describe('nothing recognised', () => {
   });
 
   test('an empty run beside runs with steps is fine', () => {
-    const runs = readTranscript(JSON.stringify([{ task_id: 1, traj: [] }, { task_id: 2, traj: [{ role: 'assistant', content: 'Hi' }] }]), 't.json');
+    const runs = readTranscript(
+      JSON.stringify([
+        { task_id: 1, traj: [] },
+        { task_id: 2, traj: [{ role: 'assistant', content: 'Hi' }] },
+      ]),
+      't.json',
+    );
     expect(runs.map((run) => run.steps.length)).toEqual([0, 1]);
   });
 });

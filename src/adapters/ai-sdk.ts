@@ -152,7 +152,7 @@ function guardGetter(options: GuardSourceOptions): () => AdapterGuard {
   }
   const { getGuard, sessionKey } = options;
   if (typeof sessionKey !== 'string' || sessionKey === '') {
-    throw new AdapterConfigError(ADAPTER, '`getGuard` needs the conversation\'s `sessionKey` (a non-empty string)');
+    throw new AdapterConfigError(ADAPTER, "`getGuard` needs the conversation's `sessionKey` (a non-empty string)");
   }
   return () => getGuard!(sessionKey);
 }
@@ -269,9 +269,7 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
       ...(typeof toModelOutput === 'function'
         ? {
             toModelOutput: (args: { toolCallId: string; input: unknown; output: unknown }) =>
-              isBlockedToolResult(args.output)
-                ? { type: 'json', value: args.output }
-                : (toModelOutput as ToModelOutput)(args),
+              isBlockedToolResult(args.output) ? { type: 'json', value: args.output } : (toModelOutput as ToModelOutput)(args),
           }
         : {}),
     };
@@ -359,7 +357,12 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
     function allowed(): MaybePromise<boolean> {
       try {
         const decision = peekAnswer(getGuard());
-        return isPromise(decision) ? decision.then((d) => d.allowed, () => false) : decision.allowed;
+        return isPromise(decision)
+          ? decision.then(
+              (d) => d.allowed,
+              () => false,
+            )
+          : decision.allowed;
       } catch {
         return false;
       }

@@ -240,11 +240,16 @@ export function assertGuardSource(options: { guard?: unknown; getGuard?: unknown
   if (hasGuard === hasGetter) {
     throw new AdapterConfigError(
       adapter,
-      hasGuard ? 'give `guard` or `getGuard`, not both' : 'no guard: give `guard` (one session) or `getGuard(sessionKey)` (a session store)',
+      hasGuard
+        ? 'give `guard` or `getGuard`, not both'
+        : 'no guard: give `guard` (one session) or `getGuard(sessionKey)` (a session store)',
     );
   }
   if (hasGuard && typeof (options.guard as SessionGuard).check !== 'function') {
-    throw new AdapterConfigError(adapter, '`guard` must be a session guard (createSessionGuard(), or sessions.session(key) of a session store)');
+    throw new AdapterConfigError(
+      adapter,
+      '`guard` must be a session guard (createSessionGuard(), or sessions.session(key) of a session store)',
+    );
   }
   if (hasGetter && typeof options.getGuard !== 'function') {
     throw new AdapterConfigError(adapter, '`getGuard` must be a function (sessionKey: string) => SessionGuard');
@@ -267,7 +272,13 @@ export type CallAdmission =
  *
  * @param id the framework's call id (an empty or missing id counts as none).
  */
-export function admitCall(guard: AdapterGuard, classifier: ToolClassifier, id: string | undefined, name: string, args: unknown): MaybePromise<CallAdmission> {
+export function admitCall(
+  guard: AdapterGuard,
+  classifier: ToolClassifier,
+  id: string | undefined,
+  name: string,
+  args: unknown,
+): MaybePromise<CallAdmission> {
   const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
   try {
     const classification = classifier.classify(name, args);

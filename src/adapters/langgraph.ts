@@ -123,7 +123,12 @@ function threadIdOf(config: LangGraphRunnableConfig | undefined): string {
   return String(id);
 }
 
-function openThreadGuard(options: ThreadGuardOptions, selfVerifying: ((name: string) => boolean) | undefined, state: unknown, config: LangGraphRunnableConfig | undefined): ThreadGuard {
+function openThreadGuard(
+  options: ThreadGuardOptions,
+  selfVerifying: ((name: string) => boolean) | undefined,
+  state: unknown,
+  config: LangGraphRunnableConfig | undefined,
+): ThreadGuard {
   if (options.getGuard !== undefined) {
     const guard = options.getGuard(threadIdOf(config));
     return { guard, update: () => ({}) };
@@ -189,13 +194,19 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     this.classifier = createToolClassifier(options, ADAPTER);
     this.gateOptions = options;
     this.refusal = options.refusal ?? ((error) => JSON.stringify(error.toToolResult()));
-    assertSomeToolReads(tools.map((tool) => tool.name), this.classifier, ADAPTER);
+    assertSomeToolReads(
+      tools.map((tool) => tool.name),
+      this.classifier,
+      ADAPTER,
+    );
   }
 
   protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<T> {
     const isSend = typeof input === 'object' && input !== null && 'lg_tool_call' in input;
     if (isSend && this.gateOptions.getGuard === undefined) {
-      throw new TypeError(`pulse-safety-fsm/${ADAPTER}: a Send fan-out of tool calls needs getGuard (parallel tasks cannot share the state's snapshot)`);
+      throw new TypeError(
+        `pulse-safety-fsm/${ADAPTER}: a Send fan-out of tool calls needs getGuard (parallel tasks cannot share the state's snapshot)`,
+      );
     }
     const state = isSend ? (({ lg_tool_call: _call, ...rest }) => rest)(input as Record<string, unknown>) : input;
     const thread = openThreadGuard(this.gateOptions, this.classifier.isSelfVerifying, state, config);
@@ -211,7 +222,11 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     }
   }
 
-  protected override async runTool(call: LangChainToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {
+  protected override async runTool(
+    call: LangChainToolCall,
+    config: LangGraphRunnableConfig,
+    state: unknown,
+  ): Promise<ToolMessage | Command> {
     const thread = this.runs.get(config);
     if (thread === undefined) throw new Error(`pulse-safety-fsm/${ADAPTER}: runTool outside a SafetyToolNode run`);
     const { guard } = thread;
@@ -260,10 +275,9 @@ export function routeAfterModel(names: { tools?: string; answerGate?: string } =
  * A graph that reaches its `recursionLimit` throws `GraphRecursionError`:
  * the app gets no answer rather than a refused one.
  */
-export function createAnswerGateNode(options: AnswerGateNodeOptions = {}): (
-  state: { messages: BaseMessage[] } & Record<string, unknown>,
-  config: LangGraphRunnableConfig,
-) => Promise<Command> {
+export function createAnswerGateNode(
+  options: AnswerGateNodeOptions = {},
+): (state: { messages: BaseMessage[] } & Record<string, unknown>, config: LangGraphRunnableConfig) => Promise<Command> {
   if (options.getGuard !== undefined && typeof options.getGuard !== 'function') {
     throw new AdapterConfigError(ADAPTER, '`getGuard` must be a function (threadId: string) => SessionGuard');
   }

@@ -223,7 +223,12 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     };
     return { client, closed, close, terminate: close, kill: () => void client.close().catch(() => {}) };
   }
-  const stdio = new sdk.clientStdio.StdioClientTransport({ command: command[0]!, args: command.slice(1), env: inheritedEnv(), stderr: 'inherit' });
+  const stdio = new sdk.clientStdio.StdioClientTransport({
+    command: command[0]!,
+    args: command.slice(1),
+    env: inheritedEnv(),
+    stderr: 'inherit',
+  });
   await client.connect(stdio);
   const pid = stdio.pid; // read now: the SDK forgets it once closing starts
   /** Signals the server's process unless it has already exited (its PID could be reused). */
@@ -290,11 +295,19 @@ function signalled(hurry: (count: number) => void): { promise: Promise<void>; st
 /** The exit code and message of a failure to set up the gate. */
 function setupFailure(sdk: Sdk, error: unknown, err: (text: string) => void): number {
   err(`pulse-safety mcp-proxy: ${(error as Error).message}\n`);
-  return error instanceof sdk.gate.AdapterConfigError || error instanceof CatalogError ? MCP_PROXY_EXIT.badInput : MCP_PROXY_EXIT.upstreamFailed;
+  return error instanceof sdk.gate.AdapterConfigError || error instanceof CatalogError
+    ? MCP_PROXY_EXIT.badInput
+    : MCP_PROXY_EXIT.upstreamFailed;
 }
 
 /** Over stdio: one client, one upstream, one session. */
-async function serveStdio(sdk: Sdk, command: string[], options: McpProxyOptions, gateOptions: GatingProxyOptions, err: (text: string) => void): Promise<number> {
+async function serveStdio(
+  sdk: Sdk,
+  command: string[],
+  options: McpProxyOptions,
+  gateOptions: GatingProxyOptions,
+  err: (text: string) => void,
+): Promise<number> {
   let upstream: Upstream | undefined;
   const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
   try {
@@ -502,7 +515,9 @@ async function serveHttp(
         http.listen(port, '127.0.0.1', () => resolve());
       });
     } catch (error) {
-      err(`pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`);
+      err(
+        `pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`,
+      );
       return MCP_PROXY_EXIT.badInput;
     }
     port = (http.address() as { port: number }).port;
@@ -535,7 +550,9 @@ async function runMcpProxy(command: string[], options: McpProxyOptions, io: Requ
     try {
       appendFileSync(options.log, '');
     } catch (error) {
-      throw new UsageError(`--log ${options.log}: cannot write the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new UsageError(
+        `--log ${options.log}: cannot write the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
   }
   let store: SessionStore;
@@ -580,13 +597,20 @@ export function registerMcpProxyCommand(program: Command, io: CommandIo = {}): C
   program
     .command('mcp-proxy')
     .description(
-      'gate an MCP server\'s tool calls: a transparent proxy (stdio, or Streamable HTTP with --listen) that refuses writes the safety rules forbid',
+      "gate an MCP server's tool calls: a transparent proxy (stdio, or Streamable HTTP with --listen) that refuses writes the safety rules forbid",
     )
-    .argument('[command...]', 'the MCP server to start over stdio, after --, e.g. -- npx -y @modelcontextprotocol/server-filesystem ~/notes')
-    .option('--catalog <name|path>', "a catalog whose entries override the tools' annotations: a shipped catalog's name or a JSON catalog file", 'mcp')
+    .argument(
+      '[command...]',
+      'the MCP server to start over stdio, after --, e.g. -- npx -y @modelcontextprotocol/server-filesystem ~/notes',
+    )
+    .option(
+      '--catalog <name|path>',
+      "a catalog whose entries override the tools' annotations: a shipped catalog's name or a JSON catalog file",
+      'mcp',
+    )
     .option('--trust', "trust the server's tool annotations (readOnlyHint: true makes a read; untrusted, every tool is a write)")
     .option('--strict-failed-writes', 'a failed, cancelled or timed-out write needs verification, as it may have applied (the default)')
-    .option('--no-strict-failed-writes', 'a failed write changes nothing (the spec\'s rule)')
+    .option('--no-strict-failed-writes', "a failed write changes nothing (the spec's rule)")
     .addOption(
       new Option('--store <spec>', 'where sessions are kept: memory, or sqlite:<file> (needs better-sqlite3)')
         .argParser(parseStore)
@@ -595,7 +619,11 @@ export function registerMcpProxyCommand(program: Command, io: CommandIo = {}): C
     .option('--log <file>', 'append every check and outcome to this JSON Lines file')
     .option('--session <key>', 'the session key of the stdio connection (with --store sqlite, the same key resumes the session)', 'stdio')
     .option('--timeout <ms>', 'timeout of each request forwarded to the server, reset by progress', parseTimeout, 60_000)
-    .option('--listen <127.0.0.1:port>', 'serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio (one guard per Mcp-Session-Id)', parseListen)
+    .option(
+      '--listen <127.0.0.1:port>',
+      'serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio (one guard per Mcp-Session-Id)',
+      parseListen,
+    )
     .option('--upstream <url>', 'the MCP server over Streamable HTTP, instead of a command', parseUpstream)
     .action(async (command: string[], options: McpProxyOptions) => {
       try {

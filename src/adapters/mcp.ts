@@ -260,7 +260,7 @@ function isStrict(guard: SessionGuard): boolean {
 function notStrictMessage(where: string): string {
   return (
     `${where}: the guard does not treat a failed write as possibly applied, but an MCP call that timed out or was ` +
-    'cancelled may have run. Create it with strictFailedWrites: true (createSessionGuard, or the session store\'s ' +
+    "cancelled may have run. Create it with strictFailedWrites: true (createSessionGuard, or the session store's " +
     'guard options), or pass strictFailedWrites: false to the gate to accept that'
   );
 }
@@ -292,7 +292,8 @@ function guardSource(options: McpGateOptions, where: string): GuardSource {
   }
   let get: (key: string) => SessionGuard;
   if (options.getGuard !== undefined) {
-    if (typeof options.getGuard !== 'function') throw new AdapterConfigError('mcp', `${where}: getGuard must be a function of the session key`);
+    if (typeof options.getGuard !== 'function')
+      throw new AdapterConfigError('mcp', `${where}: getGuard must be a function of the session key`);
     get = options.getGuard;
   } else {
     const store = createSessionStore({ guard: { strictFailedWrites: strict } });
@@ -500,7 +501,9 @@ async function runGated(call: GatedCall, run: () => Promise<CallToolResult>): Pr
         guard,
         book,
         toolCall,
-        outcome.threw ? { threw: true } : { threw: false, result: outcome.result, content: book.trusted ? toolOutput(outcome.result) : undefined },
+        outcome.threw
+          ? { threw: true }
+          : { threw: false, result: outcome.result, content: book.trusted ? toolOutput(outcome.result) : undefined },
       );
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `pulse-safety: the call ran but its outcome could not be recorded (${messageOf(error)})`);
@@ -536,10 +539,7 @@ async function listAllTools(upstream: Client): Promise<ToolInfo[]> {
   const cursors = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-    const result = await upstream.request(
-      { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-      ResultSchema,
-    );
+    const result = await upstream.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ResultSchema);
     tools.push(...toolsOf(result));
     const next = (result as { nextCursor?: unknown }).nextCursor;
     if (typeof next !== 'string' || cursors.has(next)) break;
@@ -642,7 +642,11 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
 
   if (capabilities.tools) {
     server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-      const result = await upstream.request({ method: 'tools/list', params: request.params }, ResultSchema, forwardOptions(request.params, extra));
+      const result = await upstream.request(
+        { method: 'tools/list', params: request.params },
+        ResultSchema,
+        forwardOptions(request.params, extra),
+      );
       book.merge(toolsOf(result));
       return result as ServerResult;
     });
@@ -656,7 +660,8 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
       }
       return runGated(
         { guard: resolved.guard, session: resolved.key, id: callIdOf(extra), name, args, book, onEvent: options.onEvent },
-        () => upstream.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, forwardOptions(request.params, extra)),
+        () =>
+          upstream.request({ method: 'tools/call', params: request.params }, CallToolResultSchema, forwardOptions(request.params, extra)),
       );
     });
     upstream.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
@@ -671,8 +676,14 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
   }
   if (capabilities.logging) {
     // Replaces the SDK's own handler: the upstream server filters its log messages.
-    server.setRequestHandler(SetLevelRequestSchema, async (request, extra) =>
-      (await upstream.request({ method: 'logging/setLevel', params: request.params }, ResultSchema, forwardOptions(request.params, extra))) as ServerResult,
+    server.setRequestHandler(
+      SetLevelRequestSchema,
+      async (request, extra) =>
+        (await upstream.request(
+          { method: 'logging/setLevel', params: request.params },
+          ResultSchema,
+          forwardOptions(request.params, extra),
+        )) as ServerResult,
     );
   }
   server.fallbackRequestHandler = async (request, extra) =>
@@ -697,7 +708,10 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
         if (declared?.[capability] === undefined) {
           throw new McpError(ErrorCode.MethodNotFound, `the client behind the pulse-safety gating proxy does not support ${capability}`);
         }
-        return (await server.request(request as ServerRequest, ResultSchema, { signal: extra.signal, timeout: MAX_TIMER_MS })) as ClientResult;
+        return (await server.request(request as ServerRequest, ResultSchema, {
+          signal: extra.signal,
+          timeout: MAX_TIMER_MS,
+        })) as ClientResult;
       });
     } catch {
       // The upstream client did not declare this capability: the SDK answers such requests with an error itself.
@@ -783,7 +797,9 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
     book.replace(
       [...holders].map((holder) => ({
         name: holder.name,
-        annotations: isObject(holder.tool?.annotations ?? holder.annotations) ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>) : {},
+        annotations: isObject(holder.tool?.annotations ?? holder.annotations)
+          ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
+          : {},
         hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,
       })),
     );
@@ -811,7 +827,8 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
     holders.add(holder);
     const update = tool.update;
     tool.update = ((updates: Record<string, unknown>) => {
-      const next = typeof updates.callback === 'function' ? { ...updates, callback: gated(holder, updates.callback as ToolCallback) } : updates;
+      const next =
+        typeof updates.callback === 'function' ? { ...updates, callback: gated(holder, updates.callback as ToolCallback) } : updates;
       (update as (updates: Record<string, unknown>) => void)(next);
       if (typeof updates.name === 'string') holder.name = updates.name;
       if (updates.name === null) holders.delete(holder);
@@ -820,7 +837,11 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
     refresh();
   }
 
-  const registerTool = server.registerTool.bind(server) as (name: string, config: Record<string, unknown>, cb: ToolCallback) => RegisteredTool;
+  const registerTool = server.registerTool.bind(server) as (
+    name: string,
+    config: Record<string, unknown>,
+    cb: ToolCallback,
+  ) => RegisteredTool;
   server.registerTool = ((name: string, config: Record<string, unknown>, cb: ToolCallback) => {
     const holder: Holder = { name, annotations: config?.annotations, outputSchema: config?.outputSchema };
     const tool = registerTool(name, config, gated(holder, cb));

@@ -225,7 +225,11 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   }
 
   /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
-  async function settle(context: RunContext<TContext>, callId: string | undefined, outcome: { threw: true } | { threw: false; result: unknown }): Promise<void> {
+  async function settle(
+    context: RunContext<TContext>,
+    callId: string | undefined,
+    outcome: { threw: true } | { threw: false; result: unknown },
+  ): Promise<void> {
     if (callId === undefined) return;
     const calls = pending.get(context);
     const entry = calls?.get(callId);
@@ -279,10 +283,12 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   }
 
   const gatedTool = ((toolOptions: Record<string, unknown>) => {
-    const name = typeof toolOptions.name === 'string' ? toolOptions.name : (toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool';
+    const name =
+      typeof toolOptions.name === 'string' ? toolOptions.name : ((toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool');
     const structured = toolOptions.outputSchema !== undefined;
     const userError = toolOptions.errorFunction as Parameters<typeof errorFunction>[0];
-    const userTimeout = toolOptions.timeoutErrorFunction as ((context: RunContext<TContext>, error: unknown, details?: unknown) => unknown) | undefined;
+    const userTimeout = toolOptions.timeoutErrorFunction as
+      ((context: RunContext<TContext>, error: unknown, details?: unknown) => unknown) | undefined;
     const timeoutMs = toolOptions.timeoutMs;
     const behavior = toolOptions.timeoutBehavior ?? (structured ? 'raise_exception' : 'error_as_result');
     const built = agentsTool({
@@ -295,7 +301,9 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         ? {
             timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
               await settle(context, callIdOf(details), { threw: true });
-              return userTimeout !== undefined ? userTimeout(context, error, details) : `Tool '${name}' timed out after ${String(timeoutMs)}ms.`;
+              return userTimeout !== undefined
+                ? userTimeout(context, error, details)
+                : `Tool '${name}' timed out after ${String(timeoutMs)}ms.`;
             },
           }
         : {}),
@@ -341,10 +349,17 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
       );
     }
-    assertSomeToolReads(functions.map((tool) => String(tool.name)), classifier, ADAPTER);
+    assertSomeToolReads(
+      functions.map((tool) => String(tool.name)),
+      classifier,
+      ADAPTER,
+    );
     const guardrails = (agent.outputGuardrails ?? []) as { name?: string }[];
     if (!guardrails.some((guardrail) => guardrail === outputGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
-      throw new AdapterConfigError(ADAPTER, `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`);
+      throw new AdapterConfigError(
+        ADAPTER,
+        `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
+      );
     }
   }
 
@@ -361,7 +376,11 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
     }
     assertAgent(agent);
     const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
-    const runWith = (runner?.run.bind(runner) ?? runAgent) as (a: TAgent, i: string | AgentInputItem[], o: NonStreamRunOptions<TContext, TAgent>) => Promise<RunResult<TContext, TAgent>>;
+    const runWith = (runner?.run.bind(runner) ?? runAgent) as (
+      a: TAgent,
+      i: string | AgentInputItem[],
+      o: NonStreamRunOptions<TContext, TAgent>,
+    ) => Promise<RunResult<TContext, TAgent>>;
     let current: TAgent = agent;
     let currentInput = input;
     for (let resumes = 0; ; resumes += 1) {
@@ -372,9 +391,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
         await settleContext(state?._context);
         const ours =
-          error instanceof OutputGuardrailTripwireTriggered &&
-          error.result.guardrail.name === ANSWER_GUARDRAIL_NAME &&
-          state !== undefined;
+          error instanceof OutputGuardrailTripwireTriggered && error.result.guardrail.name === ANSWER_GUARDRAIL_NAME && state !== undefined;
         if (!ours || resumes >= maxResumes) throw error;
         const info = error.result.output.outputInfo as AnswerRefusalInfo;
         const message: AgentInputItem = { role: 'user', content: info.refusal };
@@ -391,7 +408,11 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
     tool: gatedTool,
     tools(list) {
       const built = list.map((toolOptions) => gatedTool(toolOptions));
-      assertSomeToolReads(built.map((tool) => tool.name), classifier, ADAPTER);
+      assertSomeToolReads(
+        built.map((tool) => tool.name),
+        classifier,
+        ADAPTER,
+      );
       return built;
     },
     toolInputGuardrail,

@@ -77,9 +77,7 @@ export class ChartRenderer {
   render(dot: string): Promise<string> {
     if (this.closed) return Promise.reject(new ChartLayoutError('closed', 'the visualizer is shutting down'));
     if (this.queue.length >= this.maxQueued) {
-      return Promise.reject(
-        new ChartLayoutError('busy', `${this.queue.length} charts are waiting to be laid out; try again shortly`),
-      );
+      return Promise.reject(new ChartLayoutError('busy', `${this.queue.length} charts are waiting to be laid out; try again shortly`));
     }
     return new Promise<string>((resolve, reject) => {
       this.queue.push({ dot, resolve, reject });
@@ -144,9 +142,7 @@ export class ChartRenderer {
       this.worker = null; // its exit event is then ignored
       this.finish();
       void worker.terminate();
-      job.reject(
-        new ChartLayoutError('timeout', `laying out the chart took longer than ${this.timeoutMs / 1000} s, so it was stopped`),
-      );
+      job.reject(new ChartLayoutError('timeout', `laying out the chart took longer than ${this.timeoutMs / 1000} s, so it was stopped`));
       this.next();
     }, this.timeoutMs);
     this.timer.unref();

@@ -103,20 +103,30 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
     .description('serve the visualizer on 127.0.0.1: the chart, a playground, transcript replay and live inspection')
     .option('-p, --port <port>', `TCP port on 127.0.0.1 (0 picks a free one)`, parsePort, DEFAULT_PORT)
     .option('--transcript <file>', 'open this transcript in the replay view')
-    .option('--allow-origin <origin>', "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted", collectOrigin)
+    .option(
+      '--allow-origin <origin>',
+      "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted",
+      collectOrigin,
+    )
     .action(async (options: { port: number; transcript?: string; allowOrigin?: string[] }) => {
       let transcript: VisualizerOptions['transcript'];
       if (options.transcript !== undefined) {
         try {
           transcript = { text: readFileSync(options.transcript, 'utf8'), source: options.transcript };
         } catch (error) {
-          sink.err(`pulse-safety serve: ${options.transcript}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`);
+          sink.err(
+            `pulse-safety serve: ${options.transcript}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`,
+          );
           sink.setExitCode(2);
           return;
         }
       }
       await serve(
-        { port: options.port, ...(transcript ? { transcript } : {}), ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}) },
+        {
+          port: options.port,
+          ...(transcript ? { transcript } : {}),
+          ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
+        },
         transcript ? '?mode=replay&replay=opened' : '',
         sink,
       );
@@ -125,11 +135,19 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
     .command('demo')
     .description('print the audit of the embedded demo transcript, then serve the visualizer replaying it')
     .option('-p, --port <port>', `TCP port on 127.0.0.1 (0 picks a free one)`, parsePort, DEFAULT_PORT)
-    .option('--allow-origin <origin>', "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted", collectOrigin)
+    .option(
+      '--allow-origin <origin>',
+      "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted",
+      collectOrigin,
+    )
     .action(async (options: { port: number; allowOrigin?: string[] }) => {
       sink.out(formatAuditText(auditRuns(demoRuns()), { title: `pulse-safety audit of ${DEMO_SOURCE} (catalog pulse)` }));
       sink.out('\n');
-      await serve({ port: options.port, ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}) }, '?mode=replay&replay=demo', sink);
+      await serve(
+        { port: options.port, ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}) },
+        '?mode=replay&replay=demo',
+        sink,
+      );
     });
   return program;
 }

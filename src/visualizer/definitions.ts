@@ -42,9 +42,7 @@ export interface StreamedDefinition {
 }
 
 /** What `DefinitionStore.add` made of a definition. */
-export type DefinitionOutcome =
-  | { ok: true; machineId: string }
-  | { ok: false; reason: string };
+export type DefinitionOutcome = { ok: true; machineId: string } | { ok: false; reason: string };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

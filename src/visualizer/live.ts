@@ -448,7 +448,12 @@ export class LiveHub {
       const snapshot = this.resolved(session);
       if (machine !== null && snapshot !== null) {
         const view = sessionView(machine, snapshot, session.now, session.log.at(-1)?.taken ?? []);
-        return { ...view, state: cut(view.state, MAX_STATE_TEXT), status: session.status, enabled: session.status === 'active' ? view.enabled : [] };
+        return {
+          ...view,
+          state: cut(view.state, MAX_STATE_TEXT),
+          status: session.status,
+          enabled: session.status === 'active' ? view.enabled : [],
+        };
       }
       if (session.machineId === null || session.value === undefined) return null;
       const context = session.context;

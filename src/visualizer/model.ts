@@ -100,13 +100,7 @@ export function safetyProbeEvents(context: unknown, now: number): AnyEventObject
       events.push({ type, tool: call.tool, kind: call.kind, at: now, ...callId });
     }
   }
-  for (const type of [
-    'answer.requested',
-    'verification.completed',
-    'session.reset',
-    'session.resetKeepingProgress',
-    'clock.ticked',
-  ]) {
+  for (const type of ['answer.requested', 'verification.completed', 'session.reset', 'session.resetKeepingProgress', 'clock.ticked']) {
     events.push({ type, at: now });
   }
   return events;
@@ -214,8 +208,7 @@ export function takeEvents(
  * those a bare event of each handled type would take.
  */
 export function enabledTransitions(machine: AnyStateMachine, snapshot: AnyMachineSnapshot, now: number): string[] {
-  const events =
-    machine.id === safetyMachine.id ? safetyProbeEvents(snapshot.context, now) : genericProbeEvents(machine, snapshot);
+  const events = machine.id === safetyMachine.id ? safetyProbeEvents(snapshot.context, now) : genericProbeEvents(machine, snapshot);
   const enabled = new Set<string>();
   for (const event of events) for (const id of selectedTransitions(machine, snapshot, event)) enabled.add(id);
   return [...enabled].sort();
@@ -269,11 +262,7 @@ export function sessionView(
  * `FSMBlockedError` with the structured tool result a loop sends back for a
  * refused call (`toToolResult()`, DESIGN.md §3.1).
  */
-export function decisionFromError(
-  subject: 'tool' | 'answer',
-  kind: ToolKind | null,
-  error: FSMBlockedError | null,
-): DecisionView {
+export function decisionFromError(subject: 'tool' | 'answer', kind: ToolKind | null, error: FSMBlockedError | null): DecisionView {
   if (error === null) {
     return { subject, allowed: true, code: null, rule: null, reason: null, message: null, toolResult: null, kind };
   }

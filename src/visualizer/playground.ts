@@ -68,7 +68,12 @@ export const playgroundCommandSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('resetKeepProgress') }),
   z.strictObject({
     type: z.literal('advanceClock'),
-    ms: z.number().int().positive().max(30 * 24 * 3_600_000).optional(),
+    ms: z
+      .number()
+      .int()
+      .positive()
+      .max(30 * 24 * 3_600_000)
+      .optional(),
   }),
 ]);
 
@@ -80,9 +85,7 @@ export class PlaygroundCommandError extends Error {
   }
 }
 
-const classifiers = new Map<BuiltinCatalogName, Classifier>(
-  CATALOG_NAMES.map((name) => [name, createClassifier(builtinCatalogs[name])]),
-);
+const classifiers = new Map<BuiltinCatalogName, Classifier>(CATALOG_NAMES.map((name) => [name, createClassifier(builtinCatalogs[name])]));
 
 /** Compact JSON of call arguments for a log label (at most 120 characters). */
 function argsText(args: unknown): string {

@@ -252,9 +252,7 @@ export interface LiveSessionDetail extends LiveSessionSummary {
 }
 
 /** Messages the server pushes on the `/live` WebSocket. */
-export type LiveMessage =
-  | { type: 'sessions'; sessions: LiveSessionSummary[] }
-  | { type: 'session'; session: LiveSessionDetail };
+export type LiveMessage = { type: 'sessions'; sessions: LiveSessionSummary[] } | { type: 'session'; session: LiveSessionDetail };
 
 /** An error answer: `{ error }` with HTTP status 4xx/5xx. */
 export interface ErrorResponse {

@@ -29,7 +29,7 @@ function short(text: string, max = 100): string {
 function argsText(args: unknown): string {
   if (args === undefined) return '';
   try {
-    return short(typeof args === 'string' ? args : JSON.stringify(args) ?? '', 100);
+    return short(typeof args === 'string' ? args : (JSON.stringify(args) ?? ''), 100);
   } catch {
     return '(unprintable arguments)';
   }
@@ -61,7 +61,13 @@ function eventsOf(step: TranscriptStep, finding: StepFinding, kind: ToolKind | n
       return [{ type: 'tool.requested', tool: step.name, kind: kind ?? 'write', callId: step.id, at }];
     case 'result': {
       const events: AnyEventObject[] = [
-        { type: step.outcome === 'success' ? 'tool.succeeded' : 'tool.failed', tool: step.name, kind: kind ?? 'write', callId: step.id, at },
+        {
+          type: step.outcome === 'success' ? 'tool.succeeded' : 'tool.failed',
+          tool: step.name,
+          kind: kind ?? 'write',
+          callId: step.id,
+          at,
+        },
       ];
       // The guard completes verification itself right after a verifying read.
       if (finding.stateBefore === 'VERIFYING' && finding.stateAfter === 'READING') events.push({ type: 'verification.completed', at });
@@ -135,7 +141,10 @@ export interface ReplayRunTotals {
 export function runTotals(run: TranscriptRun, index: number, audit: RunAudit): ReplayRunTotals {
   return {
     summary: runSummary(run, index, audit),
-    refusedSteps: audit.refusals.map((refusal) => refusal.index).sort((a, b) => a - b).slice(0, MAX_REFUSED_STEPS_LISTED),
+    refusedSteps: audit.refusals
+      .map((refusal) => refusal.index)
+      .sort((a, b) => a - b)
+      .slice(0, MAX_REFUSED_STEPS_LISTED),
   };
 }
 

@@ -268,9 +268,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
   // Charts of streamed definitions live as long as their definition.
   const streamedCharts = new WeakMap<StreamedDefinition, Promise<ChartResponse>>();
   const playground = new Map<string, PlaygroundSession>();
-  const replays = new Map<string, { source: string; runs: TranscriptRun[] }>([
-    ['demo', { source: DEMO_SOURCE, runs: demoRuns() }],
-  ]);
+  const replays = new Map<string, { source: string; runs: TranscriptRun[] }>([['demo', { source: DEMO_SOURCE, runs: demoRuns() }]]);
   if (options.transcript) {
     replays.set('opened', {
       source: options.transcript.source,
@@ -321,7 +319,8 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     try {
       return await response;
     } catch (error) {
-      if (error instanceof ChartLayoutError) throw new HttpError(error.reason === 'busy' ? 503 : 422, `the chart of '${machineId}' cannot be drawn: ${error.message}`);
+      if (error instanceof ChartLayoutError)
+        throw new HttpError(error.reason === 'busy' ? 503 : 422, `the chart of '${machineId}' cannot be drawn: ${error.message}`);
       throw error;
     }
   }
@@ -483,7 +482,11 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       const key = `${id}/${index}/${catalog}`;
       const totals = runTotalsKept.get(key) ?? audited(() => runTotals(run, index, auditRun(run, { classify, startAt: 0 })));
       keepTotals(key, totals);
-      return sendJson(res, 200, audited(() => replayRun(run, index, { classify, catalog }, page, totals)));
+      return sendJson(
+        res,
+        200,
+        audited(() => replayRun(run, index, { classify, catalog }, page, totals)),
+      );
     }
     if (method === 'GET' && path === '/api/live') return sendJson(res, 200, hub.sessions());
     if (method === 'GET' && (match = /^\/api\/live\/([^/]+)$/.exec(path))) {
@@ -517,7 +520,10 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
   const sendToPage = (client: WebSocket, data: string): boolean => {
     if (client.readyState !== client.OPEN) return false;
     if (client.bufferedAmount + Buffer.byteLength(data) > MAX_LIVE_CLIENT_BUFFER_BYTES) {
-      drops.report('slow live page', `a page on /live had ${client.bufferedAmount} bytes unread (at most ${MAX_LIVE_CLIENT_BUFFER_BYTES}); it was disconnected`);
+      drops.report(
+        'slow live page',
+        `a page on /live had ${client.bufferedAmount} bytes unread (at most ${MAX_LIVE_CLIENT_BUFFER_BYTES}); it was disconnected`,
+      );
       client.terminate();
       return false;
     }

@@ -222,7 +222,7 @@ describe('gateTextStream alone', () => {
     expect(text).toBe('Let me look. Up.');
   });
 
-  it('keeps a refused step\'s other parts: only its text is dropped', async () => {
+  it("keeps a refused step's other parts: only its text is dropped", async () => {
     const { text, types } = await streamParts([[call('c1', 'get_status')], [call('c2', 'restart')], [say('Done.')]], guardWithClock());
     expect(text).toBe('');
     expect(types.filter((type) => type === 'finish-step')).toHaveLength(3);
@@ -272,16 +272,12 @@ describe('outcomes: what the model never sees as success does not count as evide
       ...tools,
       get_status: tool({
         ...tools.get_status,
-        execute: (input: { host: string }, options) => ((reads += 1) === 1 ? tools.get_status.execute(input, options) : failing.get_status.execute(input, options)),
+        execute: (input: { host: string }, options) =>
+          (reads += 1) === 1 ? tools.get_status.execute(input, options) : failing.get_status.execute(input, options),
       }),
     };
     const model = new MockLanguageModelV4({
-      doGenerate: [
-        step(call('c1', 'get_status')),
-        step(call('c2', 'restart')),
-        step(call('c3', 'get_status')),
-        step(say('Done.')),
-      ],
+      doGenerate: [step(call('c1', 'get_status')), step(call('c2', 'restart')), step(call('c3', 'get_status')), step(say('Done.'))],
     });
     const safety = withSafetyGate({ tools: mixed, guard, catalog });
     await generateText({ model, prompt: 'go', stopWhen: isStepCount(4), ...safety });
@@ -352,7 +348,12 @@ describe('parallel calls in one step', () => {
     const log: string[] = [];
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status'), call('c1', 'get_status')), step(say('ok'))] });
-    const result = await generateText({ model, prompt: 'go', tools: gateTools(makeTools(log), { guard, catalog }), stopWhen: isStepCount(2) });
+    const result = await generateText({
+      model,
+      prompt: 'go',
+      tools: gateTools(makeTools(log), { guard, catalog }),
+      stopWhen: isStepCount(2),
+    });
     expect(log).toEqual(['get_status c1']);
     expect(result.steps[0]!.content.filter((part) => part.type === 'tool-error')).toHaveLength(1);
   });

@@ -55,7 +55,10 @@ class ScriptedChatModel extends BaseChatModel {
 }
 
 const calls = (...list: [id: string, name: string][]) =>
-  new AIMessage({ content: '', tool_calls: list.map(([id, name]) => ({ id, name, args: { host: 'web-01' }, type: 'tool_call' as const })) });
+  new AIMessage({
+    content: '',
+    tool_calls: list.map(([id, name]) => ({ id, name, args: { host: 'web-01' }, type: 'tool_call' as const })),
+  });
 const say = (text: string) => new AIMessage({ content: text });
 
 /** The scenario's model turns (a new copy per run: messages get ids in the state). */
@@ -110,7 +113,10 @@ function buildGraph(model: ScriptedChatModel, tools: ReturnType<typeof makeTools
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 
 function texts(messages: BaseMessage[]): string[] {
-  return messages.map((m) => `${m.getType()}${m instanceof ToolMessage ? `[${m.status}]` : ''}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`);
+  return messages.map(
+    (m) =>
+      `${m.getType()}${m instanceof ToolMessage ? `[${m.status}]` : ''}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`,
+  );
 }
 
 /** The guard a state's snapshot restores. */
@@ -161,7 +167,7 @@ describe('SafetyToolNode and the answer gate: the scenario', () => {
   });
 });
 
-describe('the guard is the thread\'s', () => {
+describe("the guard is the thread's", () => {
   it('a later turn on the same thread keeps the target: its write is admitted at once', async () => {
     const log: string[] = [];
     const model = new ScriptedChatModel([...scenario(), calls(['c5', 'restart']), calls(['c6', 'get_status']), say('Done again.')]);
@@ -194,13 +200,21 @@ describe('the guard is the thread\'s', () => {
 });
 
 describe('outcomes: the ToolMessage says how the call went', () => {
-  const readAfterWrite = () => [calls(['c1', 'get_status']), calls(['c2', 'restart']), calls(['c3', 'get_status']), say('Done.'), say('Done!')];
+  const readAfterWrite = () => [
+    calls(['c1', 'get_status']),
+    calls(['c2', 'restart']),
+    calls(['c3', 'get_status']),
+    say('Done.'),
+    say('Done!'),
+  ];
 
   async function run(status: (n: number) => string) {
     const model = new ScriptedChatModel(readAfterWrite());
     const graph = buildGraph(model, makeTools([], status), {});
     // The model insists; the recursion limit ends the run before a third answer is asked for.
-    const final = await graph.invoke({ messages: [new HumanMessage('go')] }, { ...thread('o1'), recursionLimit: 12 }).catch((error: unknown) => error);
+    const final = await graph
+      .invoke({ messages: [new HumanMessage('go')] }, { ...thread('o1'), recursionLimit: 12 })
+      .catch((error: unknown) => error);
     return { model, graph, final };
   }
 
@@ -235,7 +249,12 @@ describe('parallel tool calls in one message', () => {
   });
 
   it('a read beside the write does not verify it: the answer is refused', async () => {
-    const model = new ScriptedChatModel([calls(['c1', 'get_status']), calls(['c2', 'restart'], ['c3', 'get_status']), say('Done.'), say('Done!')]);
+    const model = new ScriptedChatModel([
+      calls(['c1', 'get_status']),
+      calls(['c2', 'restart'], ['c3', 'get_status']),
+      say('Done.'),
+      say('Done!'),
+    ]);
     const graph = buildGraph(model, makeTools([]));
     await graph.invoke({ messages: [new HumanMessage('go')] }, { ...thread('p2'), recursionLimit: 8 }).catch(() => undefined);
     const saved = guardOf((await graph.getState(thread('p2'))).values);
@@ -287,7 +306,9 @@ describe('a state without the safety channel', () => {
       .addConditionalEdges('agent', routeAfterModel(), ['tools', 'answer_gate'])
       .addEdge('tools', 'agent')
       .compile();
-    await expect(graph.invoke({ messages: [new HumanMessage('Restart web-01.')] })).rejects.toThrow(/holds no guard snapshot under 'safety'/);
+    await expect(graph.invoke({ messages: [new HumanMessage('Restart web-01.')] })).rejects.toThrow(
+      /holds no guard snapshot under 'safety'/,
+    );
   });
 });
 

@@ -126,7 +126,7 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     expect(readFileSync(file, 'utf8')).toBe('two');
   });
 
-  it('gives a refusal of a tool with an outputSchema no structuredContent, so the client\'s validation passes', async (t) => {
+  it("gives a refusal of a tool with an outputSchema no structuredContent, so the client's validation passes", async (t) => {
     const fs = await filesystem(t);
     const { tools } = await fs.client.listTools(); // caches write_file's output schema in the client
     expect(tools.find((tool) => tool.name === 'write_file')?.outputSchema).toBeDefined();
@@ -195,7 +195,10 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     const fs = await filesystem(t, ['--log', log]);
     await call(fs, 'write_file', { path: join(fs.dir, 'a.txt'), content: 'one' });
     await call(fs, 'list_directory', { path: fs.dir });
-    const events = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(events.map((event) => [event.type, event.tool, event.allowed ?? event.outcome])).toEqual([
       ['check', 'write_file', false],
       ['check', 'list_directory', true],
@@ -208,7 +211,10 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
 describe('examples/mcp-in-process.ts, built', () => {
   it('runs as a program and prints its transcript', async () => {
     const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(BUILD, 'examples', 'mcp-in-process.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [join(BUILD, 'examples', 'mcp-in-process.js')], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       child.on('error', reject);
@@ -229,7 +235,9 @@ describe.concurrent('mcp-proxy configuration', () => {
   it('exits 2 naming --trust when no tool of an untrusted server can be a read', async () => {
     const result = await runCli(['mcp-proxy', '--', process.execPath, FS_SERVER, freshDir()]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/none of the 14 tools .* is a read or resolve: their annotations are not trusted \(trust them with --trust/);
+    expect(result.stderr).toMatch(
+      /none of the 14 tools .* is a read or resolve: their annotations are not trusted \(trust them with --trust/,
+    );
   });
 
   it('starts an untrusted server when a catalog names its read tools', async (t) => {
@@ -265,7 +273,7 @@ describe.concurrent('mcp-proxy configuration', () => {
   });
 });
 
-describe.concurrent('the proxy\'s lifetime', () => {
+describe.concurrent("the proxy's lifetime", () => {
   it('leaves no process running once its client closes stdin', async () => {
     const pidFile = fresh('pid');
     const proxied = await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) });
@@ -278,7 +286,10 @@ describe.concurrent('the proxy\'s lifetime', () => {
 
   it('leaves no process running even when the server does not exit at the end of its stdin', async () => {
     const pidFile = fresh('pid');
-    const proxied = await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, EVERYTHING_SERVER, 'stdio']) });
+    const proxied = await startProxy({
+      proxyArgs: ['--trust'],
+      upstream: withPidFile(pidFile, [process.execPath, EVERYTHING_SERVER, 'stdio']),
+    });
     const upstreamPid = await readPid(pidFile);
     await call(proxied, 'echo', { message: 'look first' });
     expect((await call(proxied, 'toggle-simulated-logging')).isError).toBeFalsy(); // a timer that keeps the server alive
@@ -290,7 +301,10 @@ describe.concurrent('the proxy\'s lifetime', () => {
 
   it('closes the upstream and exits on SIGTERM', async (t) => {
     const pidFile = fresh('pid');
-    const proxied = closing(t, await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) }));
+    const proxied = closing(
+      t,
+      await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) }),
+    );
     const upstreamPid = await readPid(pidFile);
     let closed = false;
     proxied.client.onclose = () => (closed = true);
@@ -300,9 +314,12 @@ describe.concurrent('the proxy\'s lifetime', () => {
     await until(() => !isRunning(upstreamPid), 'the upstream server to exit');
   });
 
-  it('says so and closes the client\'s connection when the upstream server goes away', async (t) => {
+  it("says so and closes the client's connection when the upstream server goes away", async (t) => {
     const pidFile = fresh('pid');
-    const proxied = closing(t, await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) }));
+    const proxied = closing(
+      t,
+      await startProxy({ proxyArgs: ['--trust'], upstream: withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]) }),
+    );
     let closed = false;
     proxied.client.onclose = () => (closed = true);
     process.kill(await readPid(pidFile), 'SIGKILL');
@@ -351,7 +368,7 @@ describe('the everything server through mcp-proxy --trust: what passes through',
     await Promise.all([proxied?.client.close(), plain?.close()]);
   });
 
-  it('the server\'s identity and instructions', () => {
+  it("the server's identity and instructions", () => {
     expect(proxied.client.getServerVersion()).toEqual(plain.getServerVersion());
     expect(proxied.client.getInstructions()).toBe(plain.getInstructions());
   });
@@ -360,7 +377,9 @@ describe('the everything server through mcp-proxy --trust: what passes through',
     const [viaProxy, straight] = await Promise.all([proxied.client.listResources(), plain.listResources()]);
     expect(viaProxy.resources.map((r) => r.uri)).toEqual(straight.resources.map((r) => r.uri));
     const templates = await proxied.client.listResourceTemplates();
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual((await plain.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate));
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(
+      (await plain.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate),
+    );
     const uri = viaProxy.resources[0]!.uri;
     expect((await proxied.client.readResource({ uri })).contents).toEqual((await plain.readResource({ uri })).contents);
   });
@@ -382,7 +401,7 @@ describe('the everything server through mcp-proxy --trust: what passes through',
     expect(completion.completion.values).toEqual(['Engineering']);
   });
 
-  it('the server\'s roots request to the client, and its answer back', async () => {
+  it("the server's roots request to the client, and its answer back", async () => {
     const result = await call(proxied, 'get-roots-list');
     expect(textOf(result)).toContain('file:///pulse-safety-root');
   });
@@ -393,7 +412,7 @@ describe('the everything server through mcp-proxy --trust: what passes through',
     await until(() => proxied.logs.some((log) => log.includes('Roots updated')), "the server's log message about the roots");
   });
 
-  it('progress, with the client\'s own token', async () => {
+  it("progress, with the client's own token", async () => {
     const progress: unknown[] = [];
     const result = (await proxied.client.callTool(
       { name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
@@ -405,7 +424,7 @@ describe('the everything server through mcp-proxy --trust: what passes through',
     expect(progress[0]).toEqual({ progress: 1, total: 3 });
   });
 
-  it('not tasks: a task\'s outcome comes after its call returns, so it could not be recorded', () => {
+  it("not tasks: a task's outcome comes after its call returns, so it could not be recorded", () => {
     expect(plain.getServerCapabilities()?.tasks).toBeDefined();
     expect(proxied.client.getServerCapabilities()).toEqual({ ...plain.getServerCapabilities(), tasks: undefined });
   });
@@ -443,7 +462,10 @@ describe.concurrent('parallel calls (the everything server; its long-running ope
 
   it('refuses a write sent beside the first read: the read has not succeeded yet', async (t) => {
     const proxied = await parallel(t);
-    const [read, write] = await Promise.all([call(proxied, 'trigger-long-running-operation', slow), call(proxied, 'toggle-simulated-logging')]);
+    const [read, write] = await Promise.all([
+      call(proxied, 'trigger-long-running-operation', slow),
+      call(proxied, 'toggle-simulated-logging'),
+    ]);
     expect(read.isError).toBeFalsy();
     expect(refusalOf(write).error).toMatchObject({ state: 'RESOLVING', tool: 'toggle-simulated-logging' });
   });
@@ -451,7 +473,10 @@ describe.concurrent('parallel calls (the everything server; its long-running ope
   it('refuses a second write while the first is in flight', async (t) => {
     const proxied = await parallel(t, true);
     await call(proxied, 'echo', { message: 'look first' });
-    const [first, second] = await Promise.all([call(proxied, 'trigger-long-running-operation', slow), call(proxied, 'toggle-simulated-logging')]);
+    const [first, second] = await Promise.all([
+      call(proxied, 'trigger-long-running-operation', slow),
+      call(proxied, 'toggle-simulated-logging'),
+    ]);
     expect(first.isError).toBeFalsy();
     expect(refusalOf(second).error).toMatchObject({ state: 'WRITING', tool: 'toggle-simulated-logging' });
   });
@@ -471,7 +496,10 @@ describe.concurrent('cancellation and timeouts (strict failed writes, the defaul
     writeFileSync(catalog, JSON.stringify({ name: 'slow-write', tools: { 'trigger-long-running-operation': 'write' } }));
     const proxied = closing(
       t,
-      await startProxy({ proxyArgs: ['--trust', '--catalog', catalog, ...extra], upstream: [process.execPath, EVERYTHING_SERVER, 'stdio'] }),
+      await startProxy({
+        proxyArgs: ['--trust', '--catalog', catalog, ...extra],
+        upstream: [process.execPath, EVERYTHING_SERVER, 'stdio'],
+      }),
     );
     await call(proxied, 'echo', { message: 'look first' });
     return proxied;
@@ -481,10 +509,14 @@ describe.concurrent('cancellation and timeouts (strict failed writes, the defaul
     const proxied = await slowWrites(t);
     const abort = new AbortController();
     let progressed = false;
-    const cancelled = proxied.client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 60, steps: 60 } }, undefined, {
-      signal: abort.signal,
-      onprogress: () => (progressed = true),
-    });
+    const cancelled = proxied.client.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 60, steps: 60 } },
+      undefined,
+      {
+        signal: abort.signal,
+        onprogress: () => (progressed = true),
+      },
+    );
     await until(() => progressed, 'the write to run upstream (its first progress)');
     abort.abort('changed my mind');
     await expect(cancelled).rejects.toThrow();
@@ -541,8 +573,14 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     const second = await httpClient(proxy.url);
     try {
       await first.callTool({ name: 'list_directory', arguments: { path: dir } });
-      const admitted = (await first.callTool({ name: 'write_file', arguments: { path: join(dir, 'a.txt'), content: 'a' } })) as CallToolResult;
-      const refused = (await second.callTool({ name: 'write_file', arguments: { path: join(dir, 'b.txt'), content: 'b' } })) as CallToolResult;
+      const admitted = (await first.callTool({
+        name: 'write_file',
+        arguments: { path: join(dir, 'a.txt'), content: 'a' },
+      })) as CallToolResult;
+      const refused = (await second.callTool({
+        name: 'write_file',
+        arguments: { path: join(dir, 'b.txt'), content: 'b' },
+      })) as CallToolResult;
       expect(admitted.isError).toBeFalsy();
       expect(refusalOf(refused).error).toMatchObject({ state: 'RESOLVING' });
     } finally {
@@ -552,18 +590,21 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     }
   });
 
-  it('closes a session\'s upstream server when its client ends the session', async () => {
+  it("closes a session's upstream server when its client ends the session", async () => {
     const pidFile = fresh('pid');
     const proxy = await listening(withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]), ['--trust']);
     try {
       const transport = new StreamableHTTPClientTransport(proxy.url);
       const client = new Client({ name: 'http-test', version: '1.0.0' });
       await client.connect(transport);
-      await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' && isRunning(Number(readFileSync(pidFile, 'utf8'))), 'the session\'s server');
+      await until(
+        () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' && isRunning(Number(readFileSync(pidFile, 'utf8'))),
+        "the session's server",
+      );
       const upstreamPid = await readPid(pidFile);
       await transport.terminateSession();
       await client.close();
-      await until(() => !isRunning(upstreamPid), 'the session\'s server to exit');
+      await until(() => !isRunning(upstreamPid), "the session's server to exit");
     } finally {
       expect(await proxy.stop()).toBe(0);
     }
@@ -574,10 +615,13 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     try {
       const { request } = await import('node:http');
       const status = await new Promise<number | undefined>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: proxy.url.port, path: '/mcp', method: 'POST', headers: { host: 'attacker.example' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode);
-        });
+        const req = request(
+          { host: '127.0.0.1', port: proxy.url.port, path: '/mcp', method: 'POST', headers: { host: 'attacker.example' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
         req.on('error', reject);
         req.end('{}');
       });
@@ -593,15 +637,22 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as { port: number }).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const upstream = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const upstream = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let upstreamErr = '';
     upstream.stderr.on('data', (chunk: Buffer) => (upstreamErr += chunk.toString()));
     try {
       await until(() => upstreamErr.includes('listening on port'), 'the everything server to listen');
-      const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--upstream', `http://127.0.0.1:${port}/mcp`], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--upstream', `http://127.0.0.1:${port}/mcp`],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

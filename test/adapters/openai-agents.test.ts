@@ -76,7 +76,9 @@ function makeTools(gate: AgentsSafetyGate, log: string[], behaviour: Behaviour =
         if (behaviour.restartTimeoutMs !== undefined) await new Promise(() => {}); // never finishes
         return `${host}: restart requested`;
       },
-      ...(behaviour.restartTimeoutMs === undefined ? {} : { timeoutMs: behaviour.restartTimeoutMs, timeoutBehavior: 'raise_exception' as const }),
+      ...(behaviour.restartTimeoutMs === undefined
+        ? {}
+        : { timeoutMs: behaviour.restartTimeoutMs, timeoutBehavior: 'raise_exception' as const }),
     },
   ]);
 }
@@ -95,7 +97,8 @@ function inputLines(input: string | AgentInputItem[]): string[] {
   if (typeof input === 'string') return [`user: ${input}`];
   const lines: string[] = [];
   for (const item of input) {
-    if ('role' in item && item.role === 'user') lines.push(`user: ${typeof item.content === 'string' ? item.content : JSON.stringify(item.content)}`);
+    if ('role' in item && item.role === 'user')
+      lines.push(`user: ${typeof item.content === 'string' ? item.content : JSON.stringify(item.content)}`);
     if (item.type === 'function_call_result') lines.push(`result ${item.callId}: ${JSON.stringify(item.output)}`);
   }
   return lines;
@@ -162,7 +165,11 @@ describe('a tool that throws is never recorded as a success (the fail-open trap)
   });
 
   it('holds with an errorFunction of your own that returns harmless words', async () => {
-    const { gate, agent, guard } = setup(readAfterWrite, { status: failSecondRead, statusErrorFunction: () => 'status: unknown' }, { maxResumes: 0 });
+    const { gate, agent, guard } = setup(
+      readAfterWrite,
+      { status: failSecondRead, statusErrorFunction: () => 'status: unknown' },
+      { maxResumes: 0 },
+    );
     await expect(gate.run(agent, 'go')).rejects.toBeInstanceOf(OutputGuardrailTripwireTriggered);
     expect(guard.state).toBe('VERIFYING');
   });
@@ -174,7 +181,7 @@ describe('a tool that throws is never recorded as a success (the fail-open trap)
     expect(guard.state).toBe('VERIFYING');
   });
 
-  it('a read that times out (its result the SDK\'s timeout message) does not verify the write', async () => {
+  it("a read that times out (its result the SDK's timeout message) does not verify the write", async () => {
     const status = (n: number): Promise<string> | string => (n === 2 ? new Promise<string>(() => {}) : 'web-01: running');
     const { gate, agent, guard } = setup(readAfterWrite, { status, statusTimeoutMs: 20 }, { maxResumes: 0 });
     await expect(gate.run(agent, 'go')).rejects.toBeInstanceOf(OutputGuardrailTripwireTriggered);
@@ -259,7 +266,12 @@ describe('sessions from a store', () => {
       catalog,
     });
     const model = new ScriptedModel(SCENARIO);
-    const agent = new Agent<{ chatId: string }>({ name: 'ops', model, tools: makeTools(gate as AgentsSafetyGate, []), outputGuardrails: [gate.outputGuardrail] });
+    const agent = new Agent<{ chatId: string }>({
+      name: 'ops',
+      model,
+      tools: makeTools(gate as AgentsSafetyGate, []),
+      outputGuardrails: [gate.outputGuardrail],
+    });
     await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-7' } });
     expect(sessions.session('chat-7').state).toBe('READING');
     expect(sessions.session('chat-7').context.finalAnswerBlocks).toBe(1);
@@ -277,7 +289,12 @@ describe('sessions shared by many processes (createSharedSessionStore: an asynch
     });
     const log: string[] = [];
     const model = new ScriptedModel(SCENARIO);
-    const agent = new Agent<{ chatId: string }>({ name: 'ops', model, tools: makeTools(gate as AgentsSafetyGate, log), outputGuardrails: [gate.outputGuardrail] });
+    const agent = new Agent<{ chatId: string }>({
+      name: 'ops',
+      model,
+      tools: makeTools(gate as AgentsSafetyGate, log),
+      outputGuardrails: [gate.outputGuardrail],
+    });
     const result = await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-8' } });
     expect(log).toEqual(['get_status 1', 'restart', 'get_status 2']);
     expect(result.finalOutput).toBe('web-01 restarted and running.');

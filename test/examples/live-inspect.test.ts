@@ -40,6 +40,8 @@ describe('the live inspection example', () => {
     const { code, stdout, stderr } = await runExample(['--url', url, '--step-ms', '0']);
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toMatch(new RegExp(`^live-inspect: cannot connect to ${url} \\(.*ECONNREFUSED.*\\); start the visualizer first \\(npm start\\)\\n$`));
+    expect(stderr).toMatch(
+      new RegExp(`^live-inspect: cannot connect to ${url} \\(.*ECONNREFUSED.*\\); start the visualizer first \\(npm start\\)\\n$`),
+    );
   });
 });

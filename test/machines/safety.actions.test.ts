@@ -65,7 +65,10 @@ describe('safetyActionLogic', () => {
     for (const [i, context] of contexts.entries()) {
       for (const [name, logic] of Object.entries(safetyActionLogic)) {
         const run = logic as SafetyActionLogic<unknown>;
-        expect(() => run(deepFreeze(context), deepFreeze(structuredClone(SESSION[i]!)), PARAMS[name]), `${name} at step ${i}`).not.toThrow();
+        expect(
+          () => run(deepFreeze(context), deepFreeze(structuredClone(SESSION[i]!)), PARAMS[name]),
+          `${name} at step ${i}`,
+        ).not.toThrow();
       }
     }
   });

@@ -85,9 +85,11 @@ const targetsArb: fc.Arbitrary<() => unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.subarray([...TARGET_POOL], { maxLength: 3 }).map((list) => () => [...list]) },
   {
     weight: 1,
-    arbitrary: fc.integer({ min: MAX_TARGETS_PER_EVENT - 1, max: MAX_TARGETS_PER_EVENT + 3 }).chain((length) =>
-      fc.constantFrom(...TARGET_POOL).map((target) => () => Array.from({ length }, (_, i) => (i === 0 ? target : '/srv'))),
-    ),
+    arbitrary: fc
+      .integer({ min: MAX_TARGETS_PER_EVENT - 1, max: MAX_TARGETS_PER_EVENT + 3 })
+      .chain((length) =>
+        fc.constantFrom(...TARGET_POOL).map((target) => () => Array.from({ length }, (_, i) => (i === 0 ? target : '/srv'))),
+      ),
   },
   {
     weight: 1,
@@ -98,7 +100,14 @@ const targetsArb: fc.Arbitrary<() => unknown> = fc.oneof(
       return holey;
     }),
   },
-  { weight: 1, arbitrary: fc.constantFrom(() => '/srv', () => ({ 0: '/srv', length: 1 }), () => [null, 3, '/etc']) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      () => '/srv',
+      () => ({ 0: '/srv', length: 1 }),
+      () => [null, 3, '/etc'],
+    ),
+  },
   {
     weight: 1,
     arbitrary: fc.constant(() => {
@@ -192,7 +201,10 @@ function rawEvent(spec: EventSpec, at: number): unknown {
 type StepSpec = { event: EventSpec } | { again: number };
 
 const stepsArb = fc.array(
-  fc.oneof({ weight: 5, arbitrary: eventSpecArb.map((event) => ({ event })) }, { weight: 1, arbitrary: fc.nat(6).map((again) => ({ again })) }),
+  fc.oneof(
+    { weight: 5, arbitrary: eventSpecArb.map((event) => ({ event })) },
+    { weight: 1, arbitrary: fc.nat(6).map((again) => ({ again })) },
+  ),
   { minLength: 1, maxLength: 24 },
 );
 
@@ -246,9 +258,9 @@ const inputArb = fc.record({
   confirmDestructive: fc.boolean(),
 });
 
-const withPrefixArb = fc.tuple(fc.boolean(), stepsArb).map(([prefixed, steps]) =>
-  prefixed ? [...ambiguousPrefix.map((event) => ({ event })), ...steps] : steps,
-);
+const withPrefixArb = fc
+  .tuple(fc.boolean(), stepsArb)
+  .map(([prefixed, steps]) => (prefixed ? [...ambiguousPrefix.map((event) => ({ event })), ...steps] : steps));
 
 describe('a normalized event decides as the event it was made from', () => {
   // One behaviour per case: the normalized run, by each interpreter entry point, against the raw run through transition.
@@ -284,7 +296,13 @@ describe('a normalized event decides as the event it was made from', () => {
         const shared = two.normalized.map((event, i) => (i % 3 === 0 && one.normalized[i] !== undefined ? one.normalized[i] : event));
         const sharedRaw = two.raw.map((event, i) => (i % 3 === 0 && one.raw[i] !== undefined ? one.raw[i] : event));
         const sessions = [
-          { state: safetyInterpreter.initial(INPUT), rawState: safetyInterpreter.initial(INPUT), events: one.normalized, raws: one.raw, i: 0 },
+          {
+            state: safetyInterpreter.initial(INPUT),
+            rawState: safetyInterpreter.initial(INPUT),
+            events: one.normalized,
+            raws: one.raw,
+            i: 0,
+          },
           { state: safetyInterpreter.initial(INPUT), rawState: safetyInterpreter.initial(INPUT), events: shared, raws: sharedRaw, i: 0 },
         ];
         const picks = [...order, ...Array.from({ length: a.length + b.length }, (_, k) => k % 2 === 0)];
@@ -491,10 +509,7 @@ describe('establish', () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(fc.constantFrom(...ESTABLISH_POOL), { maxLength: 40 }),
-        fc.array(
-          fc.tuple(fc.array(fc.constantFrom(...ESTABLISH_POOL), { maxLength: 7 }), fc.boolean(), fc.boolean()),
-          { maxLength: 20 },
-        ),
+        fc.array(fc.tuple(fc.array(fc.constantFrom(...ESTABLISH_POOL), { maxLength: 7 }), fc.boolean(), fc.boolean()), { maxLength: 20 }),
         fc.boolean(),
         (start, reads, full) => {
           // At the cap: fill to MAX_ESTABLISHED_TARGETS with unique filler before the pool.

@@ -112,7 +112,17 @@ describe('normalizeEvent', () => {
         throw new Error('boom');
       },
     });
-    const trap = new Proxy({}, { get: () => { throw new Error('trap'); }, getOwnPropertyDescriptor: () => { throw new Error('trap'); } });
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+        getOwnPropertyDescriptor: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     const revoked = Proxy.revocable([], {});
     revoked.revoke();
     for (const event of [null, 42, 'tool.requested', throwing, trap, { type: 'tool.requested', targets: revoked.proxy }]) {

@@ -149,7 +149,10 @@ describe('validated target, target-aware (DESIGN §5.3)', () => {
 
   it(`a write naming more than MAX_TARGETS_PER_EVENT (${MAX_TARGETS_PER_EVENT}) targets is refused, naming none`, () => {
     const s = readingWith([DIR]);
-    checkWrite(s, Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `${DIR}/f${i}`));
+    checkWrite(
+      s,
+      Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `${DIR}/f${i}`),
+    );
     expect(s.lastDecision).toMatchObject({ allowed: false, rule: 'unknown-target' });
     expect(s.lastDecision).not.toHaveProperty('target');
     expect(s.lastDecision.reason).toBe(TOOL_BLOCK_REASONS['unknown-target']);
@@ -760,7 +763,13 @@ describe('hostile target fields never stop the machine', () => {
     fc.array(fc.oneof(fc.string(), fc.constantFrom('/', '~', '.', '..', '~/..', '/a/../..', 'x=/y', 'table:', ''), fc.anything()), {
       maxLength: 40,
     }),
-    fc.constant(new Proxy([], { get: () => { throw new Error('trap'); } })),
+    fc.constant(
+      new Proxy([], {
+        get: () => {
+          throw new Error('trap');
+        },
+      }),
+    ),
     fc.constant(new Array(1_000_000)),
     fc.constant([`/${'a/'.repeat(2000)}`]),
   );

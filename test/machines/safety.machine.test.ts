@@ -762,10 +762,7 @@ describe('Pending recoveries per tool with attempts and a ten-minute TTL (DESIGN
     const s = start();
     s.send(requested('pulse_control', 'write', T, 'a'));
     s.send(requested('pulse_run_command', 'write', T + 1, 'b'));
-    expect(Object.keys(s.context.pendingRecoveries).sort()).toEqual([
-      'FSM_BLOCKED:pulse_control',
-      'FSM_BLOCKED:pulse_run_command',
-    ]);
+    expect(Object.keys(s.context.pendingRecoveries).sort()).toEqual(['FSM_BLOCKED:pulse_control', 'FSM_BLOCKED:pulse_run_command']);
   });
 
   it('the TTL is ten minutes', () => {
@@ -1171,12 +1168,7 @@ describe('Parallel calls cannot sneak past (DESIGN §3.4)', () => {
   });
 
   it('a pending recovery blocked again is kept over one listed after it but blocked less recently', () => {
-    const tools = pendingAfterBlocks([
-      ['tool_a', T],
-      ['tool_b', T + 1],
-      ['tool_a', T + 2],
-      ...others(MAX_PENDING_RECOVERIES - 1, T + 3),
-    ]);
+    const tools = pendingAfterBlocks([['tool_a', T], ['tool_b', T + 1], ['tool_a', T + 2], ...others(MAX_PENDING_RECOVERIES - 1, T + 3)]);
     expect(tools).toHaveLength(MAX_PENDING_RECOVERIES);
     expect(tools).toContain('tool_a');
     expect(tools).not.toContain('tool_b');
@@ -1577,7 +1569,10 @@ describe('malformed events', () => {
       'a tool.succeeded with a __proto__ key',
       JSON.parse('{"type":"tool.succeeded","__proto__":{"kind":"read"},"tool":"__proto__","at":1}'),
     ],
-    ['a tool.requested whose tool and id are prototype names', { type: 'tool.requested', tool: 'constructor', kind: 'write', at: 1, callId: '__proto__' }],
+    [
+      'a tool.requested whose tool and id are prototype names',
+      { type: 'tool.requested', tool: 'constructor', kind: 'write', at: 1, callId: '__proto__' },
+    ],
     [
       'a tool.succeeded whose kind getter throws',
       {

@@ -116,14 +116,26 @@ describe('canonicalTarget', () => {
   });
 
   it('is idempotent on cut targets', () => {
-    for (const raw of [`/${'a/'.repeat(400)}`, `/${'b'.repeat(511)}/c`, `id=${'x'.repeat(600)}`, `${'a'.repeat(600)}=v`, `table:${'t'.repeat(600)}`, `rel/${'.x/'.repeat(300)}`]) {
+    for (const raw of [
+      `/${'a/'.repeat(400)}`,
+      `/${'b'.repeat(511)}/c`,
+      `id=${'x'.repeat(600)}`,
+      `${'a'.repeat(600)}=v`,
+      `table:${'t'.repeat(600)}`,
+      `rel/${'.x/'.repeat(300)}`,
+    ]) {
       const cut = canonicalTarget(raw);
       expect(canonicalTarget(cut)).toBe(cut);
     }
   });
 
   it('is idempotent on the targets the classification makes', () => {
-    for (const target of [pathTarget('src/../b/', '/repo')!, pathTarget('~/x/')!, idTarget('reservation_id', ' A1 '), tableTarget('users')]) {
+    for (const target of [
+      pathTarget('src/../b/', '/repo')!,
+      pathTarget('~/x/')!,
+      idTarget('reservation_id', ' A1 '),
+      tableTarget('users'),
+    ]) {
       expect(canonicalTarget(target)).toBe(target);
       expect(canonicalTarget(canonicalTarget(target))).toBe(canonicalTarget(target));
     }
@@ -399,7 +411,7 @@ describe('establish', () => {
     expect(establish(list, ['/c', '/b'])).toEqual(['/a', '/c', '/b']);
   });
 
-  it('moves the targets of a read to the end, few or many, with or without the list\'s look-up set built', () => {
+  it("moves the targets of a read to the end, few or many, with or without the list's look-up set built", () => {
     // The model: the list without the read's targets, then each of them once in the read's order, capped at the most recent.
     const model = (list: readonly string[], targets: readonly string[]) =>
       [...list.filter((target) => !targets.includes(target)), ...new Set(targets)].slice(-MAX_ESTABLISHED_TARGETS);
@@ -481,7 +493,13 @@ describe('readTargets', () => {
 
 describe('commonTargets and sameTargets', () => {
   it('keeps the targets every list names, in the first list’s order', () => {
-    expect(commonTargets([['/b', '/a', '/c'], ['/a', '/b'], ['/b', '/a', '/x']])).toEqual(['/b', '/a']);
+    expect(
+      commonTargets([
+        ['/b', '/a', '/c'],
+        ['/a', '/b'],
+        ['/b', '/a', '/x'],
+      ]),
+    ).toEqual(['/b', '/a']);
   });
 
   it('leaves out a target that only some of the other lists name', () => {

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
 
   async function one(n: number): Promise<void> {
     // Half the calls on the hot sessions, at random; the other half on every session in turn, from this worker's own start.
-    const s = `s${next() < 0.5 ? Math.floor(next() * config.hot) : (config.worker * 250 + (cursor++)) % config.sessions}`;
+    const s = `s${next() < 0.5 ? Math.floor(next() * config.hot) : (config.worker * 250 + cursor++) % config.sessions}`;
     const open = admitted.get(s) ?? [];
     const roll = next();
     let line: LogLine;

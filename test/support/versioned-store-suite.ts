@@ -90,7 +90,10 @@ export function describeVersionedStore(name: string, backend: Backend, skip = fa
     it('refuses to create a session that exists', async () => {
       await open();
       const first = (await store.compareAndSet('a', null, S1, ns.now())) as { version: number };
-      expect(await store.compareAndSet('a', null, S2, ns.now())).toEqual({ committed: false, current: { snapshot: S1, version: first.version } });
+      expect(await store.compareAndSet('a', null, S2, ns.now())).toEqual({
+        committed: false,
+        current: { snapshot: S1, version: first.version },
+      });
     });
 
     it('refuses a version for a session that is absent', async () => {

@@ -59,10 +59,19 @@ describe.skipIf(browserMissing !== null)('the visualizer against a browser', () 
   });
 
   it('shows a streamed machine too large to chart as such, with its state', async () => {
-    const states = Object.fromEntries(Array.from({ length: MAX_CHART_STATES + 1 }, (_, i) => [`s${i}`, { on: { next: `s${(i + 1) % (MAX_CHART_STATES + 1)}` } }]));
+    const states = Object.fromEntries(
+      Array.from({ length: MAX_CHART_STATES + 1 }, (_, i) => [`s${i}`, { on: { next: `s${(i + 1) % (MAX_CHART_STATES + 1)}` } }]),
+    );
     const socket = new WebSocket(server.inspectUrl);
     await new Promise((resolve) => socket.once('open', resolve));
-    socket.send(JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition: JSON.stringify({ id: 'big', initial: 's0', states }), snapshot: { status: 'active', value: 's0' } }));
+    socket.send(
+      JSON.stringify({
+        type: '@xstate.actor',
+        sessionId: 'x:0',
+        definition: JSON.stringify({ id: 'big', initial: 's0', states }),
+        snapshot: { status: 'active', value: 's0' },
+      }),
+    );
     const { page, errors } = await openVisualizer(browser, `${server.url}?mode=live`);
     await page.waitForFunction(() => document.getElementById('chart')?.textContent?.includes('too large to chart'));
     expect(await page.innerText('#chart')).toBe(

@@ -36,11 +36,9 @@ afterAll(async () => {
 
 /** The application: the example, in manual mode, streaming to our server. */
 function startApplication(): ChildProcessWithoutNullStreams {
-  const child = spawn(
-    process.execPath,
-    ['--import', REGISTER_TS, 'examples/live-inspect.ts', '--url', server.inspectUrl, '--manual'],
-    { cwd: ROOT },
-  );
+  const child = spawn(process.execPath, ['--import', REGISTER_TS, 'examples/live-inspect.ts', '--url', server.inspectUrl, '--manual'], {
+    cwd: ROOT,
+  });
   child.stdout.on('data', (data: Buffer) => (appOutput += data.toString()));
   child.stderr.on('data', (data: Buffer) => (appOutput += data.toString()));
   return child;

@@ -93,12 +93,16 @@ describe.skipIf(browserMissing !== null)('replay in a browser', () => {
   });
 
   it('reports a file it cannot read, naming it', async () => {
-    await page.setInputFiles('#replay-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{ "messages": [ oops') });
+    await page.setInputFiles('#replay-file', {
+      name: 'broken.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from('{ "messages": [ oops'),
+    });
     await page.waitForFunction(() => document.getElementById('replay-error')!.textContent !== '');
     expect(await page.innerText('#replay-error')).toMatch(/^broken\.json: line 1, column \d+/);
   });
 
-  it.skipIf(tauBenchMissing !== null)("offers each tau-bench run with its reward, and replays the chosen one", async () => {
+  it.skipIf(tauBenchMissing !== null)('offers each tau-bench run with its reward, and replays the chosen one', async () => {
     await page.selectOption('#replay-catalog', 'tau-airline');
     await page.setInputFiles('#replay-file', TAU_BENCH);
     await page.waitForSelector('#replay-run option', { state: 'attached', timeout: 25_000 });
@@ -116,7 +120,8 @@ describe.skipIf(browserMissing !== null)('replay in a browser', () => {
     const text = Array.from({ length: 450 }, (_, i) => JSON.stringify({ type: 'call', id: `c${i}`, name: 'pulse_query' })).join('\n');
     await page.setInputFiles('#replay-file', { name: 'long.jsonl', mimeType: 'application/json', buffer: Buffer.from(text) });
     await page.waitForSelector('#timeline li');
-    const heldSteps = () => page.$$eval('#timeline button[data-step]', (buttons) => buttons.map((b) => Number((b as HTMLElement).dataset.step)));
+    const heldSteps = () =>
+      page.$$eval('#timeline button[data-step]', (buttons) => buttons.map((b) => Number((b as HTMLElement).dataset.step)));
     expect((await heldSteps()).length).toBeLessThan(450);
     await page.click('#replay-last');
     await page.waitForFunction(() => document.getElementById('replay-position')!.textContent === 'Step 450 of 450 (end)');

@@ -52,7 +52,9 @@ describe('collectOrigin', () => {
 
   it('refuses anything but a scheme, host and port', () => {
     for (const bad of ['localhost:5173', 'http://localhost:5173/app', 'ftp://host', 'http://user@host', 'http://host?x=1', 'null']) {
-      expect(() => collectOrigin(bad), bad).toThrow(`'${bad}' is not an origin: give a scheme, host and port only, e.g. http://localhost:5173`);
+      expect(() => collectOrigin(bad), bad).toThrow(
+        `'${bad}' is not an origin: give a scheme, host and port only, e.g. http://localhost:5173`,
+      );
     }
   });
 });
@@ -72,7 +74,10 @@ describe('pulse-safety serve', () => {
     const result = { out: '', err: '', code: 0 };
     const program = new Command('pulse-safety').exitOverride();
     registerServeCommand(program, { out: (t) => (result.out += t), err: (t) => (result.err += t), setExitCode: (c) => (result.code = c) });
-    const running = program.parseAsync(['serve', '--port', '0', '--allow-origin', 'http://localhost:5173', '--allow-origin', 'http://localhost:8080'], { from: 'user' });
+    const running = program.parseAsync(
+      ['serve', '--port', '0', '--allow-origin', 'http://localhost:5173', '--allow-origin', 'http://localhost:8080'],
+      { from: 'user' },
+    );
     await expect.poll(() => result.out).toMatch(/visualizer: http:\/\/127\.0\.0\.1:\d+\//);
     const port = Number(/127\.0\.0\.1:(\d+)/.exec(result.out)![1]);
     expect(await inspectAccepts(port, 'http://localhost:5173')).toBe(true);

@@ -56,7 +56,9 @@ function connect(url: string, origin?: string): Promise<WebSocket> {
 }
 
 /** The page's side of `/live`: every message the server pushes, and a way to wait for one. */
-async function openPage(server: VisualizerServer): Promise<{ waitFor: (test: (m: LiveMessage) => boolean) => Promise<LiveMessage>; close: () => void }> {
+async function openPage(
+  server: VisualizerServer,
+): Promise<{ waitFor: (test: (m: LiveMessage) => boolean) => Promise<LiveMessage>; close: () => void }> {
   const socket = await connect(`ws://127.0.0.1:${server.port}/live`, `http://127.0.0.1:${server.port}`);
   const seen: LiveMessage[] = [];
   const waiters: { test: (m: LiveMessage) => boolean; resolve: (m: LiveMessage) => void }[] = [];
@@ -95,11 +97,21 @@ const safetyActor = (sessionId: string, snapshot: object = { status: 'active', v
 
 /** An `@xstate.actor` message of a machine with this definition. */
 const machineActor = (sessionId: string, definition: object | string, snapshot: object = { status: 'active' }) =>
-  JSON.stringify({ type: '@xstate.actor', sessionId, definition: typeof definition === 'string' ? definition : JSON.stringify(definition), snapshot });
+  JSON.stringify({
+    type: '@xstate.actor',
+    sessionId,
+    definition: typeof definition === 'string' ? definition : JSON.stringify(definition),
+    snapshot,
+  });
 
 /** A message whose snapshot value is nested `depth` objects deep (written as text: too deep to stringify). */
 function deepValueMessage(depth: number): string {
-  const message = JSON.stringify({ type: '@xstate.actor', sessionId: 'deep', definition: JSON.stringify({ id: 'safety' }), snapshot: { value: 'HOLE' } });
+  const message = JSON.stringify({
+    type: '@xstate.actor',
+    sessionId: 'deep',
+    definition: JSON.stringify({ id: 'safety' }),
+    snapshot: { value: 'HOLE' },
+  });
   return message.replace('"HOLE"', '{"a":'.repeat(depth) + '"RESOLVING"' + '}'.repeat(depth));
 }
 
@@ -142,7 +154,8 @@ describe('one bad inspection message cannot stop the server', () => {
   });
 
   it('drops a 159-byte announcement whose pending recoveries are { a: null }', async () => {
-    const bad = '{"type":"@xstate.actor","sessionId":"bad-recover","definition":"{\\"id\\":\\"safety\\"}","snapshot":{"value":"READING","context":{"pendingRecoveries":{"a":null}}}}';
+    const bad =
+      '{"type":"@xstate.actor","sessionId":"bad-recover","definition":"{\\"id\\":\\"safety\\"}","snapshot":{"value":"READING","context":{"pendingRecoveries":{"a":null}}}}';
     await survives(bad, 'good-2');
     expect((await http(server, 'GET', '/api/live')).body as LiveSessionSummary[]).not.toContainEqual(
       expect.objectContaining({ actorSessionId: 'bad-recover' }),
@@ -181,9 +194,12 @@ describe('one bad inspection message cannot stop the server', () => {
     for (let i = 0; i < 200; i++) socket.send(machineActor(`queued-${i}`, tangledMachine(`queued${i}`, 400), { value: 's0' }));
     socket.close();
     await expect
-      .poll(async () => ((await http(server, 'GET', '/api/live')).body as LiveSessionSummary[]).find((s) => s.actorSessionId === 'queued-199'), {
-        timeout: PATIENCE_MS,
-      })
+      .poll(
+        async () => ((await http(server, 'GET', '/api/live')).body as LiveSessionSummary[]).find((s) => s.actorSessionId === 'queued-199'),
+        {
+          timeout: PATIENCE_MS,
+        },
+      )
       .toMatchObject({ connected: false });
   });
 
@@ -302,7 +318,10 @@ describe('streamed definitions are bounded', () => {
   it(`answers "too large to chart" for a machine over ${MAX_CHART_STATES} states, without laying it out`, async () => {
     await stream([machineActor('big-session', tangledMachine('big', MAX_CHART_STATES + 100), { value: 's0' })], 'after-big');
     const response = await http(server, 'GET', '/api/charts/big');
-    expect(response).toEqual({ status: 422, body: { error: `the machine 'big' is too large to chart: more than ${MAX_CHART_STATES} states` } });
+    expect(response).toEqual({
+      status: 422,
+      body: { error: `the machine 'big' is too large to chart: more than ${MAX_CHART_STATES} states` },
+    });
     expect((await http(server, 'GET', '/api/info')).status).toBe(200);
   });
 });
@@ -313,7 +332,9 @@ describe('chart layout runs off the event loop, within a time limit', () => {
     try {
       expect((await http(server, 'GET', '/api/charts/safety')).status).toBe(200); // Graphviz loaded
       await sendOnce(server, machineActor('slow-session', tangledMachine('slow', 150), { value: 's0' }));
-      await expect.poll(async () => (await http(server, 'GET', '/api/live')).body).toContainEqual(expect.objectContaining({ machineId: 'slow' }));
+      await expect
+        .poll(async () => (await http(server, 'GET', '/api/live')).body)
+        .toContainEqual(expect.objectContaining({ machineId: 'slow' }));
       const slow = http(server, 'GET', '/api/charts/slow').catch(() => null); // laid out for many seconds, or stopped
       expect((await http(server, 'GET', '/api/info')).status).toBe(200);
       void slow;
@@ -326,13 +347,20 @@ describe('chart layout runs off the event loop, within a time limit', () => {
     const server = await startVisualizer({ port: 0, chartTimeoutMs: 200 });
     try {
       await sendOnce(server, machineActor('slow-session', tangledMachine('slow', 150), { value: 's0' }));
-      await expect.poll(async () => (await http(server, 'GET', '/api/live')).body).toContainEqual(expect.objectContaining({ machineId: 'slow' }));
+      await expect
+        .poll(async () => (await http(server, 'GET', '/api/live')).body)
+        .toContainEqual(expect.objectContaining({ machineId: 'slow' }));
       expect(await http(server, 'GET', '/api/charts/slow')).toEqual({
         status: 422,
         body: { error: "the chart of 'slow' cannot be drawn: laying out the chart took longer than 0.2 s, so it was stopped" },
       });
-      await sendOnce(server, machineActor('door-session', { id: 'door', initial: 'closed', states: { closed: { on: { open: 'opened' } }, opened: {} } }));
-      await expect.poll(async () => (await http(server, 'GET', '/api/live')).body).toContainEqual(expect.objectContaining({ machineId: 'door' }));
+      await sendOnce(
+        server,
+        machineActor('door-session', { id: 'door', initial: 'closed', states: { closed: { on: { open: 'opened' } }, opened: {} } }),
+      );
+      await expect
+        .poll(async () => (await http(server, 'GET', '/api/live')).body)
+        .toContainEqual(expect.objectContaining({ machineId: 'door' }));
       expect((await http(server, 'GET', '/api/charts/door')).status).toBe(200);
     } finally {
       await server.close();

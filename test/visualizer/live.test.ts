@@ -21,7 +21,14 @@ import { LiveHub, MAX_LIVE_LOG, MAX_LIVE_SESSIONS } from '../../src/visualizer/l
 function hub(): { hub: LiveHub; changes: string[] } {
   const changes: string[] = [];
   const machines = new Map<string, AnyStateMachine>([['safety', safetyMachine as unknown as AnyStateMachine]]);
-  return { hub: new LiveHub(machines, (id) => changes.push(id), () => 1_000), changes };
+  return {
+    hub: new LiveHub(
+      machines,
+      (id) => changes.push(id),
+      () => 1_000,
+    ),
+    changes,
+  };
 }
 
 const actor = (sessionId: string) =>
@@ -39,14 +46,21 @@ describe('LiveHub', () => {
   it('lists an announced actor under its machine', () => {
     const { hub: live } = hub();
     expect(live.receive(1, actor('x:0'))).toBe(true);
-    expect(live.sessions()).toMatchObject([{ sessionId: '1/x:0', actorSessionId: 'x:0', machineId: 'safety', state: 'RESOLVING', connected: true }]);
+    expect(live.sessions()).toMatchObject([
+      { sessionId: '1/x:0', actorSessionId: 'x:0', machineId: 'safety', state: 'RESOLVING', connected: true },
+    ]);
   });
 
   it('keeps sessions of different connections apart, though their actor ids are the same', () => {
     const { hub: live } = hub();
     live.receive(1, actor('x:0'));
     live.receive(2, actor('x:0'));
-    expect(live.sessions().map((s) => s.sessionId).sort()).toEqual(['1/x:0', '2/x:0']);
+    expect(
+      live
+        .sessions()
+        .map((s) => s.sessionId)
+        .sort(),
+    ).toEqual(['1/x:0', '2/x:0']);
   });
 
   it("works out the gate's decision on an event, with the structured tool result", () => {
@@ -62,7 +76,10 @@ describe('LiveHub', () => {
     const { hub: live } = hub();
     live.receive(1, actor('x:0'));
     const context = { ...initialSafetyContext(), lastReadTool: 'pulse_query', lastReadAt: 900 };
-    live.receive(1, JSON.stringify({ type: '@xstate.snapshot', sessionId: 'x:0', snapshot: { status: 'active', value: 'READING', context } }));
+    live.receive(
+      1,
+      JSON.stringify({ type: '@xstate.snapshot', sessionId: 'x:0', snapshot: { status: 'active', value: 'READING', context } }),
+    );
     expect(live.session('1/x:0')!.view).toMatchObject({ state: 'READING', context: { lastReadTool: 'pulse_query' } });
   });
 
@@ -110,7 +127,16 @@ function loggingHub(): { live: LiveHub; lines: string[]; drops: DropLog } {
   const lines: string[] = [];
   const drops = new DropLog((line) => lines.push(line));
   const machines = new Map<string, AnyStateMachine>([['safety', safetyMachine as unknown as AnyStateMachine]]);
-  return { live: new LiveHub(machines, () => {}, () => 1_000, drops), lines, drops };
+  return {
+    live: new LiveHub(
+      machines,
+      () => {},
+      () => 1_000,
+      drops,
+    ),
+    lines,
+    drops,
+  };
 }
 
 const safetySnapshot = (sessionId: string, value: unknown, context: unknown) =>
@@ -181,7 +207,12 @@ describe('LiveHub: any other input is read totally', () => {
   it('drops a message nested deeper than the bound before parsing it', () => {
     const { live, drops } = loggingHub();
     const deep = '{"a":'.repeat(5_000) + '"R"' + '}'.repeat(5_000);
-    const message = JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition: '{"id":"door"}', snapshot: { value: 'HOLE' } }).replace('"HOLE"', deep);
+    const message = JSON.stringify({
+      type: '@xstate.actor',
+      sessionId: 'x:0',
+      definition: '{"id":"door"}',
+      snapshot: { value: 'HOLE' },
+    }).replace('"HOLE"', deep);
     expect(live.receive(1, message)).toBe(false);
     expect(live.sessions()).toEqual([]);
     expect(drops.counted()).toEqual({ 'inspection message nested too deep': 1 });
@@ -217,7 +248,11 @@ describe('LiveHub: any other input is read totally', () => {
 
   it(`keeps at most ${MAX_LIVE_SESSIONS} sessions, the least recently seen dropped`, () => {
     let now = 0;
-    const live = new LiveHub(new Map(), () => {}, () => ++now);
+    const live = new LiveHub(
+      new Map(),
+      () => {},
+      () => ++now,
+    );
     for (let i = 0; i <= MAX_LIVE_SESSIONS; i++) live.receive(1, doorActor(`x:${i}`, 'door'));
     expect(live.stats().liveSessions).toBe(MAX_LIVE_SESSIONS);
     expect(live.session('1/x:0')).toBeUndefined();
@@ -226,7 +261,8 @@ describe('LiveHub: any other input is read totally', () => {
   it(`keeps at most ${MAX_LIVE_LOG} log entries per session, the oldest dropped`, () => {
     const { live } = loggingHub();
     live.receive(1, doorActor('x:0', 'door', { value: 'closed' }));
-    for (let i = 0; i < MAX_LIVE_LOG + 10; i++) live.receive(1, JSON.stringify({ type: '@xstate.event', sessionId: 'x:0', event: { type: `e${i}` } }));
+    for (let i = 0; i < MAX_LIVE_LOG + 10; i++)
+      live.receive(1, JSON.stringify({ type: '@xstate.event', sessionId: 'x:0', event: { type: `e${i}` } }));
     const log = live.session('1/x:0')!.log;
     expect(log).toHaveLength(MAX_LIVE_LOG);
     expect(log[0]!.label).toBe('e10');
@@ -234,7 +270,9 @@ describe('LiveHub: any other input is read totally', () => {
 
   it('refuses an event type longer than the bound', () => {
     const { live } = loggingHub();
-    expect(live.receive(1, JSON.stringify({ type: '@xstate.event', sessionId: 'x:0', event: { type: 'e'.repeat(MAX_NAME_LENGTH + 1) } }))).toBe(false);
+    expect(
+      live.receive(1, JSON.stringify({ type: '@xstate.event', sessionId: 'x:0', event: { type: 'e'.repeat(MAX_NAME_LENGTH + 1) } })),
+    ).toBe(false);
   });
 });
 
@@ -284,7 +322,10 @@ describe('LiveHub: streamed definitions are bounded', () => {
     const states = Object.fromEntries(Array.from({ length: MAX_CHART_STATES + 1 }, (_, i) => [`s${i}`, {}]));
     const definition = JSON.stringify({ id: 'big', initial: 's0', states });
     live.receive(1, JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition, snapshot: { value: 's0' } }));
-    expect(live.definition('big')).toMatchObject({ machine: null, tooLarge: `the machine 'big' is too large to chart: more than ${MAX_CHART_STATES} states` });
+    expect(live.definition('big')).toMatchObject({
+      machine: null,
+      tooLarge: `the machine 'big' is too large to chart: more than ${MAX_CHART_STATES} states`,
+    });
     expect(live.session('1/x:0')!.view).toMatchObject({ machineId: 'big', state: 's0', activeStateIds: [], enabled: [] });
   });
 
@@ -302,14 +343,20 @@ describe('LiveHub: distinct sessions and labels (issue 12 item 8)', () => {
     const { hub: live } = hub();
     live.receive(1, actor('x:0'));
     live.receive(1, actor('x:0'));
-    expect(live.sessions().map((s) => s.sessionId).sort()).toEqual(['1/x:0', '1/x:0#2']);
+    expect(
+      live
+        .sessions()
+        .map((s) => s.sessionId)
+        .sort(),
+    ).toEqual(['1/x:0', '1/x:0#2']);
   });
 
   it('says on both sessions that their actors share a session id on one connection', () => {
     const { hub: live } = hub();
     live.receive(1, actor('x:0'));
     live.receive(1, actor('x:0'));
-    for (const session of live.sessions()) expect(session.collision).toMatch(/^another actor announced session id x:0 on the same inspector connection/);
+    for (const session of live.sessions())
+      expect(session.collision).toMatch(/^another actor announced session id x:0 on the same inspector connection/);
   });
 
   it("sends a shared session id's later events to the newest actor", () => {
@@ -325,7 +372,12 @@ describe('LiveHub: distinct sessions and labels (issue 12 item 8)', () => {
     const { hub: live } = hub();
     live.receive(1, actor('x:0'));
     live.receive(2, actor('x:0'));
-    expect(live.sessions().map((s) => s.label).sort()).toEqual(['safety · x:0 · inspector 1', 'safety · x:0 · inspector 2']);
+    expect(
+      live
+        .sessions()
+        .map((s) => s.label)
+        .sort(),
+    ).toEqual(['safety · x:0 · inspector 1', 'safety · x:0 · inspector 2']);
   });
 
   it('labels a session with the name the application gives its actor, and its machine', () => {
@@ -343,8 +395,15 @@ describe('LiveHub: the transitions an event took', () => {
       initial: 'idle',
       states: { idle: { on: { call: 'moving' } }, moving: { always: { target: 'arrived' } }, arrived: {} },
     });
-    const live = new LiveHub(new Map<string, AnyStateMachine>([['lift', lift as unknown as AnyStateMachine]]), () => {}, () => 1_000);
-    live.receive(1, JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition: JSON.stringify({ id: 'lift' }), snapshot: { value: 'idle' } }));
+    const live = new LiveHub(
+      new Map<string, AnyStateMachine>([['lift', lift as unknown as AnyStateMachine]]),
+      () => {},
+      () => 1_000,
+    );
+    live.receive(
+      1,
+      JSON.stringify({ type: '@xstate.actor', sessionId: 'x:0', definition: JSON.stringify({ id: 'lift' }), snapshot: { value: 'idle' } }),
+    );
     live.receive(1, event('x:0', { type: 'call' }));
     expect(live.session('1/x:0')!.log[0]).toMatchObject({ stateAfter: 'arrived', taken: ['t:lift.idle:call:0', 't:lift.moving:always:0'] });
   });

@@ -8,7 +8,11 @@ import { createMachine, type AnyStateMachine } from 'xstate';
 import { MAX_PROBE_WORK } from '../../src/visualizer/bounds.js';
 import { activeStateIds, enabledTransitions, pendingRecoveryViews, safetyProbeEvents } from '../../src/visualizer/model.js';
 
-const door = createMachine({ id: 'door', initial: 'closed', states: { closed: { on: { open: 'opened' } }, opened: {} } }) as unknown as AnyStateMachine;
+const door = createMachine({
+  id: 'door',
+  initial: 'closed',
+  states: { closed: { on: { open: 'opened' } }, opened: {} },
+}) as unknown as AnyStateMachine;
 
 describe('activeStateIds', () => {
   it('skips keys that name inherited properties, not states', () => {
@@ -40,13 +44,12 @@ describe('enabledTransitions', () => {
   it(`tries no events on a machine whose active states times event types pass ${MAX_PROBE_WORK}`, () => {
     const regions = 150;
     const states = Object.fromEntries(
-      Array.from({ length: regions }, (_, i) => [
-        `r${i}`,
-        { initial: 'a', states: { a: { on: { [`e${i}`]: 'b' } }, b: {} } },
-      ]),
+      Array.from({ length: regions }, (_, i) => [`r${i}`, { initial: 'a', states: { a: { on: { [`e${i}`]: 'b' } }, b: {} } }]),
     );
     const machine = createMachine({ id: 'wide', type: 'parallel', states } as never) as unknown as AnyStateMachine;
-    const snapshot = machine.resolveState({ value: Object.fromEntries(Array.from({ length: regions }, (_, i) => [`r${i}`, 'a'])) } as never);
+    const snapshot = machine.resolveState({
+      value: Object.fromEntries(Array.from({ length: regions }, (_, i) => [`r${i}`, 'a'])),
+    } as never);
     // 301 active states (root, regions, their `a`) × 150 event types > 20,000.
     expect(enabledTransitions(machine, snapshot, 0)).toEqual([]);
   });

@@ -7,7 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { RECOVERY_TTL_MS } from '../../src/errors.js';
 import { MAX_PLAYGROUND_LOG } from '../../src/visualizer/bounds.js';
-import { catalogView, CLOCK_STEP_MS, PlaygroundCommandError, PlaygroundSession, type PlaygroundOptions } from '../../src/visualizer/playground.js';
+import {
+  catalogView,
+  CLOCK_STEP_MS,
+  PlaygroundCommandError,
+  PlaygroundSession,
+  type PlaygroundOptions,
+} from '../../src/visualizer/playground.js';
 
 const START = Date.UTC(2026, 0, 1);
 
@@ -78,7 +84,11 @@ describe('PlaygroundSession', () => {
 
   it('lets complete verification do it by hand when auto-completion is off', () => {
     const s = session({ autoCompleteVerification: false });
-    for (const [name, id] of [['pulse_query', 'c1'], ['pulse_control', 'c2'], ['pulse_metrics', 'c3']] as const) {
+    for (const [name, id] of [
+      ['pulse_query', 'c1'],
+      ['pulse_control', 'c2'],
+      ['pulse_metrics', 'c3'],
+    ] as const) {
       s.apply({ type: 'call', name });
       s.apply({ type: 'outcome', callId: id, outcome: 'success' });
     }

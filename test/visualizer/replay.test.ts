@@ -95,7 +95,11 @@ function longRun(steps: number): TranscriptRun {
   const lines: string[] = [];
   for (let i = 0; lines.length < steps; i++) {
     if (i % 5 === 4) lines.push(JSON.stringify({ type: 'call', id: `w${i}`, name: 'pulse_control', args: { action: 'restart' } }));
-    else lines.push(JSON.stringify({ type: 'call', id: `r${i}`, name: 'pulse_query' }), JSON.stringify({ type: 'result', id: `r${i}`, outcome: 'success' }));
+    else
+      lines.push(
+        JSON.stringify({ type: 'call', id: `r${i}`, name: 'pulse_query' }),
+        JSON.stringify({ type: 'result', id: `r${i}`, outcome: 'success' }),
+      );
   }
   return readTranscript(lines.slice(0, steps).join('\n'), 'long.jsonl')[0]!;
 }

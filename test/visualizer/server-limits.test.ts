@@ -87,7 +87,11 @@ describe('HEAD is answered like GET (issue 12 item 8)', () => {
         const { date: _date, ...rest } = headers;
         return rest;
       };
-      expect({ path, status: head.status, headers: comparable(head.headers) }).toEqual({ path, status: get.status, headers: comparable(get.headers) });
+      expect({ path, status: head.status, headers: comparable(head.headers) }).toEqual({
+        path,
+        status: get.status,
+        headers: comparable(get.headers),
+      });
       expect(head.text, path).toBe('');
     }
   });
@@ -98,7 +102,9 @@ describe('playground sessions are validated and bounded (issue 14 item 9)', () =
     for (const startAt of ['soon', 1e300, -9e15, true]) {
       const { status, body } = await json<{ error: string }>('POST', '/api/playground', { startAt });
       expect(status, String(startAt)).toBe(400);
-      expect(body.error).toMatch(/^startAt: must be a finite number of epoch milliseconds within ±8640000000000000 \(the machine's time range, that of JavaScript dates\)$/);
+      expect(body.error).toMatch(
+        /^startAt: must be a finite number of epoch milliseconds within ±8640000000000000 \(the machine's time range, that of JavaScript dates\)$/,
+      );
     }
   });
 
@@ -115,7 +121,8 @@ describe('playground sessions are validated and bounded (issue 14 item 9)', () =
   it("answers each command with its own log entry, so the answer does not grow with the session's log", async () => {
     const { body: created } = await json<PlaygroundResponse>('POST', '/api/playground', {});
     const sizes: number[] = [];
-    for (let i = 0; i < 50; i++) sizes.push((await http(server, 'POST', `/api/playground/${created.id}`, { type: 'advanceClock', ms: 1 })).text.length);
+    for (let i = 0; i < 50; i++)
+      sizes.push((await http(server, 'POST', `/api/playground/${created.id}`, { type: 'advanceClock', ms: 1 })).text.length);
     expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThan(50);
   });
 });
@@ -188,11 +195,20 @@ describe('backpressure on /live (issue 14 item 9)', () => {
     await until(() => server.stats().liveClients === 1, 'the page is connected');
     const app = await connect(server.inspectUrl);
     const context = { padding: 'x'.repeat(400_000) };
-    app.send(JSON.stringify({ type: '@xstate.actor', sessionId: 'big', definition: JSON.stringify({ id: 'big' }), snapshot: { value: 'idle', context } }));
+    app.send(
+      JSON.stringify({
+        type: '@xstate.actor',
+        sessionId: 'big',
+        definition: JSON.stringify({ id: 'big' }),
+        snapshot: { value: 'idle', context },
+      }),
+    );
     let sent = 0;
     // Each snapshot makes the server push the session (about 400 kB) to every page.
     while (server.stats().liveClients > 0 && sent < 200) {
-      app.send(JSON.stringify({ type: '@xstate.snapshot', sessionId: 'big', snapshot: { value: 'idle', context: { ...context, n: sent++ } } }));
+      app.send(
+        JSON.stringify({ type: '@xstate.snapshot', sessionId: 'big', snapshot: { value: 'idle', context: { ...context, n: sent++ } } }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     app.close();
@@ -209,7 +225,14 @@ describe('backpressure on /live: a reading page', () => {
     page.on('message', () => received++);
     const app = await connect(server.inspectUrl);
     const context = { padding: 'x'.repeat(400_000) };
-    app.send(JSON.stringify({ type: '@xstate.actor', sessionId: 'big2', definition: JSON.stringify({ id: 'big2' }), snapshot: { value: 'idle', context } }));
+    app.send(
+      JSON.stringify({
+        type: '@xstate.actor',
+        sessionId: 'big2',
+        definition: JSON.stringify({ id: 'big2' }),
+        snapshot: { value: 'idle', context },
+      }),
+    );
     for (let n = 0; n < 40; n++) {
       app.send(JSON.stringify({ type: '@xstate.snapshot', sessionId: 'big2', snapshot: { value: 'idle', context: { ...context, n } } }));
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -229,7 +252,14 @@ describe('backpressure on /live: a new page', () => {
       const context = { padding: 'x'.repeat(400_000) };
       const sessions = Math.ceil((3 * MAX_LIVE_CLIENT_BUFFER_BYTES) / 400_000);
       for (let i = 0; i < sessions; i++) {
-        app.send(JSON.stringify({ type: '@xstate.actor', sessionId: `s${i}`, definition: JSON.stringify({ id: 'big' }), snapshot: { value: 'idle', context } }));
+        app.send(
+          JSON.stringify({
+            type: '@xstate.actor',
+            sessionId: `s${i}`,
+            definition: JSON.stringify({ id: 'big' }),
+            snapshot: { value: 'idle', context },
+          }),
+        );
       }
       await until(() => target.stats().liveSessions === sessions, 'every session is kept');
       const page = await connect(`ws://127.0.0.1:${target.port}/live`, `http://127.0.0.1:${target.port}`);
@@ -261,15 +291,20 @@ describe('two copies of XState in one application (issue 12 item 8)', () => {
     const inspector = createWebSocketInspector({ url: server.inspectUrl });
     const actors = copies.map((xstate, i) =>
       xstate
-        .createActor(xstate.createMachine({ id: `door${i}`, initial: 'closed', states: { closed: { on: { open: 'opened' } }, opened: {} } }), {
-          inspect: inspector.inspect,
-        })
+        .createActor(
+          xstate.createMachine({ id: `door${i}`, initial: 'closed', states: { closed: { on: { open: 'opened' } }, opened: {} } }),
+          {
+            inspect: inspector.inspect,
+          },
+        )
         .start(),
     );
     try {
       expect(actors.map((actor) => actor.sessionId)).toEqual(['x:0', 'x:0']);
       const doors = async () =>
-        (await json<{ sessionId: string; machineId: string | null }[]>('GET', '/api/live')).body.filter((s) => s.machineId?.startsWith('door'));
+        (await json<{ sessionId: string; machineId: string | null }[]>('GET', '/api/live')).body.filter((s) =>
+          s.machineId?.startsWith('door'),
+        );
       await until(async () => (await doors()).length >= 2, 'two door sessions');
       const sessions = await doors();
       expect(sessions.map((s) => s.machineId).sort()).toEqual(['door0', 'door1']);

@@ -85,9 +85,7 @@ describe('the visualizer server', () => {
   it('answers 400, not 500, for a path segment that is not valid percent-encoding', async () => {
     const response = await get('/api/replays/%E0%A4%A');
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: string }).error).toBe(
-      "the path segment '%E0%A4%A' is not valid percent-encoded UTF-8",
-    );
+    expect(((await response.json()) as { error: string }).error).toBe("the path segment '%E0%A4%A' is not valid percent-encoded UTF-8");
   });
 
   it('refuses call arguments nested too deep before the playground session sees them', async () => {
@@ -95,9 +93,7 @@ describe('the visualizer server', () => {
     const args = '['.repeat(5_000) + ']'.repeat(5_000);
     const response = await post(`/api/playground/${created.id}`, `{"type":"call","name":"get_user_details","args":${args}}`);
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: string }).error).toBe(
-      'the request body is nested more than 64 arrays or objects deep',
-    );
+    expect(((await response.json()) as { error: string }).error).toBe('the request body is nested more than 64 arrays or objects deep');
     const after = (await (await get(`/api/playground/${created.id}`)).json()) as PlaygroundResponse;
     expect(after.log).toEqual(created.log);
     expect(after.view).toEqual(created.view);

@@ -200,7 +200,11 @@ function logItem(entry: LogEntry): HTMLLIElement {
     ' ',
     badge,
     entry.recovered ? h('span', { class: 'badge recovered' }, `recovered ${entry.recovered.tool}`) : null,
-    h('div', { class: 'states' }, `${formatTime(entry.at)} · ${entry.events.join(', ') || 'no event'} · ${entry.stateBefore} → ${entry.stateAfter}`),
+    h(
+      'div',
+      { class: 'states' },
+      `${formatTime(entry.at)} · ${entry.events.join(', ') || 'no event'} · ${entry.stateBefore} → ${entry.stateAfter}`,
+    ),
     decision && !decision.allowed ? h('p', { class: 'reason' }, `${decision.rule ?? ''}: ${decision.reason ?? ''}`) : null,
     decision?.toolResult
       ? h('details', {}, h('summary', {}, 'Tool result sent back to the model'), h('pre', {}, JSON.stringify(decision.toolResult, null, 2)))
@@ -332,7 +336,10 @@ function current(): { view: SessionView | null; log: LogEntry[] } {
       const run = state.run;
       if (run === null) return { view: null, log: [] };
       const frame = state.step >= 0 ? run.frames[state.step - run.from] : undefined;
-      return { view: frame ? frame.view : run.initial, log: run.frames.slice(0, Math.max(0, state.step - run.from + 1)).map((f) => f.entry) };
+      return {
+        view: frame ? frame.view : run.initial,
+        log: run.frames.slice(0, Math.max(0, state.step - run.from + 1)).map((f) => f.entry),
+      };
     }
     case 'live': {
       const detail = state.followed === null ? undefined : state.liveDetails.get(state.followed);
@@ -385,11 +392,15 @@ function setupTabs(): void {
     tab.addEventListener('keydown', (event) => {
       const index = MODES.indexOf(mode);
       const next =
-        event.key === 'ArrowRight' ? MODES[(index + 1) % MODES.length]
-        : event.key === 'ArrowLeft' ? MODES[(index + MODES.length - 1) % MODES.length]
-        : event.key === 'Home' ? MODES[0]
-        : event.key === 'End' ? MODES[MODES.length - 1]
-        : undefined;
+        event.key === 'ArrowRight'
+          ? MODES[(index + 1) % MODES.length]
+          : event.key === 'ArrowLeft'
+            ? MODES[(index + MODES.length - 1) % MODES.length]
+            : event.key === 'Home'
+              ? MODES[0]
+              : event.key === 'End'
+                ? MODES[MODES.length - 1]
+                : undefined;
       if (next === undefined) return;
       event.preventDefault();
       selectMode(next, true);
@@ -517,10 +528,7 @@ function setupPlayground(): void {
       byId('call-args').focus();
       return;
     }
-    void playgroundCommand(
-      { type: 'call', name, args, catalog: byId<HTMLSelectElement>('call-catalog').value },
-      'call-error',
-    );
+    void playgroundCommand({ type: 'call', name, args, catalog: byId<HTMLSelectElement>('call-catalog').value }, 'call-error');
   });
   byId('in-flight-controls').addEventListener('click', (event) => {
     const button = (event.target as Element).closest<HTMLButtonElement>('button[data-outcome]');
@@ -679,7 +687,9 @@ function showReplay(replay: ReplayResponse): Promise<void> {
 
 async function openReplay(id: string): Promise<void> {
   try {
-    await showReplay(await api<ReplayResponse>('GET', `/api/replays/${encodeURIComponent(id)}?catalog=${encodeURIComponent(replayCatalog())}`));
+    await showReplay(
+      await api<ReplayResponse>('GET', `/api/replays/${encodeURIComponent(id)}?catalog=${encodeURIComponent(replayCatalog())}`),
+    );
   } catch (error) {
     byId('replay-error').textContent = errorText(error);
   }
@@ -733,7 +743,8 @@ function setupReplay(): void {
     if (button) goToStep(Number(button.dataset.step));
   });
   timeline.addEventListener('keydown', (event) => {
-    const delta = event.key === 'ArrowDown' || event.key === 'ArrowRight' ? 1 : event.key === 'ArrowUp' || event.key === 'ArrowLeft' ? -1 : 0;
+    const delta =
+      event.key === 'ArrowDown' || event.key === 'ArrowRight' ? 1 : event.key === 'ArrowUp' || event.key === 'ArrowLeft' ? -1 : 0;
     if (delta === 0) return;
     event.preventDefault();
     goToStep(state.step + delta, true);
