@@ -241,6 +241,8 @@ function validTime(at: unknown): number {
   return typeof at === 'number' && Math.abs(at) <= MAX_TIME_MS ? at : 0;
 }
 
+// A static method that reads no `this`: taken off its class once, for the hot path.
+// eslint-disable-next-line @typescript-eslint/unbound-method
 const readingOf = NormalizedEvent.readingOf;
 
 function rawTimeOf(event: unknown): number {

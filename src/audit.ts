@@ -9,15 +9,7 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.
  */
-import type {
-  AnswerBlockRule,
-  BlockRule,
-  GateDecidedEvent,
-  PendingRecovery,
-  SafetyContext,
-  SafetyState,
-  ToolKind,
-} from '../machines/safety.types.js';
+import type { AnswerBlockRule, BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../machines/safety.types.js';
 import { createReplayGuard, refusalOf, type ReplayGuard } from './adapter.js';
 import { z } from 'zod';
 import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS } from '../machines/safety.policy.js';

@@ -207,7 +207,7 @@ function plainJson(value: unknown, depth = 0): JsonValue | undefined {
     return value.map((item) => plainJson(item, depth + 1)).filter((item): item is JsonValue => item !== undefined);
   }
   if (typeof value !== 'object') return undefined;
-  const prototype = Object.getPrototypeOf(value);
+  const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return undefined;
   const out: { [key: string]: JsonValue } = {};
   for (const [key, item] of Object.entries(value)) {
@@ -705,13 +705,13 @@ export async function readStatelyConfig(path: string): Promise<StatelyConfig> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${path} is not JSON: ${(error as Error).message}`);
+    throw new Error(`${path} is not JSON: ${(error as Error).message}`, { cause: error });
   }
   const parsed = statelyConfigSchema.safeParse(json);
   if (!parsed.success) {
@@ -760,7 +760,7 @@ export async function loadConfiguredMachine(
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new Error(`machine '${entry.id}': cannot import ${file}: ${(error as Error).message}`);
+    throw new Error(`machine '${entry.id}': cannot import ${file}: ${(error as Error).message}`, { cause: error });
   }
   const machine = module[entry.export];
   if (!isStateMachine(machine)) {

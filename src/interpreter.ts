@@ -250,7 +250,6 @@ export function compileMachine<TMachine extends AnyStateMachine>(
   actionLogic: PlainActionLogicOf<TMachine>,
 ): CompiledMachine<ContextFrom<TMachine>, EventFromLogic<TMachine>, EmittedFrom<TMachine>, InputFrom<TMachine>> {
   type C = ContextFrom<TMachine>;
-  type E = EventFromLogic<TMachine>;
   type Em = EmittedFrom<TMachine>;
   const root = machine.root;
   const guards = machine.implementations.guards as Record<string, unknown>;

@@ -346,7 +346,7 @@ function textExitFailure(text: string): string | null {
  * `<program>: [<context>: ]<message>` (bash, sh, coreutils, most CLIs).
  */
 const DIAGNOSTIC_LINE =
-  /^[\w.\/+-]{1,64}:(?: [^\n]{0,400}?:)? (?:command not found|not found|No such file or directory|Permission denied|cannot [^\n]{0,400})[ \t]*$/;
+  /^[\w./+-]{1,64}:(?: [^\n]{0,400}?:)? (?:command not found|not found|No such file or directory|Permission denied|cannot [^\n]{0,400})[ \t]*$/;
 
 /** Rule 6 on a text: the reason, or null. */
 function diagnosticFailure(text: string): string | null {

@@ -13,6 +13,7 @@
  * C0 and C1 controls, DEL, the line and paragraph separators, and the
  * bidirectional embedding, override and isolate characters.
  */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this strips
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };

@@ -625,13 +625,13 @@ function readRun(value: unknown, source: string, index: number | null, options: 
  */
 function entriesOf(value: Json): unknown[] | null {
   for (const key of ['traj', 'messages', 'history', 'contents']) {
-    const found = own(value, key);
-    if (Array.isArray(found)) return found;
+    const found: unknown = own(value, key);
+    if (Array.isArray(found)) return found as unknown[];
   }
-  const input = own(value, 'input');
-  const output = own(value, 'output');
+  const input: unknown = own(value, 'input');
+  const output: unknown = own(value, 'output');
   if (!Array.isArray(input) && !Array.isArray(output)) return null;
-  return [...(Array.isArray(input) ? input : []), ...(Array.isArray(output) ? output : [])];
+  return [...(Array.isArray(input) ? (input as unknown[]) : []), ...(Array.isArray(output) ? (output as unknown[]) : [])];
 }
 
 function readEntries(entries: unknown[], source: string, where: string, options: ReadOptions): TranscriptStep[] {

@@ -384,7 +384,7 @@ describe('toDot', () => {
 
 describe('toMermaid', () => {
   it('starts in the initial state', () => {
-    expect(toMermaid(safetyMachine)).toMatch(/^stateDiagram-v2\n(?:.*\n)*  \[\*\] --> RESOLVING\n/);
+    expect(toMermaid(safetyMachine)).toMatch(/^stateDiagram-v2\n(?:.*\n)* {2}\[\*\] --> RESOLVING\n/);
   });
 
   it('draws every targeted transition as an arrow labelled with event, guard and description', () => {

@@ -415,7 +415,7 @@ describe('the compiled interpreter equals XState on the safety machine', () => {
     // A session the machine could not reach, given to the interpreter only: the next step differs.
     (both as unknown as { state: InterpreterState<SafetyContext> }).state = safetyInterpreter.initial({ strictFailedWrites: true });
     expect(() => both.send({ type: 'answer.requested', at: T0 })).toThrow(
-      /^the interpreter and XState differ after \{"type":"answer\.requested".*\n  interpreter .*"strictFailedWrites":true.*\n  xstate {6}.*"strictFailedWrites":false/,
+      /^the interpreter and XState differ after \{"type":"answer\.requested".*\n {2}interpreter .*"strictFailedWrites":true.*\n {2}xstate {6}.*"strictFailedWrites":false/,
     );
   });
 });

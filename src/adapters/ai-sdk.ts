@@ -388,7 +388,7 @@ export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSo
           case 'tool-input-start':
           case 'tool-call':
             passing = true;
-            if (holding) release(controller, true);
+            if (holding) void release(controller, true);
             controller.enqueue(part);
             return;
           case 'finish-step':

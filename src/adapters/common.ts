@@ -91,7 +91,7 @@ export interface ToolClassifier {
   /** Failure markers of the tool's results beyond the defaults (a catalog's own). */
   failureMarkers(name: string): readonly string[];
   /** Whether the catalog marks the tool `selfVerifying` (DESIGN.md §5.8); false without a catalog. */
-  isSelfVerifying(name: string): boolean;
+  isSelfVerifying(this: void, name: string): boolean;
 }
 
 const READS: readonly ToolKind[] = ['read', 'resolve'];

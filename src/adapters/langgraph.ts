@@ -28,7 +28,7 @@ import { HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@lan
 import type { ToolCall as LangChainToolCall } from '@langchain/core/messages/tool';
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
 import type { RunnableToolLike } from '@langchain/core/runnables';
-import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../adapter.js';
+import { createSessionGuard, type SessionGuardOptions } from '../adapter.js';
 import type { FSMBlockedError } from '../errors.js';
 import { refusalText } from '../refusal.js';
 import type { PersistedSnapshot } from '../snapshot.js';
@@ -215,7 +215,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
       const output = (await super.run(input, config)) as unknown;
       const update = thread.update();
       if (Object.keys(update).length === 0) return output as T;
-      if (Array.isArray(output)) return [...output, update] as T;
+      if (Array.isArray(output)) return [...(output as unknown[]), update] as T;
       return { ...(output as Record<string, unknown>), ...update } as T;
     } finally {
       this.runs.delete(config);

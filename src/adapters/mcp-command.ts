@@ -34,7 +34,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { builtinCatalogs, parseCatalog, type Catalog } from '../classifier.js';
 import { CatalogError } from '../errors.js';
 import { createSessionStore, createSqliteStore, type SessionStore } from '../store.js';

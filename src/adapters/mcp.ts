@@ -65,7 +65,7 @@ import { builtinCatalogs, compileCatalog, parseCatalog, type Catalog, type Compi
 import type { FSMBlockedError } from '../errors.js';
 import { refusalText } from '../refusal.js';
 import { createSessionStore } from '../store.js';
-import { AdapterConfigError, admitCall, recordCall, type ToolClassifier } from './common.js';
+import { AdapterConfigError, recordCall, type ToolClassifier } from './common.js';
 
 export { AdapterConfigError };
 
@@ -825,6 +825,8 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
   function watch(holder: Holder, tool: RegisteredTool): void {
     holder.tool = tool;
     holders.add(holder);
+    // The SDK's own update, called back with the tool as `this` below.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
     const update = tool.update;
     tool.update = ((updates: Record<string, unknown>) => {
       const next =

@@ -303,7 +303,7 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
               await settle(context, callIdOf(details), { threw: true });
               return userTimeout !== undefined
                 ? userTimeout(context, error, details)
-                : `Tool '${name}' timed out after ${String(timeoutMs)}ms.`;
+                : `Tool '${name}' timed out after ${String(timeoutMs as number)}ms.`;
             },
           }
         : {}),
@@ -391,7 +391,9 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
         const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
         await settleContext(state?._context);
         const ours =
-          error instanceof OutputGuardrailTripwireTriggered && error.result.guardrail.name === ANSWER_GUARDRAIL_NAME && state !== undefined;
+          error instanceof OutputGuardrailTripwireTriggered &&
+          (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
+          state !== undefined;
         if (!ours || resumes >= maxResumes) throw error;
         const info = error.result.output.outputInfo as AnswerRefusalInfo;
         const message: AgentInputItem = { role: 'user', content: info.refusal };

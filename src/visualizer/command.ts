@@ -16,11 +16,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { auditRuns, formatAuditText } from '../audit.js';
 import { DEMO_SOURCE, demoRuns } from '../demo.js';
 import { TranscriptError } from '../transcripts.js';
-import { parseOrigin } from './origins.js';
+import { DEFAULT_PORT, parseOrigin } from './address.js';
 import type { VisualizerOptions, VisualizerServer } from './server.js';
-
-/** The port `serve` and `demo` use unless told otherwise (server.ts's `DEFAULT_PORT`). */
-export const DEFAULT_PORT = 4310;
 
 /** Where the command writes, and how it sets the exit code (the CLI's own I/O). */
 export interface CommandIo {

@@ -55,17 +55,14 @@ import {
   MESSAGE_SLICE_MS,
 } from './bounds.js';
 import { ChartLayoutError, ChartRenderer } from './charts.js';
-import { DEFAULT_PORT } from './command.js';
 import type { StreamedDefinition } from './definitions.js';
-import { parseOrigin } from './origins.js';
+import { DEFAULT_PORT, HOST, parseOrigin } from './address.js';
 import { PAGE_CSS, PAGE_HTML } from './document.js';
 import { LiveHub } from './live.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, PlaygroundSession, zodMessage } from './playground.js';
-import type { ChartResponse, InfoResponse, LiveMessage, LogEntry, ReplayResponse } from './protocol.js';
+import type { ChartResponse, ErrorResponse, InfoResponse, LiveMessage, LogEntry, ReplayResponse } from './protocol.js';
 import { replayRun, runTotals, type ReplayRunTotals } from './replay.js';
 
-/** The only address the server binds. */
-export const HOST = '127.0.0.1';
 /** Largest request body (a transcript file), bytes. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /**
@@ -140,9 +137,6 @@ export interface VisualizerServer {
   /** Stops the server and closes every connection. */
   close(): Promise<void>;
 }
-
-/** Normalises an entry of `allowedOrigins` (origins.ts). */
-export { parseOrigin };
 
 /** An HTTP error answered as `{ error }`. */
 class HttpError extends Error {
@@ -500,8 +494,8 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
   const server = createServer((req, res) => {
     route(req, res).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
-      if (error instanceof HttpError) return sendJson(res, error.status, { error: error.message });
-      sendJson(res, 500, { error: `internal error: ${errorMessage(error)}` });
+      if (error instanceof HttpError) return sendJson(res, error.status, { error: error.message } satisfies ErrorResponse);
+      sendJson(res, 500, { error: `internal error: ${errorMessage(error)}` } satisfies ErrorResponse);
     });
   });
 
@@ -602,6 +596,8 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
     const connection = ++connectionSeq;
     socket.on('message', (data, isBinary) => {
       if (isBinary) return drops.report('binary inspection message', 'inspection messages are JSON text');
+      // ws hands a text frame over as one Buffer under its default binaryType.
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string
       enqueue(connection, data.toString(), socket);
     });
     socket.on('close', () => {

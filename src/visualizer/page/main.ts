@@ -695,28 +695,34 @@ async function openReplay(id: string): Promise<void> {
   }
 }
 
+/** Opens the transcript file the user picked, or says why it cannot be read. */
+async function openReplayFile(event: Event): Promise<void> {
+  const file = (event.target as HTMLInputElement).files?.[0];
+  if (file === undefined) return;
+  byId('replay-error').textContent = '';
+  byId('replay-source').textContent = `Reading ${file.name}…`;
+  try {
+    const text = await file.text();
+    await showReplay(await api<ReplayResponse>('POST', '/api/replays', { text, source: file.name, catalog: replayCatalog() }));
+  } catch (error) {
+    byId('replay-source').textContent = '';
+    byId('replay-error').textContent = error instanceof ApiError ? error.message : `Cannot read ${file.name}: ${errorText(error)}`;
+  }
+}
+
+/** Opens the current replay again under the catalog just chosen, at the run that was shown. */
+async function reopenReplay(): Promise<void> {
+  if (state.replay === null) return;
+  const index = state.run?.run.index ?? 0;
+  await openReplay(state.replay.id);
+  if (index !== 0) await loadRun(index);
+}
+
 function setupReplay(): void {
   catalogOptions(byId('replay-catalog'));
   byId('replay-demo').addEventListener('click', () => void openReplay('demo'));
-  byId<HTMLInputElement>('replay-file').addEventListener('change', async (event) => {
-    const file = (event.target as HTMLInputElement).files?.[0];
-    if (file === undefined) return;
-    byId('replay-error').textContent = '';
-    byId('replay-source').textContent = `Reading ${file.name}…`;
-    try {
-      const text = await file.text();
-      await showReplay(await api<ReplayResponse>('POST', '/api/replays', { text, source: file.name, catalog: replayCatalog() }));
-    } catch (error) {
-      byId('replay-source').textContent = '';
-      byId('replay-error').textContent = error instanceof ApiError ? error.message : `Cannot read ${file.name}: ${errorText(error)}`;
-    }
-  });
-  byId('replay-catalog').addEventListener('change', async () => {
-    if (state.replay === null) return;
-    const index = state.run?.run.index ?? 0;
-    await openReplay(state.replay.id);
-    if (index !== 0) await loadRun(index);
-  });
+  byId<HTMLInputElement>('replay-file').addEventListener('change', (event) => void openReplayFile(event));
+  byId('replay-catalog').addEventListener('change', () => void reopenReplay());
   byId('replay-run').addEventListener('change', (event) => void loadRun(Number((event.target as HTMLSelectElement).value)));
   byId('replay-first').addEventListener('click', () => goToStep(-1));
   byId('replay-back').addEventListener('click', () => goToStep(state.step - 1));

@@ -1,8 +1,15 @@
 /**
- * Browser origins the visualizer server accepts besides its own
- * (`VisualizerOptions.allowedOrigins`, `--allow-origin`). Kept apart from
- * server.ts so the CLI can check its options without loading the server.
+ * Where the visualizer listens (127.0.0.1 and its default port) and which
+ * browser origins it accepts besides its own (`VisualizerOptions.allowedOrigins`,
+ * `--allow-origin`). Kept apart from server.ts so the CLI can check its options
+ * without loading the server, and so the two never import each other.
  */
+
+/** The only interface the visualizer binds: loopback, never a public address. */
+export const HOST = '127.0.0.1';
+
+/** The port `serve` and `demo` use unless told otherwise. */
+export const DEFAULT_PORT = 4310;
 
 /**
  * An origin as given to `allowedOrigins` or `--allow-origin`, normalised as
