@@ -5,9 +5,9 @@
  * the quick unit tests run first, so most mutants die before the long
  * differential tests start.
  *
- * Left out as well: test/paths.test.ts, test/testing.test.ts and the toy
+ * Left out as well: test/suites/paths.test.ts, test/testing/testing.test.ts and the toy
  * agent loop's test. They replay the same generated paths that
- * test/oracle.test.ts replays, where every step's decision and session are
+ * test/suites/oracle.test.ts replays, where every step's decision and session are
  * compared with the independent oracle, a stronger check than their
  * invariants; with them, every surviving mutant cost about a minute on two
  * cores instead of about twenty seconds.
@@ -16,7 +16,7 @@ import { BaseSequencer } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /** Run last: the long differential tests. */
-const LAST = ['test/oracle.test.ts'];
+const LAST = ['test/suites/oracle.test.ts'];
 
 class QuickTestsFirst extends BaseSequencer {
   async sort(files) {
@@ -29,16 +29,16 @@ export default defineConfig({
   test: {
     include: [
       'test/machines/**/*.test.ts',
-      'test/adapter.test.ts',
-      'test/classifier.test.ts',
-      'test/errors.test.ts',
-      'test/parallel.test.ts',
-      'test/hostile.test.ts',
-      'test/snapshot.test.ts',
-      'test/telemetry.test.ts',
-      'test/store.test.ts',
-      'test/audit.test.ts',
-      'test/stately-config.test.ts',
+      'test/guard/session-guard.test.ts',
+      'test/classify/catalog/classifier.test.ts',
+      'test/errors/errors.test.ts',
+      'test/suites/parallel.test.ts',
+      'test/suites/hostile.test.ts',
+      'test/guard/snapshot.test.ts',
+      'test/telemetry/metrics.test.ts',
+      'test/store/session-store.test.ts',
+      'test/audit/audit.test.ts',
+      'test/charts/stately-config.test.ts',
       'test/examples/prometheus.test.ts',
       ...LAST,
     ],

@@ -10,9 +10,9 @@
  * store evicted to its persisted snapshot in the memory store). Each session
  * has resolved and read once (READING), with OpenAI-style call ids.
  */
-import { builtinCatalogs, createClassifier } from '../src/classifier.js';
-import { createSessionGuard } from '../src/adapter.js';
-import { createSessionStore } from '../src/store.js';
+import { builtinCatalogs, createClassifier } from '../src/classify/catalog/index.js';
+import { createSessionGuard } from '../src/guard/session-guard.js';
+import { createSessionStore } from '../src/store/session-store.js';
 import { ReferenceGuard } from './reference.js';
 
 const T0 = 1_700_000_000_000;

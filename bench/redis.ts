@@ -25,8 +25,8 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createRedisSnapshotStore } from '../src/redis-store.js';
-import { createSharedSessionStore, type SharedSessionStore } from '../src/shared-store.js';
+import { createRedisSnapshotStore } from '../src/store/redis-store.js';
+import { createSharedSessionStore, type SharedSessionStore } from '../src/store/shared-session-store.js';
 import { deletePrefix, redisPlan, startRedis, type RedisServer } from '../test/support/redis.js';
 
 const SELF = fileURLToPath(import.meta.url);

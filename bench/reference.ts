@@ -28,9 +28,9 @@ import type {
   ToolKind,
 } from '../machines/safety.types.js';
 import { TOOL_KINDS } from '../machines/safety.types.js';
-import type { RecordResult, ToolCall } from '../src/adapter.js';
-import type { AuditGate, AuditGateOf } from '../src/audit.js';
-import { classifyToolCall, type Classifier } from '../src/classifier.js';
+import type { RecordResult, ToolCall } from '../src/guard/session-guard.js';
+import type { AuditGate, AuditGateOf } from '../src/audit/audit.js';
+import { classifyToolCall, type Classifier } from '../src/classify/catalog/index.js';
 
 /** What the reference decided on a request (tool call or final answer). */
 export interface ReferenceDecision {

@@ -28,7 +28,7 @@
  * - shell and SQL classification: median µs per command (memo cleared) over
  *   the test tables (test/shell.cases.ts, test/sql.cases.ts), beside the
  *   decision cost (check + record) measured in the same run, and the memo's
- *   hit rate when the incident transcripts (test/incidents/) are audited.
+ *   hit rate when the incident transcripts (test/fixtures/incidents/) are audited.
  * - the Redis store (bench/redis.ts, in a child process): check + record per
  *   call on loopback and calls/s with 4 processes, beside bare SET + GET in
  *   the same run (skipped, with a note, when no Redis is reachable);
@@ -60,16 +60,23 @@ import { getShortestPaths } from '@xstate/graph';
 import { assign, createActor, setup, type SnapshotFrom } from 'xstate';
 import { safetyMachine } from '../machines/safety.machine.js';
 import type { SafetyEvent, SafetyState, ToolKind } from '../machines/safety.types.js';
-import { createSessionGuard, sessionStateOf, type SessionGuard, type ToolCall } from '../src/adapter.js';
-import { safetyInterpreter } from '../src/interpreter.js';
-import { auditRuns } from '../src/audit.js';
-import { builtinCatalogs, classifyToolCall, compileCatalog, createClassifier, pickCatalog, type Classifier } from '../src/classifier.js';
-import { classifyShellCommand, clearShellMemo, shellMemoStats } from '../src/shell.js';
-import { classifySql, clearSqlMemo } from '../src/sql.js';
-import { shellCases } from '../test/shell.cases.js';
-import { postgresCases, sqliteCases } from '../test/sql.cases.js';
-import { toPersistedSnapshot } from '../src/snapshot.js';
-import { readTranscript, type TranscriptRun } from '../src/transcripts.js';
+import { createSessionGuard, sessionStateOf, type SessionGuard, type ToolCall } from '../src/guard/session-guard.js';
+import { safetyInterpreter } from '../src/interpreter/index.js';
+import { auditRuns } from '../src/audit/audit.js';
+import {
+  builtinCatalogs,
+  classifyToolCall,
+  compileCatalog,
+  createClassifier,
+  pickCatalog,
+  type Classifier,
+} from '../src/classify/catalog/index.js';
+import { classifyShellCommand, clearShellMemo, shellMemoStats } from '../src/classify/shell/index.js';
+import { classifySql, clearSqlMemo } from '../src/classify/sql/index.js';
+import { shellCases } from '../test/classify/shell/cases.js';
+import { postgresCases, sqliteCases } from '../test/classify/sql/cases.js';
+import { toPersistedSnapshot } from '../src/guard/snapshot.js';
+import { readTranscript, type TranscriptRun } from '../src/audit/transcripts/index.js';
 import { ReferenceGuard, ReferenceMachine, referenceAuditGateOf } from './reference.js';
 import type { RedisBench } from './redis.js';
 
@@ -670,7 +677,7 @@ function classificationRows(): void {
   );
 
   // The memo on real sequences: the incident transcripts, each audited with the catalog auto would pick.
-  const dir = new URL('test/incidents/', ROOT);
+  const dir = new URL('test/fixtures/incidents/', ROOT);
   const files = readdirSync(dir).filter((name) => /\.(jsonl?|json)$/.test(name) && !name.endsWith('.catalog.json'));
   const runs = files.flatMap((name) => readTranscript(readFileSync(new URL(name, dir), 'utf8'), name));
   clearShellMemo();
@@ -683,7 +690,7 @@ function classificationRows(): void {
   const hits = after.hits - before.hits;
   const lookups = hits + after.misses - before.misses;
   notes.push(
-    `Shell memo on the ${files.length} incident transcripts (test/incidents/): ${hits} hits of ${lookups} look-ups ` +
+    `Shell memo on the ${files.length} incident transcripts (test/fixtures/incidents/): ${hits} hits of ${lookups} look-ups ` +
       `(${lookups === 0 ? 0 : Math.round((hits / lookups) * 100)} %); the audit classifies each call once, so hits are repeated commands.`,
   );
 }
@@ -786,7 +793,7 @@ function targetRows(): void {
     });
   });
 
-  const adapterUrl = new URL('../src/adapter.js', import.meta.url).href;
+  const adapterUrl = new URL('../src/guard/session-guard.js', import.meta.url).href;
   const script = `
     const { createSessionGuard } = await import(${JSON.stringify(adapterUrl)});
     const used = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
@@ -866,7 +873,7 @@ function auditPeakMemory(): void {
     }
     closeSync(fd);
     const bin = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/bin.js', import.meta.url))).href);
-    const cli = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/cli.js', import.meta.url))).href);
+    const cli = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../src/cli/main.js', import.meta.url))).href);
     const auditKb = peakRssKb(`await import(${bin});`, ['audit', file, '--summary-only', '--catalog', 'pulse']);
     const idleKb = peakRssKb(`await import(${cli});`, []);
     const mib = (kb: number) => fmt(kb / 1024, 0);

@@ -25,7 +25,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { answerStateOf, gateMcpServer } from '../src/adapters/mcp.js';
+import { answerStateOf, gateMcpServer } from '../src/adapters/mcp/index.js';
 import { createSessionGuard, type SessionGuard } from '../src/index.js';
 
 /**

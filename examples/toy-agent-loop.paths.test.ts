@@ -27,7 +27,7 @@
  * a loop cannot do. The toy loop can, so it replays both.
  *
  * In your own code import from `pulse-safety-fsm/testing` rather than
- * `../src/testing.js`.
+ * `../src/testing/index.js`.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -37,7 +37,7 @@ import {
   type SafetyPath,
   type SafetyPathOptions,
   type SafetyPathStep,
-} from '../src/testing.js';
+} from '../src/testing/index.js';
 import { ToyAgentLoop, type ToyAgentLoopOptions } from './toy-agent-loop.js';
 
 /** The paths of a loop that runs one call at a time. */

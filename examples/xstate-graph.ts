@@ -11,7 +11,7 @@
  * `kind`, and a state key with the counters capped.
  *
  * In your own code import from `pulse-safety-fsm` and
- * `pulse-safety-fsm/testing` rather than `../src/index.js` and `../src/testing.js`.
+ * `pulse-safety-fsm/testing` rather than `../src/index.js` and `../src/testing/index.js`.
  */
 import { createTestModel, getShortestPaths, getSimplePaths } from '@xstate/graph';
 import { createSessionGuard, safetyMachine, type SafetyEvent, type SessionGuardOptions } from '../src/index.js';
@@ -23,7 +23,7 @@ import {
   simplePathsGraphOptions,
   testModelGraphOptions,
   toolCallOf,
-} from '../src/testing.js';
+} from '../src/testing/index.js';
 
 /** A shortest path to every abstract state (state, flags, calls in flight, recoveries; counters capped). */
 export function shortestPaths() {

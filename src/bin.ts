@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `pulse-safety` executable: runs the CLI (`cli.ts`) on the process's arguments. */
-import { main } from './cli.js';
-import { printable } from './text.js';
+import { main } from './cli/main.js';
+import { printable } from './util/printable.js';
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -40,7 +40,7 @@ export {
   reasonWithTarget,
 } from '../machines/safety.policy.js';
 export { canonicalTarget } from '../machines/safety.targets.js';
-export { selfVerifies } from './self-verify.js';
+export { selfVerifies } from './guard/self-verify.js';
 export {
   FSMBlockedError,
   CatalogError,
@@ -50,7 +50,7 @@ export {
   type BlockedToolResult,
   type FSMBlockedErrorInit,
   type SessionGuardErrorCode,
-} from './errors.js';
+} from './errors/index.js';
 export {
   classifyToolCall,
   classifyCall,
@@ -70,7 +70,7 @@ export {
   type CompileOptions,
   type CatalogChoice,
   type BuiltinCatalogName,
-} from './classifier.js';
+} from './classify/catalog/index.js';
 export {
   failClosed,
   pathTarget,
@@ -79,12 +79,12 @@ export {
   type Classification,
   type CallClassifier,
   type CallContext,
-} from './classification.js';
-export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTable } from './shell.js';
-export { classifySql, type SqlDialect } from './sql.js';
-export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './outcome.js';
-export { mayAnswer } from './answer.js';
-export { refusalText } from './refusal.js';
+} from './classify/classification.js';
+export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTable } from './classify/shell/index.js';
+export { classifySql, type SqlDialect } from './classify/sql/index.js';
+export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './guard/outcome.js';
+export { mayAnswer } from './guard/may-answer.js';
+export { refusalText } from './guard/refusal-text.js';
 export {
   createSessionGuard,
   type SessionGuard,
@@ -94,7 +94,7 @@ export {
   type FinalAnswerDecision,
   type RecordResult,
   type RecordOptions,
-} from './adapter.js';
+} from './guard/session-guard.js';
 export {
   SNAPSHOT_VERSION,
   READABLE_SNAPSHOT_VERSIONS,
@@ -103,7 +103,7 @@ export {
   toPersistedSnapshot,
   persistedSnapshotSchema,
   type PersistedSnapshot,
-} from './snapshot.js';
+} from './guard/snapshot.js';
 export {
   createSafetyMetrics,
   METRIC_NAMES,
@@ -112,7 +112,7 @@ export {
   type SafetyMetricsOptions,
   type CounterFamily,
   type CounterSample,
-} from './telemetry.js';
+} from './telemetry/metrics.js';
 export {
   createSessionStore,
   createMemoryStore,
@@ -122,7 +122,7 @@ export {
   type SessionStoreOptions,
   type SnapshotStore,
   type SqliteStoreOptions,
-} from './store.js';
+} from './store/session-store.js';
 export {
   createSharedSessionStore,
   createMemoryVersionedStore,
@@ -141,5 +141,10 @@ export {
   type VersionedStoreOptions,
   type SqliteVersionedStoreOptions,
   type SessionStoreErrorCode,
-} from './shared-store.js';
-export { createRedisSnapshotStore, DEFAULT_REDIS_KEY_PREFIX, type RedisSnapshotStoreOptions, type RedisClientLike } from './redis-store.js';
+} from './store/shared-session-store.js';
+export {
+  createRedisSnapshotStore,
+  DEFAULT_REDIS_KEY_PREFIX,
+  type RedisSnapshotStoreOptions,
+  type RedisClientLike,
+} from './store/redis-store.js';

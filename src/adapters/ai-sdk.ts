@@ -35,8 +35,8 @@ import {
   type TextStreamPart,
   type ToolSet,
 } from 'ai';
-import type { FSMBlockedError } from '../errors.js';
-import { refusalText } from '../refusal.js';
+import type { FSMBlockedError } from '../errors/index.js';
+import { refusalText } from '../guard/refusal-text.js';
 import {
   admitCall,
   AdapterConfigError,

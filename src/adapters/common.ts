@@ -10,14 +10,14 @@
  */
 import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import type { Decision, FinalAnswerDecision, SessionGuard, ToolCall } from '../adapter.js';
-import { mayAnswer } from '../answer.js';
-import { createSessionGuard } from '../adapter.js';
-import { failClosed, type CallClassifier, type Classification } from '../classification.js';
-import { compileCatalog, parseCatalog, type Catalog, type Classifier, type CompiledCatalog } from '../classifier.js';
-import type { FSMBlockedError } from '../errors.js';
-import { outcomeOf } from '../outcome.js';
-import type { SharedSessionGuard } from '../shared-store.js';
+import type { Decision, FinalAnswerDecision, SessionGuard, ToolCall } from '../guard/session-guard.js';
+import { mayAnswer } from '../guard/may-answer.js';
+import { createSessionGuard } from '../guard/session-guard.js';
+import { failClosed, type CallClassifier, type Classification } from '../classify/classification.js';
+import { compileCatalog, parseCatalog, type Catalog, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
+import type { FSMBlockedError } from '../errors/index.js';
+import { outcomeOf } from '../guard/outcome.js';
+import type { SharedSessionGuard } from '../store/shared-session-store.js';
 
 /**
  * A session's gate as the adapters take it: a `SessionGuard` (one process,

@@ -28,10 +28,10 @@ import { HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@lan
 import type { ToolCall as LangChainToolCall } from '@langchain/core/messages/tool';
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
 import type { RunnableToolLike } from '@langchain/core/runnables';
-import { createSessionGuard, type SessionGuardOptions } from '../adapter.js';
-import type { FSMBlockedError } from '../errors.js';
-import { refusalText } from '../refusal.js';
-import type { PersistedSnapshot } from '../snapshot.js';
+import { createSessionGuard, type SessionGuardOptions } from '../guard/session-guard.js';
+import type { FSMBlockedError } from '../errors/index.js';
+import { refusalText } from '../guard/refusal-text.js';
+import type { PersistedSnapshot } from '../guard/snapshot.js';
 import {
   AdapterConfigError,
   admitCall,

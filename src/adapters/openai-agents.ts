@@ -40,9 +40,9 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
-import type { ToolCall } from '../adapter.js';
-import type { FSMBlockedError } from '../errors.js';
-import { refusalText } from '../refusal.js';
+import type { ToolCall } from '../guard/session-guard.js';
+import type { FSMBlockedError } from '../errors/index.js';
+import { refusalText } from '../guard/refusal-text.js';
 import {
   AdapterConfigError,
   admitCall,

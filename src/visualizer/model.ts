@@ -12,8 +12,8 @@ import { RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import type { GateDecidedEvent, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import { FSMBlockedError } from '../errors.js';
-import { transitionIds } from '../export.js';
+import { FSMBlockedError } from '../errors/index.js';
+import { transitionIds } from '../charts/index.js';
 import { MAX_PROBE_WORK } from './bounds.js';
 import type { DecisionView, PendingRecoveryView, SessionView } from './protocol.js';
 

@@ -10,9 +10,9 @@ import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
-import { createSessionGuard, type SessionGuard } from '../adapter.js';
-import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classifier.js';
-import { transitionIds } from '../export.js';
+import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
+import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classify/catalog/index.js';
+import { transitionIds } from '../charts/index.js';
 import { MAX_PLAYGROUND_LOG } from './bounds.js';
 import { decisionFromError, sessionView, stateText } from './model.js';
 import type {

@@ -5,8 +5,8 @@
  *
  * Spec: ASSISTANT_SAFETY.md "States", "Blocked calls and recovery".
  */
-import type { Chart } from '../export.js';
-import type { BlockedToolResult } from '../errors.js';
+import type { Chart } from '../charts/index.js';
+import type { BlockedToolResult } from '../errors/index.js';
 import type { BlockRule, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
 
 /** A pending recovery as shown: the machine's entry plus its expiry. */

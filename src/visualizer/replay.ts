@@ -11,9 +11,9 @@ import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate
 import { safetyMachine, initialSafetyContext } from '../../machines/safety.machine.js';
 import type { SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
-import { auditRun, type RunAudit, type StepFinding } from '../audit.js';
-import type { Classifier } from '../classifier.js';
-import type { TranscriptRun, TranscriptStep } from '../transcripts.js';
+import { auditRun, type RunAudit, type StepFinding } from '../audit/audit.js';
+import type { Classifier } from '../classify/catalog/index.js';
+import type { TranscriptRun, TranscriptStep } from '../audit/transcripts/index.js';
 import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
 import { sessionView, takeEvents } from './model.js';
 import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';

@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { SafetyContext, SafetyState } from '../../machines/safety.types.js';
 import { SAFETY_STATES } from '../../machines/safety.types.js';
-import { parsePersistedSnapshot, toPersistedSnapshot } from '../snapshot.js';
+import { parsePersistedSnapshot, toPersistedSnapshot } from '../guard/snapshot.js';
 import { errorMessage } from './bounds.js';
 
 /** The states of the safety machine, as a streamed state value. */

@@ -36,11 +36,11 @@ import { z } from 'zod';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import { auditRun } from '../audit.js';
-import { builtinCatalogs, createClassifier, type BuiltinCatalogName } from '../classifier.js';
-import { DEMO_SOURCE, demoRuns } from '../demo.js';
-import { chartOf, loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig, toDot } from '../export.js';
-import { readTranscript, TranscriptError, type TranscriptRun } from '../transcripts.js';
+import { auditRun } from '../audit/audit.js';
+import { builtinCatalogs, createClassifier, type BuiltinCatalogName } from '../classify/catalog/index.js';
+import { DEMO_SOURCE, demoRuns } from '../audit/demo.js';
+import { chartOf, loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig, toDot } from '../charts/index.js';
+import { readTranscript, TranscriptError, type TranscriptRun } from '../audit/transcripts/index.js';
 import {
   DropLog,
   errorMessage,
@@ -54,7 +54,7 @@ import {
   MAX_REPLAYS,
   MESSAGE_SLICE_MS,
 } from './bounds.js';
-import { ChartLayoutError, ChartRenderer } from './charts.js';
+import { ChartLayoutError, ChartRenderer } from './chart-layout.js';
 import type { StreamedDefinition } from './definitions.js';
 import { DEFAULT_PORT, HOST, parseOrigin } from './address.js';
 import { PAGE_CSS, PAGE_HTML } from './document.js';

@@ -4,7 +4,7 @@
  * README.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from './support/examples.js';
+import { programOf, readme, runExample } from '../support/examples.js';
 
 describe('examples/ai-sdk.ts', () => {
   it('runs the conversation: the early write and the unverified answer refused, the verified answer given', async () => {

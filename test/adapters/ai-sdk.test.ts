@@ -11,11 +11,11 @@
 import { ToolLoopAgent, generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
+import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
 import { AdapterConfigError } from '../../src/adapters/common.js';
-import { createSharedSessionStore } from '../../src/shared-store.js';
-import { createSessionStore } from '../../src/store.js';
+import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
+import { createSessionStore } from '../../src/store/session-store.js';
 
 const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
 

@@ -4,7 +4,7 @@
  * README.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from './support/examples.js';
+import { programOf, readme, runExample } from '../support/examples.js';
 
 describe('examples/langgraph.ts', () => {
   it('runs the graph: the early write refused, the refused answer removed and sent back, the verified answer given and checkpointed', async () => {

@@ -18,7 +18,7 @@ import { tool } from '@langchain/core/tools';
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
+import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { AdapterConfigError } from '../../src/adapters/common.js';
 import {
   MessagesWithSafetyAnnotation,
@@ -27,8 +27,8 @@ import {
   routeAfterModel,
   type SafetyToolNodeOptions,
 } from '../../src/adapters/langgraph.js';
-import { createSharedSessionStore } from '../../src/shared-store.js';
-import { createSessionStore } from '../../src/store.js';
+import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
+import { createSessionStore } from '../../src/store/session-store.js';
 
 const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
 

@@ -4,7 +4,7 @@
  * README.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from './support/examples.js';
+import { programOf, readme, runExample } from '../support/examples.js';
 
 describe('examples/openai-agents.ts', () => {
   it('runs the conversation: the early write refused, the run resumed after the refused answer, the verified answer given', async () => {

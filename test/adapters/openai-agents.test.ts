@@ -15,11 +15,11 @@ import { Agent, OutputGuardrailTripwireTriggered, setTracingDisabled, ToolTimeou
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createSessionGuard, type SessionGuard } from '../../src/adapter.js';
+import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { AdapterConfigError } from '../../src/adapters/common.js';
 import { createSafetyGate, type AgentsSafetyGate } from '../../src/adapters/openai-agents.js';
-import { createSharedSessionStore } from '../../src/shared-store.js';
-import { createSessionStore } from '../../src/store.js';
+import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
+import { createSessionStore } from '../../src/store/session-store.js';
 
 beforeAll(() => setTracingDisabled(true));
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const REGISTER_TS = fileURLToPath(new URL('../visualizer/support/ts-register.mjs', import.meta.url));
+const REGISTER_TS = fileURLToPath(new URL('../support/ts-register.mjs', import.meta.url));
 
 /** A port on 127.0.0.1 that nothing listens on: one the system handed out, then released. */
 async function closedPort(): Promise<number> {

@@ -4,7 +4,7 @@
  * no network), and the copy of it in README.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from '../adapters/support/examples.js';
+import { programOf, readme, runExample } from '../support/examples.js';
 
 describe('examples/parent-machine.ts', () => {
   it('routes every tool call and the answer through the gate: the early write and the unverified answer refused', async () => {

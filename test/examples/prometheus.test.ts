@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { demo, toPrometheusText } from '../../examples/prometheus.js';
-import { createSafetyMetrics } from '../../src/telemetry.js';
+import { createSafetyMetrics } from '../../src/telemetry/metrics.js';
 
 describe('the Prometheus example', () => {
   it('renders the demo session’s counters in the text exposition format', () => {

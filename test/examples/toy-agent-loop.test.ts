@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { drive, replay } from '../../examples/toy-agent-loop.paths.test.js';
 import { ToyAgentLoop } from '../../examples/toy-agent-loop.js';
-import { getShortestSafetyPaths, getSimpleSafetyPaths } from '../../src/testing.js';
+import { getShortestSafetyPaths, getSimpleSafetyPaths } from '../../src/testing/index.js';
 
 describe('the shipped example test', () => {
   it('is the one README.md tells users to copy', () => {

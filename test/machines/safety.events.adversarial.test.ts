@@ -25,7 +25,7 @@ import { establish, isEstablished } from '../../machines/safety.targets.js';
 import type { SafetyEvent, SafetyInput, ToolKind } from '../../machines/safety.types.js';
 import { initialSafetyContext } from '../../machines/safety.actions.js';
 import type { SafetyContext } from '../../machines/safety.types.js';
-import { safetyInterpreter, type InterpreterState } from '../../src/interpreter.js';
+import { safetyInterpreter, type InterpreterState } from '../../src/interpreter/index.js';
 
 const T = 1_700_000_000_000;
 const INPUT: SafetyInput = { autoCompleteVerification: false };

@@ -30,7 +30,7 @@ import {
 import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT } from '../../machines/safety.policy.js';
 import type { SafetyContext, SafetyEvent } from '../../machines/safety.types.js';
 import { initialSafetyContext } from '../../machines/safety.actions.js';
-import { safetyInterpreter } from '../../src/interpreter.js';
+import { safetyInterpreter } from '../../src/interpreter/index.js';
 
 const T = 1_700_000_000_000;
 

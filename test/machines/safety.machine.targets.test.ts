@@ -20,7 +20,7 @@ import {
   reasonWithTarget,
 } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, SafetyEvent, SafetyInput, SafetyState, ToolKind } from '../../machines/safety.types.js';
-import { parsePersistedSnapshot, toPersistedSnapshot } from '../../src/snapshot.js';
+import { parsePersistedSnapshot, toPersistedSnapshot } from '../../src/guard/snapshot.js';
 
 const T = 1_700_000_000_000;
 const DIR = '/srv/app';

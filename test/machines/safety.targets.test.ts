@@ -29,7 +29,7 @@ import {
   idTarget,
   pathTarget,
   tableTarget,
-} from '../../src/classification.js';
+} from '../../src/classify/classification.js';
 
 describe('the caps mirror src/classification.ts', () => {
   it('targets per event are the targets per call', () => {

@@ -12,9 +12,9 @@
  * imports by the test; not part of the library.
  */
 import { Redis } from 'ioredis';
-import type { ToolCall } from '../../src/adapter.js';
-import { createRedisSnapshotStore } from '../../src/redis-store.js';
-import { createSharedSessionStore, createSqliteVersionedStore, type VersionedSnapshotStore } from '../../src/shared-store.js';
+import type { ToolCall } from '../../src/guard/session-guard.js';
+import { createRedisSnapshotStore } from '../../src/store/redis-store.js';
+import { createSharedSessionStore, createSqliteVersionedStore, type VersionedSnapshotStore } from '../../src/store/shared-session-store.js';
 
 /** What a worker does. */
 export interface WorkerConfig {

@@ -11,8 +11,8 @@ import {
   SessionStoreError,
   type SharedSessionStore,
   type VersionedSnapshotStore,
-} from '../../src/shared-store.js';
-import { SnapshotError } from '../../src/snapshot.js';
+} from '../../src/store/shared-session-store.js';
+import { SnapshotError } from '../../src/guard/snapshot.js';
 
 /** Sessions of one test, in a namespace of their own (a table, a file, a key prefix). */
 export interface Namespace {

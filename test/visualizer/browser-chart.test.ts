@@ -8,7 +8,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import { browserMissing, launchBrowser, openVisualizer, screenshot } from './support/browser.js';
+import { browserMissing, launchBrowser, openVisualizer, screenshot } from '../support/browser.js';
 
 /** Text this size or larger, in CSS pixels as rendered, reads comfortably. */
 const LEGIBLE_PX = 12;

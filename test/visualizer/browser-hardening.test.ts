@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MAX_CHART_STATES } from '../../src/visualizer/bounds.js';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import { browserMissing, launchBrowser, openVisualizer } from './support/browser.js';
+import { browserMissing, launchBrowser, openVisualizer } from '../support/browser.js';
 
 let server: VisualizerServer;
 let browser: Browser;

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { initialSafetyContext } from '../../machines/safety.machine.js';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from './support/browser.js';
+import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from '../support/browser.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const REGISTER_TS = fileURLToPath(new URL('./support/ts-register.mjs', import.meta.url));
+const REGISTER_TS = fileURLToPath(new URL('../support/ts-register.mjs', import.meta.url));
 
 let server: VisualizerServer;
 let browser: Browser;

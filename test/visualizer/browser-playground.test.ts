@@ -15,7 +15,7 @@ import {
   screenshot,
   waitForState,
   type VisualizerPage,
-} from './support/browser.js';
+} from '../support/browser.js';
 
 let server: VisualizerServer;
 let browser: Browser;

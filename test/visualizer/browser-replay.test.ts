@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { auditRun } from '../../src/audit.js';
-import { demoRuns } from '../../src/demo.js';
+import { auditRun } from '../../src/audit/audit.js';
+import { demoRuns } from '../../src/audit/demo.js';
 import { startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from './support/browser.js';
+import { browserMissing, isHighlighted, launchBrowser, openVisualizer, screenshot, waitForState } from '../support/browser.js';
 
 const TAU_BENCH = fileURLToPath(new URL('../../../shared/data/tau-bench/gpt-4o-airline.json', import.meta.url));
 const tauBenchMissing = existsSync(TAU_BENCH) ? null : `tau-bench replay skipped: ${TAU_BENCH} is absent`;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
-import { RECOVERY_TTL_MS } from '../../src/errors.js';
+import { RECOVERY_TTL_MS } from '../../src/errors/index.js';
 import { MAX_PLAYGROUND_LOG } from '../../src/visualizer/bounds.js';
 import {
   catalogView,

@@ -5,8 +5,8 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditRun } from '../../src/audit.js';
-import { demoRuns } from '../../src/demo.js';
+import { auditRun } from '../../src/audit/audit.js';
+import { demoRuns } from '../../src/audit/demo.js';
 import { PortInUseError, startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
 import type { PlaygroundCommandResponse, PlaygroundResponse, ReplayResponse, ReplayRunResponse } from '../../src/visualizer/protocol.js';
 

@@ -1,0 +1,787 @@
+/**
+ * The audit: replays recorded transcripts through the gate in shadow mode and
+ * reports what it would have refused.
+ *
+ * Each call is checked (what the gate would have said is reported), then its
+ * real outcome is recorded, so the session follows what actually happened.
+ * Each assistant text message is a final answer and is asked for.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
+ * DESIGN.md §3.
+ */
+import type { AnswerBlockRule, BlockRule, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../../machines/safety.types.js';
+import { createReplayGuard, refusalOf, type ReplayGuard } from '../guard/session-guard.js';
+import { z } from 'zod';
+import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS } from '../../machines/safety.policy.js';
+import type { CallClassifier } from '../classify/classification.js';
+import { classifyCall, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
+import { blockedMessage, blockedToolResult, type BlockedToolResult } from '../errors/index.js';
+import { printable } from '../util/printable.js';
+import { TranscriptError, type TranscriptRun, type TranscriptStep } from './transcripts/index.js';
+
+/** Options of `auditRun` / `auditRuns`. */
+export interface AuditOptions {
+  /**
+   * A compiled catalog (`compileCatalog`): classifies the calls (kind,
+   * targets, destructive) and adds its failure markers to the reading of
+   * results (DESIGN.md §5.7). Default the Pulse catalog.
+   */
+  catalog?: CompiledCatalog;
+  /** A kind-only classifier, used instead of `catalog`'s when given (as before catalog format 2). */
+  classify?: Classifier;
+  /**
+   * Which rules the replay applies (DESIGN.md §5); default `full`:
+   * - `spec`: the spec's session-wide rules (no targets, no self-verification);
+   * - `targets`: target-aware validated targets and verification (§5.3, §5.4),
+   *   targets and the destructive flag from the classification;
+   * - `full`: `targets` plus self-verifying writes (§1, §5.8): a result with
+   *   `verification.ok === true`, or a success of a catalog `selfVerifying` tool.
+   */
+  policy?: AuditPolicy;
+  /** DESIGN.md §3.8; default false. */
+  strictFailedWrites?: boolean;
+  /** As `createSessionGuard`; default true. */
+  autoCompleteVerification?: boolean;
+  /** The audit clock's start, epoch ms; default 0. Transcripts carry no times. */
+  startAt?: number;
+  /** Milliseconds the clock advances per step; default 1000. `clock` steps add their own advance. */
+  stepMs?: number;
+  /** Keep the context after every step in the findings (for replay); default false. */
+  trace?: boolean;
+}
+
+/** What the gate said about one step. */
+export interface StepDecision {
+  allowed: boolean;
+  /** The call's kind (calls only). */
+  kind: ToolKind | null;
+  /** The call's targets (calls only; empty for answers and when none are known, DESIGN.md §5.1). */
+  targets: string[];
+  /** The call is a destructive write (DESIGN.md §5.6). */
+  destructive: boolean;
+  /** Refusals only. */
+  rule: BlockRule | null;
+  reason: string | null;
+  /** Refusals only: the `FSMBlockedError` text form. */
+  message: string | null;
+  /** Refused calls only: the structured tool result the model would have got. */
+  toolResult: BlockedToolResult | null;
+}
+
+/** One replayed step. `at` is the audit clock (epoch ms). */
+export interface StepFinding {
+  index: number;
+  step: TranscriptStep;
+  at: number;
+  stateBefore: SafetyState;
+  stateAfter: SafetyState;
+  /** For calls and answers. */
+  decision: StepDecision | null;
+  /** For results: the pending recovery the success cleared. */
+  recovered: PendingRecovery | null;
+  /** With `trace`: the context after the step. */
+  context?: SafetyContext;
+}
+
+/** A refused call or answer. */
+export interface Refusal {
+  runId: string;
+  index: number;
+  position: string;
+  subject: 'tool' | 'answer';
+  tool: string | null;
+  kind: ToolKind | null;
+  /** The refused call's targets (empty for answers). */
+  targets: string[];
+  /** The refused call is a destructive write (DESIGN.md §5.6). */
+  destructive: boolean;
+  state: SafetyState;
+  rule: BlockRule;
+  reason: string;
+  message: string;
+}
+
+/** The audit of one run. */
+export interface RunAudit {
+  id: string;
+  reward: number | null;
+  calls: number;
+  writes: number;
+  /** Refused calls and answers in this run (kept even when `refusals` is not). */
+  blockedCalls: number;
+  refusedAnswers: number;
+  /** The refusals, step by step (empty with `detail` `counts`). */
+  refusals: Refusal[];
+  /** The refusals grouped by subject and rule, with the rule's reason (`TOOL_BLOCK_REASONS`, `ANSWER_BLOCK_REASONS`: without the target one refusal names). */
+  refusalsByReason: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[];
+  recoveries: number;
+  finalState: SafetyState;
+  /**
+   * The run ends with a write unverified or still in flight (final state
+   * VERIFYING or WRITING) and no final answer asked for since the last write
+   * (a refused one is a refusal already): a change nobody looked at and
+   * nobody reported. Counts like a refusal for the exit code.
+   */
+  endsUnverified: boolean;
+  /** Every step with `detail` `all`; with `refusals`, the steps that cleared a pending recovery; none with `counts`. */
+  findings: StepFinding[];
+}
+
+/** Counts over a set of runs. */
+export interface AuditCounts {
+  runs: number;
+  calls: number;
+  writes: number;
+  blockedCalls: number;
+  refusedAnswers: number;
+  recoveries: number;
+  runsWithRefusal: number;
+  /** Runs that end with a write unverified or in flight (`RunAudit.endsUnverified`). */
+  runsEndingUnverified: number;
+}
+
+/** The figures of an audit. `byReward` is null when no run has a reward; a run with reward > 0 counts as successful. */
+export interface AuditSummary extends AuditCounts {
+  /** Blocked calls grouped by rule (with the rule's reason, no target), most frequent first. */
+  blocksByReason: { rule: BlockRule; reason: string; count: number }[];
+  /** Refused answers grouped by rule (with the rule's reason, no target), most frequent first. */
+  refusedAnswersByReason: { rule: BlockRule; reason: string; count: number }[];
+  byReward: { successful: AuditCounts; failed: AuditCounts } | null;
+}
+
+/** The audit of a set of runs. */
+export interface AuditReport {
+  runs: RunAudit[];
+  summary: AuditSummary;
+}
+
+/** The rule sets an audit can replay with (see `AuditOptions.policy`). */
+export type AuditPolicy = 'spec' | 'targets' | 'full';
+
+/** Every policy, from the spec's rules to all the catalog knows. */
+export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'];
+
+/** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
+export type AuditDetail = 'all' | 'refusals' | 'counts';
+
+/** The options an auditor takes (`AuditOptions` plus `detail`), each optional and of its type; any other key is refused. */
+const auditOptionsSchema = z.strictObject({
+  catalog: z
+    .custom<CompiledCatalog>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as CompiledCatalog).classify === 'function' &&
+        typeof (value as CompiledCatalog).failureMarkers === 'function',
+      { message: 'must be a compiled catalog (compileCatalog)' },
+    )
+    .optional(),
+  classify: z.custom<Classifier>((value) => typeof value === 'function', { message: 'must be a function' }).optional(),
+  policy: z.enum(AUDIT_POLICIES as ['spec', 'targets', 'full'], { message: `must be one of ${AUDIT_POLICIES.join(', ')}` }).optional(),
+  strictFailedWrites: z.boolean({ message: 'must be a boolean' }).optional(),
+  autoCompleteVerification: z.boolean({ message: 'must be a boolean' }).optional(),
+  startAt: z
+    .number({ message: 'must be a number' })
+    .min(-MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` })
+    .max(MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` })
+    .optional(),
+  stepMs: z
+    .number({ message: 'must be a number' })
+    .min(0, { message: 'must be between 0 and MAX_TIME_MS' })
+    .max(MAX_TIME_MS, { message: 'must be between 0 and MAX_TIME_MS' })
+    .optional(),
+  trace: z.boolean({ message: 'must be a boolean' }).optional(),
+  detail: z.enum(['all', 'refusals', 'counts'], { message: 'must be one of all, refusals, counts' }).optional(),
+});
+
+/**
+ * Checks an audit's options (about 0.15 µs, once per run): a misspelled option (`strictFailedWrite`)
+ * would otherwise be ignored without a word, and a flag of the wrong type
+ * change the rules replayed.
+ * @throws TypeError naming the first bad option, e.g.
+ *   `audit: options.strictFailedWrite is not an option (the options are catalog, classify, ...)`
+ *   or `audit: options.policy must be one of spec, targets, full`.
+ */
+function checkAuditOptions(options: AuditOptions & { detail?: AuditDetail }): void {
+  const parsed = auditOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const known = Object.keys(auditOptionsSchema.shape).join(', ');
+    if (issue.code === 'unrecognized_keys')
+      throw new TypeError(`audit: options.${issue.keys[0]} is not an option (the options are ${known})`);
+    if (issue.path.length === 0) throw new TypeError(`audit: the options must be an object { ${known} } when given`);
+    throw new TypeError(`audit: options.${String(issue.path[0])} ${issue.message}`);
+  }
+}
+
+/** A call the audit checked, until its result: its guard id, name, checked kind and whether it was admitted. */
+interface OpenCall {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: ToolKind;
+  readonly allowed: boolean;
+  /** Its result is output its arguments choose (`Classification.echoes`): not read for self-verification. */
+  readonly echoes: boolean;
+}
+
+/**
+ * What an audit replays a run through: the part of the session guard it
+ * calls (`ReplayGuard`: decisions as the machine emits them, no Error per
+ * refusal). The statechart's own guard by default; `AuditGateOf` lets a
+ * caller put another gate with the same decisions in its place (the
+ * benchmark's hand-written reference, to measure the report's own cost).
+ */
+export type AuditGate = Pick<
+  ReplayGuard,
+  'decideCall' | 'decideAnswer' | 'record' | 'reset' | 'resetKeepProgress' | 'tick' | 'state' | 'context'
+>;
+
+/**
+ * Makes the gate of one run from the audit's settings: `now` (the audit
+ * clock, epoch ms), the two flags, and `selfVerifying` (tools whose success
+ * verifies itself, with the `full` policy and a catalog).
+ */
+export type AuditGateOf = (settings: {
+  now: () => number;
+  autoCompleteVerification: boolean;
+  strictFailedWrites: boolean;
+  selfVerifying?: (name: string) => boolean;
+}) => AuditGate;
+
+/** The default gate: the safety machine's session guard (its options were checked with the audit's). */
+const statechartGate: AuditGateOf = (settings) => createReplayGuard(settings);
+
+/**
+ * Replays one run through a fresh session guard in shadow mode, one step at
+ * a time, so a run of any length can be audited as it is read
+ * (`auditRun` does it for a run in memory). With `detail` `counts`, memory
+ * stays bounded by the calls in flight, whatever the run's length.
+ */
+export class RunAuditor {
+  private at: number;
+  private readonly stepMs: number;
+  private readonly policy: AuditPolicy;
+  /** The full classifier; null when `kindOnly` classifies. */
+  private readonly classify: CallClassifier | null;
+  /** `options.classify`: a kind-only classifier, called without building a classification (no targets, not destructive). */
+  private readonly kindOnly: Classifier | null;
+  private readonly catalog: CompiledCatalog | undefined;
+  private readonly detail: AuditDetail;
+  private readonly trace: boolean;
+  private readonly guard: AuditGate;
+  private readonly audit: RunAudit;
+  private index = 0;
+  /** An answer was asked for since the last write call (an unverified one was refused, and so counted). */
+  private answeredSinceWrite = false;
+  /**
+   * The calls without a result yet, by transcript id, oldest first: the one
+   * call, or a list when a log reuses an id before its result (the guard
+   * refuses a second check under an id in flight), whose later calls get a
+   * guard id of their own (`madeUpId`). A result settles its id's oldest
+   * call, and is recorded as what was called.
+   */
+  private readonly open = new Map<string, OpenCall | OpenCall[]>();
+  /** The made-up guard ids of open calls: none unless a log reuses an id before its result. */
+  private readonly madeUp = new Set<string>();
+  private reused = 0;
+  /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
+  private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
+
+  /**
+   * @param run the run's id and reward (its steps come through `step`).
+   * @param options as `auditRun`'s, plus `detail` (default `all`); read once, here.
+   * @param gateOf the gate to replay through (default: the statechart's session guard).
+   * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
+   */
+  constructor(
+    run: { id: string; reward: number | null },
+    options: AuditOptions & { detail?: AuditDetail } = {},
+    gateOf: AuditGateOf = statechartGate,
+  ) {
+    checkAuditOptions(options);
+    this.at = options.startAt ?? 0;
+    this.stepMs = options.stepMs ?? 1000;
+    this.kindOnly = options.classify || null;
+    this.classify = this.kindOnly === null ? (options.catalog?.classify ?? classifyCall) : null;
+    this.policy = options.policy ?? 'full';
+    this.detail = options.detail ?? 'all';
+    this.trace = Boolean(options.trace);
+    const catalog = options.catalog;
+    this.catalog = catalog;
+    // Options of the types createSessionGuard checks (the flags just above): no schema pass per run.
+    this.guard = gateOf({
+      now: () => this.at,
+      autoCompleteVerification: options.autoCompleteVerification ?? true,
+      strictFailedWrites: options.strictFailedWrites ?? false,
+      ...(this.policy === 'full' && catalog !== undefined ? { selfVerifying: (name: string) => catalog.isSelfVerifying(name) } : {}),
+    });
+    this.audit = {
+      id: run.id,
+      reward: run.reward,
+      calls: 0,
+      writes: 0,
+      blockedCalls: 0,
+      refusedAnswers: 0,
+      refusals: [],
+      refusalsByReason: [],
+      recoveries: 0,
+      finalState: this.guard.state,
+      endsUnverified: false,
+      findings: [],
+    };
+  }
+
+  /**
+   * Replays the run's next step.
+   * @returns what happened at that step (also kept in the run's findings with `detail` `all`).
+   * @throws TranscriptError (naming the run and the step) when a `clock` step
+   *   takes the audit clock past the range of dates.
+   */
+  step(step: TranscriptStep): StepFinding {
+    const { guard, audit } = this;
+    const index = this.index++;
+    this.at += this.stepMs;
+    const stateBefore = guard.state;
+    let decision: StepDecision | null = null;
+    let recovered: PendingRecovery | null = null;
+    switch (step.type) {
+      case 'call': {
+        let kind: ToolKind;
+        let targets: string[];
+        let destructive: boolean;
+        let echoes = false;
+        if (this.kindOnly !== null) {
+          kind = this.kindOnly(step.name, step.args);
+          targets = [];
+          destructive = false;
+        } else {
+          const classification = this.classify!(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
+          kind = classification.kind;
+          targets = classification.targets;
+          destructive = classification.destructive;
+          echoes = classification.echoes === true;
+        }
+        const pending = this.open.get(step.id);
+        const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
+        // A given kind without targets has none: the spec's session-wide rules.
+        const decided = guard.decideCall(
+          this.policy === 'spec'
+            ? { id, name: step.name, args: step.args, kind }
+            : { id, name: step.name, args: step.args, kind, targets, destructive },
+        );
+        kind = decided.kind ?? 'write';
+        if (kind === 'write') this.answeredSinceWrite = false;
+        const call: OpenCall = { id, name: step.name, kind, allowed: decided.allowed, echoes };
+        if (pending === undefined) this.open.set(step.id, call);
+        else if (Array.isArray(pending)) pending.push(call);
+        else this.open.set(step.id, [pending, call]);
+        audit.calls += 1;
+        if (kind === 'write') audit.writes += 1;
+        if (decided.allowed) {
+          decision = { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
+        } else {
+          // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
+          const refusal = refusalOf(decided);
+          const message = blockedMessage(refusal);
+          decision = {
+            allowed: false,
+            kind,
+            targets,
+            destructive,
+            rule: refusal.rule,
+            reason: refusal.reason,
+            message,
+            toolResult: blockedToolResult(refusal, message),
+          };
+          audit.blockedCalls += 1;
+          this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, refusal.rule, refusal.reason, message);
+        }
+        break;
+      }
+      case 'result': {
+        const call = this.closeCall(step.id);
+        // A result of no open call is recorded under its own id, unless that is the guard id this audit made up for
+        // another call in flight: then under one nobody holds, so it settles nothing it is not.
+        const id = call?.id ?? (this.madeUp.has(step.id) ? this.unheldId(step.id) : step.id);
+        const name = call?.name ?? step.name;
+        if (name === '') break; // the result of no call the transcript shows: nothing to record
+        // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
+        let failed = step.outcome === 'error';
+        if (!failed && this.catalog !== undefined) {
+          const markers = this.catalog.failureMarkers(name);
+          if (markers.length > 0) {
+            const text = step.text.trimStart();
+            for (const marker of markers) {
+              if (text.startsWith(marker)) {
+                failed = true;
+                break;
+              }
+            }
+          }
+        }
+        const result = guard.record(
+          call ? { id, name, kind: call.kind } : { id, name },
+          failed ? 'error' : 'success',
+          // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
+          this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true) ? { result: step.text } : undefined,
+        );
+        // A refused call that ran anyway clears its own pending recovery: that is no recovery.
+        if (result.recovered && call?.allowed !== false) {
+          recovered = result.recovered;
+          audit.recoveries += 1;
+        }
+        break;
+      }
+      case 'answer': {
+        this.answeredSinceWrite = true;
+        const decided = guard.decideAnswer();
+        if (decided.allowed) {
+          decision = {
+            allowed: true,
+            kind: null,
+            targets: [],
+            destructive: false,
+            rule: null,
+            reason: null,
+            message: null,
+            toolResult: null,
+          };
+        } else {
+          const refusal = refusalOf(decided);
+          const message = blockedMessage(refusal);
+          decision = {
+            allowed: false,
+            kind: null,
+            targets: [],
+            destructive: false,
+            rule: refusal.rule,
+            reason: refusal.reason,
+            message,
+            toolResult: null,
+          };
+          audit.refusedAnswers += 1;
+          this.refused(index, step, stateBefore, 'answer', null, null, [], false, refusal.rule, refusal.reason, message);
+        }
+        break;
+      }
+      case 'reset':
+        guard.reset();
+        break;
+      case 'resetKeepProgress':
+        guard.resetKeepProgress();
+        break;
+      case 'clock':
+        this.at += step.advanceMs;
+        if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
+          throw new TranscriptError(
+            audit.id,
+            step.position,
+            `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`,
+          );
+        }
+        guard.tick();
+        break;
+    }
+
+    const finding: StepFinding = { index, step, at: this.at, stateBefore, stateAfter: guard.state, decision, recovered };
+    if (this.trace) finding.context = guard.context as SafetyContext;
+    if (this.detail === 'all' || (this.detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
+    return finding;
+  }
+
+  /**
+   * A guard id for a call whose transcript id is taken by a call in flight:
+   * `<id>#<n>`, the id cut to leave room for the suffix within
+   * `MAX_NAME_LENGTH`, and never one an open call holds (a log may itself use
+   * ids such as `a#1`).
+   */
+  private madeUpId(transcriptId: string): string {
+    for (;;) {
+      const suffix = `#${++this.reused}`;
+      const id =
+        transcriptId.length + suffix.length > MAX_NAME_LENGTH
+          ? transcriptId.slice(0, MAX_NAME_LENGTH - suffix.length) + suffix
+          : transcriptId + suffix;
+      if (this.madeUp.has(id)) continue;
+      const holder = this.open.get(id);
+      if (holder !== undefined && (Array.isArray(holder) ? holder.some((call) => call.id === id) : holder.id === id)) continue;
+      this.madeUp.add(id);
+      return id;
+    }
+  }
+
+  /** A guard id no open call holds, for a result of no call (`madeUpId`, not kept). */
+  private unheldId(transcriptId: string): string {
+    const id = this.madeUpId(transcriptId);
+    this.madeUp.delete(id);
+    return id;
+  }
+
+  /** The call a result settles: its transcript id's oldest call without a result, if any. */
+  private closeCall(transcriptId: string): OpenCall | undefined {
+    const pending = this.open.get(transcriptId);
+    if (pending === undefined) return undefined;
+    let call: OpenCall;
+    if (!Array.isArray(pending)) {
+      this.open.delete(transcriptId);
+      call = pending;
+    } else {
+      call = pending.shift()!;
+      if (pending.length === 0) this.open.delete(transcriptId);
+    }
+    if (call.id !== transcriptId) this.madeUp.delete(call.id);
+    return call;
+  }
+
+  /** Counts a refusal in its group (by rule, with the rule's reason: one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
+  private refused(
+    index: number,
+    step: TranscriptStep,
+    state: SafetyState,
+    subject: 'tool' | 'answer',
+    tool: string | null,
+    kind: ToolKind | null,
+    targets: string[],
+    destructive: boolean,
+    rule: BlockRule,
+    reason: string,
+    message: string,
+  ): void {
+    let group: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number } | undefined;
+    for (const known of this.reasons) {
+      if (known.subject === subject && known.rule === rule) {
+        group = known;
+        break;
+      }
+    }
+    if (group === undefined) {
+      group = {
+        subject,
+        rule,
+        reason: subject === 'tool' ? TOOL_BLOCK_REASONS[rule] : ANSWER_BLOCK_REASONS[rule as AnswerBlockRule],
+        count: 0,
+      };
+      this.reasons.push(group);
+    }
+    group.count += 1;
+    if (this.detail !== 'counts') {
+      const audit = this.audit;
+      audit.refusals.push({
+        runId: audit.id,
+        index,
+        position: step.position,
+        state,
+        subject,
+        tool,
+        kind,
+        targets,
+        destructive,
+        rule,
+        reason,
+        message,
+      });
+    }
+  }
+
+  /** The run's audit, once its last step is in. */
+  finish(): RunAudit {
+    const { guard, audit } = this;
+    audit.finalState = guard.state;
+    audit.endsUnverified = (guard.state === 'VERIFYING' || guard.state === 'WRITING') && !this.answeredSinceWrite;
+    audit.refusalsByReason = [...this.reasons];
+    return audit;
+  }
+}
+
+/**
+ * Replays one run through a fresh session guard in shadow mode (or through
+ * the gate `gateOf` makes: see `AuditGateOf`).
+ *
+ * @throws TypeError naming the option when one is unknown or not of its type (see `AuditOptions`).
+ * @throws TranscriptError (naming the run and the step) when a `clock` step
+ *   takes the audit clock past the range of dates; nothing else on a run
+ *   produced by `readTranscript`.
+ */
+export function auditRun(run: TranscriptRun, options: AuditOptions = {}, gateOf?: AuditGateOf): RunAudit {
+  const auditor = new RunAuditor(run, options, gateOf);
+  for (const step of run.steps) auditor.step(step);
+  return auditor.finish();
+}
+
+function zeroCounts(): AuditCounts {
+  return { runs: 0, calls: 0, writes: 0, blockedCalls: 0, refusedAnswers: 0, recoveries: 0, runsWithRefusal: 0, runsEndingUnverified: 0 };
+}
+
+function addRun(counts: AuditCounts, run: RunAudit): void {
+  counts.runs += 1;
+  counts.calls += run.calls;
+  counts.writes += run.writes;
+  counts.recoveries += run.recoveries;
+  counts.blockedCalls += run.blockedCalls;
+  counts.refusedAnswers += run.refusedAnswers;
+  if (run.blockedCalls + run.refusedAnswers > 0) counts.runsWithRefusal += 1;
+  if (run.endsUnverified) counts.runsEndingUnverified += 1;
+}
+
+/**
+ * The figures of an audit, built run by run (memory: the reasons seen, not
+ * the runs), so a stream of runs of any length can be summarized.
+ */
+export class AuditSummarizer {
+  private readonly all = zeroCounts();
+  private readonly successful = zeroCounts();
+  private readonly failed = zeroCounts();
+  private rewarded = false;
+  private readonly reasons = new Map<string, { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }>();
+
+  /** Adds a run's figures. */
+  add(run: RunAudit): void {
+    addRun(this.all, run);
+    if (run.reward !== null) {
+      this.rewarded = true;
+      addRun(run.reward > 0 ? this.successful : this.failed, run);
+    }
+    for (const group of run.refusalsByReason) {
+      const key = `${group.subject}\u0000${group.rule}`;
+      const known = this.reasons.get(key);
+      if (known) known.count += group.count;
+      else this.reasons.set(key, { ...group });
+    }
+  }
+
+  /** The summary of the runs added so far. */
+  summary(): AuditSummary {
+    const grouped = (subject: 'tool' | 'answer') =>
+      [...this.reasons.values()]
+        .filter((group) => group.subject === subject)
+        .map(({ rule, reason, count }) => ({ rule, reason, count }))
+        .sort((a, b) => b.count - a.count || a.rule.localeCompare(b.rule));
+    return {
+      ...this.all,
+      blocksByReason: grouped('tool'),
+      refusedAnswersByReason: grouped('answer'),
+      byReward: this.rewarded ? { successful: { ...this.successful }, failed: { ...this.failed } } : null,
+    };
+  }
+}
+
+/** The figures of a set of run audits (see `AuditSummary`). */
+export function summarize(runs: readonly RunAudit[]): AuditSummary {
+  const summarizer = new AuditSummarizer();
+  for (const run of runs) summarizer.add(run);
+  return summarizer.summary();
+}
+
+/**
+ * Audits every run (each in a fresh session) and summarizes; `gateOf` as
+ * `auditRun`'s.
+ * @throws as `auditRun` (bad options before the first run).
+ */
+export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions = {}, gateOf?: AuditGateOf): AuditReport {
+  checkAuditOptions(options);
+  const audits = runs.map((run) => auditRun(run, options, gateOf));
+  return { runs: audits, summary: summarize(audits) };
+}
+
+function describeRefusal(refusal: Refusal): string {
+  const what =
+    refusal.subject === 'tool'
+      ? `blocked ${refusal.destructive ? 'destructive ' : ''}${refusal.kind} '${refusal.tool}'${refusal.targets.length > 0 ? ` on ${refusal.targets.join(', ')}` : ''}`
+      : 'refused final answer';
+  return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
+}
+
+/** `1 call`, `2 calls`: a count and its noun, singular for one. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * The text report's lines for one run: its headline, each refusal and recovery. Lines pass through `printable`.
+ * The headline counts refused calls and refused final answers apart (answers are not calls):
+ * `run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING ...`, or `run b: 1 call, nothing refused, ...`.
+ */
+export function formatRunText(run: RunAudit): string {
+  const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
+  const refused = [
+    ...(run.blockedCalls > 0 ? [counted(run.blockedCalls, 'refused call')] : []),
+    ...(run.refusedAnswers > 0 ? [counted(run.refusedAnswers, 'refused answer')] : []),
+  ];
+  const lines = [
+    `run ${run.id}${reward}: ${counted(run.calls, 'call')}, ${refused.length === 0 ? 'nothing refused' : refused.join(', ')}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
+  ];
+  const recoveries = new Map(run.findings.filter((f) => f.recovered).map((f) => [f.index, f]));
+  const indices = [...new Set([...run.refusals.map((r) => r.index), ...recoveries.keys()])].sort((a, b) => a - b);
+  const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
+  for (const index of indices) {
+    const refusal = refusals.get(index);
+    if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
+    const finding = recoveries.get(index);
+    if (finding?.recovered) {
+      lines.push(
+        `  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`,
+      );
+    }
+  }
+  return lines.map(printable).join('\n') + '\n';
+}
+
+/** The text report's summary block (figures, reasons, split by reward). */
+export function formatSummaryText(s: AuditSummary): string {
+  const lines: string[] = [];
+  const pad = (label: string) => `  ${label.padEnd(24)}`;
+  lines.push('summary');
+  lines.push(`${pad('runs')}${s.runs}`);
+  lines.push(`${pad('tool calls')}${s.calls}`);
+  lines.push(`${pad('writes')}${s.writes}`);
+  lines.push(`${pad('blocked calls')}${s.blockedCalls}`);
+  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  lines.push(`${pad('refused answers')}${s.refusedAnswers}`);
+  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
+  lines.push(`${pad('recoveries')}${s.recoveries}`);
+  lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
+  lines.push(`${pad('runs ending unverified')}${s.runsEndingUnverified} of ${s.runs}`);
+  if (s.byReward) {
+    const { successful: ok, failed: ko } = s.byReward;
+    lines.push('', `  by reward                successful (reward > 0)   failed`);
+    const row = (label: string, a: number, b: number) => `${pad(label)}${String(a).padEnd(26)}${b}`;
+    lines.push(row('runs', ok.runs, ko.runs));
+    lines.push(row('tool calls', ok.calls, ko.calls));
+    lines.push(row('writes', ok.writes, ko.writes));
+    lines.push(row('blocked calls', ok.blockedCalls, ko.blockedCalls));
+    lines.push(row('refused answers', ok.refusedAnswers, ko.refusedAnswers));
+    lines.push(row('runs with a refusal', ok.runsWithRefusal, ko.runsWithRefusal));
+    lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
+  }
+  return lines.map(printable).join('\n') + '\n';
+}
+
+/**
+ * The policies side by side (DESIGN.md §5): for each, blocked calls, refused
+ * answers and runs with a refusal, split by reward when the runs have one.
+ */
+export function formatPolicyComparison(summaries: readonly { policy: AuditPolicy; summary: AuditSummary }[]): string {
+  const lines = [
+    '',
+    `${'policies compared'.padEnd(24)}${'blocked calls'.padEnd(16)}${'refused answers'.padEnd(18)}runs with a refusal (successful / failed)`,
+  ];
+  for (const { policy, summary } of summaries) {
+    const split = summary.byReward ? ` (${summary.byReward.successful.runsWithRefusal} / ${summary.byReward.failed.runsWithRefusal})` : '';
+    lines.push(
+      `  ${policy.padEnd(22)}${String(summary.blockedCalls).padEnd(16)}${String(summary.refusedAnswers).padEnd(18)}${summary.runsWithRefusal} of ${summary.runs}${split}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The text report: per run, each refused call and answer with state and
+ * reason (`summaryOnly` leaves them out), then the summary. Every line is
+ * passed through `printable`, so a tool name, run id or file name cannot
+ * forge a line or drive the terminal.
+ */
+export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
+  let text = options.title ? `${printable(options.title)}\n\n` : '';
+  if (!options.summaryOnly) text += report.runs.map(formatRunText).join('') + '\n';
+  return text + formatSummaryText(report.summary);
+}

@@ -1,0 +1,640 @@
+/**
+ * `pulse-safety mcp-proxy`: the MCP gating proxy (src/adapters/mcp.ts) as a
+ * command, for hosts configured with a server command line.
+ *
+ * ```
+ * pulse-safety mcp-proxy [--catalog F] [--trust] [--no-strict-failed-writes]
+ *     [--store sqlite:F] [--log decisions.jsonl] [--session KEY] [--timeout MS]
+ *     -- <server command...>
+ * pulse-safety mcp-proxy --listen 127.0.0.1:PORT --upstream URL [options]
+ * ```
+ *
+ * The upstream server is a command started over stdio (after `--`) or a
+ * Streamable HTTP URL (`--upstream`); the proxy serves its client over stdio,
+ * or over Streamable HTTP at `http://127.0.0.1:PORT/mcp` with `--listen` (one
+ * upstream connection and one guard per `Mcp-Session-Id`; bound to 127.0.0.1
+ * only, Host and Origin checked against DNS rebinding).
+ *
+ * Lifetime: over stdio the proxy stops when its client closes stdin, on
+ * SIGTERM or SIGINT, or when the upstream server goes away. When its client
+ * leaves, the upstream's stdin is ended (then SIGTERM, then SIGKILL, as the
+ * SDK's stdio transport does); on a signal the upstream gets SIGTERM at once
+ * and SIGKILL a second later; a signal while stopping hurries that along
+ * (SIGTERM now, then SIGKILL). The proxy waits for the upstream to exit, so
+ * no process is left behind. Exit codes: 0 stopped by its client or a signal; 1 the upstream
+ * failed or went away; 2 bad arguments, catalog or configuration (e.g. no
+ * upstream tool is a read: see `AdapterConfigError`).
+ *
+ * The MCP SDK is an optional peer dependency: it is loaded when the command
+ * runs, so the rest of the CLI works without it.
+ */
+import { appendFileSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { builtinCatalogs, parseCatalog, type Catalog } from '../../classify/catalog/index.js';
+import { CatalogError } from '../../errors/index.js';
+import { createSessionStore, createSqliteStore, type SessionStore } from '../../store/session-store.js';
+import type { GatingProxyOptions, McpGateEvent } from '../../adapters/mcp/index.js';
+
+/** Where the command writes, and how it sets the exit code (the CLI's own I/O). */
+export interface CommandIo {
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+  setExitCode?: (code: number) => void;
+}
+
+/** Exit codes of `pulse-safety mcp-proxy`. */
+export const MCP_PROXY_EXIT = { stopped: 0, upstreamFailed: 1, badInput: 2 } as const;
+
+/** How long shutdown waits for an upstream process to exit after it was asked to (the SDK escalates to SIGKILL within 4 s). */
+const UPSTREAM_EXIT_WAIT_MS = 10_000;
+
+/** The largest request body read before a session exists (the SDK transport's own default limit). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** A bad command line: reported in one line, exit 2. */
+class UsageError extends Error {}
+
+/** `--listen`: `127.0.0.1:PORT`, `:PORT` or `PORT` (0 picks a free port); any other host is refused. */
+export function parseListen(value: string): number {
+  const match = /^(?:(.*):)?(\d{1,5})$/.exec(value.trim());
+  const host = match?.[1];
+  const port = Number(match?.[2]);
+  if (match === null || (host !== undefined && host !== '' && host !== '127.0.0.1') || !(port <= 65_535)) {
+    throw new InvalidArgumentError('expected 127.0.0.1:PORT (the proxy binds to 127.0.0.1 only; PORT 0 picks a free one)');
+  }
+  return port;
+}
+
+/** `--upstream`: an http or https URL. */
+export function parseUpstream(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected the URL of a Streamable HTTP MCP server, e.g. http://127.0.0.1:3001/mcp');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http: or https: URL');
+  return url;
+}
+
+/** `--timeout`: a positive whole number of milliseconds. */
+export function parseTimeout(value: string): number {
+  const ms = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !(ms > 0) || ms > 2_147_483_647) {
+    throw new InvalidArgumentError('expected a positive whole number of milliseconds');
+  }
+  return ms;
+}
+
+/** `--store`: `memory` or `sqlite:<file>`. */
+export function parseStore(value: string): { kind: 'memory' } | { kind: 'sqlite'; path: string } {
+  if (value === 'memory') return { kind: 'memory' };
+  if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) return { kind: 'sqlite', path: value.slice('sqlite:'.length) };
+  throw new InvalidArgumentError('expected memory or sqlite:<file>');
+}
+
+/** The package's version, from the nearest package.json above this module. */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch {
+      if (dir.pathname === '/') return 'unknown';
+    }
+  }
+}
+
+/** `--catalog`: a shipped catalog's name or a JSON catalog file, validated. */
+function readCatalog(value: string): Catalog {
+  if (Object.prototype.hasOwnProperty.call(builtinCatalogs, value)) return builtinCatalogs[value as keyof typeof builtinCatalogs];
+  let text: string;
+  try {
+    text = readFileSync(value, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--catalog ${value}: not a shipped catalog (${Object.keys(builtinCatalogs).join(', ')}) and not a readable file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--catalog ${value}: not valid JSON (${(error as Error).message})`);
+  }
+  return parseCatalog(json, value);
+}
+
+interface McpProxyOptions {
+  catalog: string;
+  trust?: boolean;
+  strictFailedWrites?: boolean;
+  store: ReturnType<typeof parseStore>;
+  log?: string;
+  session: string;
+  timeout: number;
+  listen?: number;
+  upstream?: URL;
+}
+
+/** The SDK's modules, loaded on first use (an optional peer dependency). */
+async function loadSdk() {
+  try {
+    const [gate, client, clientStdio, clientHttp, serverStdio, serverHttp, types] = await Promise.all([
+      import('../../adapters/mcp/index.js'),
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
+    return { gate, client, clientStdio, clientHttp, serverStdio, serverHttp, types };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
+      throw new UsageError('mcp-proxy needs the MCP SDK, an optional peer dependency: npm i @modelcontextprotocol/sdk@^1.32');
+    }
+    throw error;
+  }
+}
+
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
+/** A connected upstream client, the end of its connection, and how to end it. */
+interface Upstream {
+  client: Client;
+  /** Resolves when the connection has ended (for a stdio server: its process has exited). */
+  closed: Promise<void>;
+  /**
+   * Ends it gracefully: an HTTP session is terminated; a stdio server's stdin
+   * is ended (the SDK then sends SIGTERM after 2 s and SIGKILL after 2 more).
+   * Waits for the end, at most `UPSTREAM_EXIT_WAIT_MS`.
+   */
+  close(): Promise<void>;
+  /**
+   * Ends it now (the proxy was told to stop by a signal): a stdio server gets
+   * SIGTERM at once and SIGKILL after `KILL_AFTER_MS`. Waits as `close`.
+   */
+  terminate(): Promise<void>;
+  /** A stdio server gets SIGKILL at once (a second signal: stop without waiting). */
+  kill(): void;
+}
+
+/** How long a server told to stop by SIGTERM has before SIGKILL. */
+const KILL_AFTER_MS = 1_000;
+
+/** The environment a stdio upstream starts with: the proxy's own (the host configured it for the server). */
+function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
+
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+/** Connects a new upstream client: the server command over stdio, or the URL over Streamable HTTP. */
+async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOptions): Promise<Upstream> {
+  const client = new sdk.client.Client(
+    { name: 'pulse-safety-mcp-proxy', version: packageVersion() },
+    // Declared for the client behind the proxy, which is not known yet: requests it cannot serve are answered with an error.
+    { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
+  );
+  let ended = false;
+  const closed = new Promise<void>((resolve) => {
+    client.onclose = () => {
+      ended = true;
+      resolve();
+    };
+  });
+  if (options.upstream !== undefined) {
+    const http = new sdk.clientHttp.StreamableHTTPClientTransport(options.upstream);
+    await client.connect(http);
+    const close = async () => {
+      await http.terminateSession().catch(() => {});
+      await client.close().catch(() => {});
+      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
+    };
+    return { client, closed, close, terminate: close, kill: () => void client.close().catch(() => {}) };
+  }
+  const stdio = new sdk.clientStdio.StdioClientTransport({
+    command: command[0]!,
+    args: command.slice(1),
+    env: inheritedEnv(),
+    stderr: 'inherit',
+  });
+  await client.connect(stdio);
+  const pid = stdio.pid; // read now: the SDK forgets it once closing starts
+  /** Signals the server's process unless it has already exited (its PID could be reused). */
+  const signal = (name: NodeJS.Signals): void => {
+    if (ended || pid === null) return;
+    try {
+      process.kill(pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  return {
+    client,
+    closed,
+    async close() {
+      await client.close().catch(() => {});
+      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
+    },
+    async terminate() {
+      signal('SIGTERM');
+      void client.close().catch(() => {});
+      await waitAtMost(closed, KILL_AFTER_MS);
+      signal('SIGKILL');
+      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
+    },
+    kill: () => signal('SIGKILL'),
+  };
+}
+
+/**
+ * The proxy's SIGTERM and SIGINT handling, installed until `dispose`: the
+ * first signal resolves `promise` (stop); while stopping, a signal calls
+ * `hurry` with how many came (1: end the servers now, 2 and more: kill
+ * them), so the proxy never dies of a signal with a server still running.
+ */
+function signalled(hurry: (count: number) => void): { promise: Promise<void>; stopping(): void; dispose(): void } {
+  let stop: () => void = () => {};
+  const promise = new Promise<void>((resolve) => (stop = resolve));
+  let stopping = false;
+  let count = 0;
+  const onSignal = (): void => {
+    if (!stopping) {
+      stopping = true;
+      stop();
+      return;
+    }
+    count += 1;
+    hurry(count);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    promise,
+    stopping: () => {
+      stopping = true;
+    },
+    dispose() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+/** The exit code and message of a failure to set up the gate. */
+function setupFailure(sdk: Sdk, error: unknown, err: (text: string) => void): number {
+  err(`pulse-safety mcp-proxy: ${(error as Error).message}\n`);
+  return error instanceof sdk.gate.AdapterConfigError || error instanceof CatalogError
+    ? MCP_PROXY_EXIT.badInput
+    : MCP_PROXY_EXIT.upstreamFailed;
+}
+
+/** Over stdio: one client, one upstream, one session. */
+async function serveStdio(
+  sdk: Sdk,
+  command: string[],
+  options: McpProxyOptions,
+  gateOptions: GatingProxyOptions,
+  err: (text: string) => void,
+): Promise<number> {
+  let upstream: Upstream | undefined;
+  const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
+  try {
+    try {
+      upstream = await connectUpstream(sdk, command, options);
+    } catch (error) {
+      err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
+      return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    let server: Server;
+    try {
+      server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
+    } catch (error) {
+      signals.stopping();
+      await upstream.close();
+      return setupFailure(sdk, error, err);
+    }
+    server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
+    const serverClosed = new Promise<void>((resolve) => {
+      const proxyOnClose = server.onclose;
+      server.onclose = () => {
+        proxyOnClose?.();
+        resolve();
+      };
+    });
+    const stdinEnded = new Promise<void>((resolve) => {
+      process.stdin.once('end', resolve);
+      process.stdin.once('close', resolve);
+    });
+    await server.connect(new sdk.serverStdio.StdioServerTransport());
+
+    const why = await Promise.race([
+      stdinEnded.then(() => 'client' as const),
+      serverClosed.then(() => 'client' as const),
+      signals.promise.then(() => 'signal' as const),
+      upstream.closed.then(() => 'upstream' as const),
+    ]);
+    signals.stopping();
+    const ending = why === 'signal' ? upstream.terminate() : upstream.close();
+    await server.close().catch(() => {});
+    await ending;
+    process.stdin.destroy();
+    if (why === 'upstream') {
+      err('pulse-safety mcp-proxy: the MCP server closed the connection\n');
+      return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    return MCP_PROXY_EXIT.stopped;
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** Reads a request body (at most `MAX_BODY_BYTES`) as JSON; undefined when it is not JSON or too long. */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** One session of the HTTP proxy. */
+interface HttpSession {
+  server: Server;
+  upstream: Upstream;
+  transport: InstanceType<Sdk['serverHttp']['StreamableHTTPServerTransport']>;
+}
+
+/**
+ * Over Streamable HTTP on 127.0.0.1: a new upstream connection and gating
+ * proxy per client session (`Mcp-Session-Id`), each with its own guard.
+ */
+async function serveHttp(
+  sdk: Sdk,
+  command: string[],
+  options: McpProxyOptions,
+  gateOptions: GatingProxyOptions,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): Promise<number> {
+  // Check the configuration once, up front: the same mistake would otherwise fail every session.
+  try {
+    const probe = await connectUpstream(sdk, command, options);
+    try {
+      await sdk.gate.createGatingProxy(probe.client, gateOptions);
+    } catch (error) {
+      await probe.close();
+      return setupFailure(sdk, error, err);
+    }
+    await probe.close();
+  } catch (error) {
+    err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
+    return MCP_PROXY_EXIT.upstreamFailed;
+  }
+
+  const sessions = new Map<string, HttpSession>();
+  const pending = new Set<HttpSession>();
+  let port = options.listen!;
+
+  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    let upstream: Upstream;
+    try {
+      upstream = await connectUpstream(sdk, command, options);
+    } catch (error) {
+      jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
+      return;
+    }
+    let server: Server;
+    try {
+      server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
+    } catch (error) {
+      await upstream.close();
+      jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
+      return;
+    }
+    server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
+    const transport = new sdk.serverHttp.StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, session);
+      },
+    });
+    const session: HttpSession = { server, upstream, transport };
+    pending.add(session);
+    const proxyOnClose = server.onclose;
+    server.onclose = () => {
+      proxyOnClose?.(); // closes the upstream connection
+      pending.delete(session);
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      void upstream.close();
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    pending.delete(session);
+    if (transport.sessionId === undefined) await server.close(); // the initialize failed: nothing to keep
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+    if (!allowedHosts.includes(req.headers.host ?? '')) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: Host must be 127.0.0.1 or localhost\n');
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedHosts.some((host) => origin === `http://${host}`)) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: cross-origin requests are not accepted\n');
+      return;
+    }
+    if (new URL(req.url ?? '/', `http://127.0.0.1:${port}`).pathname !== '/mcp') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the MCP endpoint is /mcp\n');
+      return;
+    }
+    const header = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(header) ? header[0] : header;
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      if (session === undefined) {
+        jsonRpcError(res, 404, -32001, 'Session not found');
+        return;
+      }
+      await session.transport.handleRequest(req, res);
+      return;
+    }
+    if (req.method !== 'POST') {
+      jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header');
+      return;
+    }
+    const body = await readJson(req);
+    if (!sdk.types.isInitializeRequest(body)) {
+      jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header, and the body is not an initialize request');
+      return;
+    }
+    await openSession(req, res, body);
+  }
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      err(`pulse-safety mcp-proxy: ${(error as Error).message}\n`);
+      jsonRpcError(res, 500, -32603, 'Internal error');
+    });
+  });
+  const open = (): HttpSession[] => [...new Set([...sessions.values(), ...pending])];
+  const signals = signalled((count) => {
+    for (const session of open()) {
+      if (count === 1) void session.upstream.terminate();
+      else session.upstream.kill();
+    }
+  });
+  try {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject);
+        http.listen(port, '127.0.0.1', () => resolve());
+      });
+    } catch (error) {
+      err(
+        `pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`,
+      );
+      return MCP_PROXY_EXIT.badInput;
+    }
+    port = (http.address() as { port: number }).port;
+    out(`pulse-safety mcp-proxy: listening on http://127.0.0.1:${port}/mcp\n`);
+    await signals.promise;
+    http.close();
+    http.closeAllConnections();
+    const closing = open();
+    const ending = closing.map((session) => session.upstream.terminate());
+    await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
+    await Promise.all(ending);
+    return MCP_PROXY_EXIT.stopped;
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** Runs the proxy until it stops; resolves to the exit code. */
+async function runMcpProxy(command: string[], options: McpProxyOptions, io: Required<CommandIo>): Promise<number> {
+  if (command.length === 0 && options.upstream === undefined) {
+    throw new UsageError('name the MCP server: a command after --, or --upstream <url>');
+  }
+  if (command.length > 0 && options.upstream !== undefined) {
+    throw new UsageError('give either a server command after -- or --upstream <url>, not both');
+  }
+  const catalog = readCatalog(options.catalog);
+  const strict = options.strictFailedWrites ?? true;
+  const sdk = await loadSdk();
+  if (options.log !== undefined) {
+    try {
+      appendFileSync(options.log, '');
+    } catch (error) {
+      throw new UsageError(
+        `--log ${options.log}: cannot write the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
+  }
+  let store: SessionStore;
+  try {
+    store = createSessionStore({
+      ...(options.store.kind === 'sqlite' ? { store: createSqliteStore(options.store.path) } : {}),
+      guard: { strictFailedWrites: strict },
+    });
+  } catch (error) {
+    throw new UsageError(`--store: ${(error as Error).message}`);
+  }
+  const log = options.log;
+  const gateOptions: GatingProxyOptions = {
+    getGuard: (key) => store.session(key),
+    sessionKey: options.session,
+    catalog,
+    trusted: options.trust === true,
+    strictFailedWrites: strict,
+    timeoutMs: options.timeout,
+    ...(log === undefined ? {} : { onEvent: (event: McpGateEvent) => appendFileSync(log, `${JSON.stringify(event)}\n`) }),
+  };
+  try {
+    return options.listen === undefined
+      ? await serveStdio(sdk, command, options, gateOptions, io.err)
+      : await serveHttp(sdk, command, options, gateOptions, io.out, io.err);
+  } finally {
+    store.close();
+  }
+}
+
+function withDefaults(io: CommandIo): Required<CommandIo> {
+  return {
+    out: io.out ?? ((text) => process.stdout.write(text)),
+    err: io.err ?? ((text) => process.stderr.write(text)),
+    setExitCode: io.setExitCode ?? ((code) => (process.exitCode = code)),
+  };
+}
+
+/** Adds `mcp-proxy` to a commander program. */
+export function registerMcpProxyCommand(program: Command, io: CommandIo = {}): Command {
+  const sink = withDefaults(io);
+  program
+    .command('mcp-proxy')
+    .description(
+      "gate an MCP server's tool calls: a transparent proxy (stdio, or Streamable HTTP with --listen) that refuses writes the safety rules forbid",
+    )
+    .argument(
+      '[command...]',
+      'the MCP server to start over stdio, after --, e.g. -- npx -y @modelcontextprotocol/server-filesystem ~/notes',
+    )
+    .option(
+      '--catalog <name|path>',
+      "a catalog whose entries override the tools' annotations: a shipped catalog's name or a JSON catalog file",
+      'mcp',
+    )
+    .option('--trust', "trust the server's tool annotations (readOnlyHint: true makes a read; untrusted, every tool is a write)")
+    .option('--strict-failed-writes', 'a failed, cancelled or timed-out write needs verification, as it may have applied (the default)')
+    .option('--no-strict-failed-writes', "a failed write changes nothing (the spec's rule)")
+    .addOption(
+      new Option('--store <spec>', 'where sessions are kept: memory, or sqlite:<file> (needs better-sqlite3)')
+        .argParser(parseStore)
+        .default({ kind: 'memory' }, 'memory'),
+    )
+    .option('--log <file>', 'append every check and outcome to this JSON Lines file')
+    .option('--session <key>', 'the session key of the stdio connection (with --store sqlite, the same key resumes the session)', 'stdio')
+    .option('--timeout <ms>', 'timeout of each request forwarded to the server, reset by progress', parseTimeout, 60_000)
+    .option(
+      '--listen <127.0.0.1:port>',
+      'serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead of stdio (one guard per Mcp-Session-Id)',
+      parseListen,
+    )
+    .option('--upstream <url>', 'the MCP server over Streamable HTTP, instead of a command', parseUpstream)
+    .action(async (command: string[], options: McpProxyOptions) => {
+      try {
+        sink.setExitCode(await runMcpProxy(command, options, sink));
+      } catch (error) {
+        if (error instanceof UsageError || error instanceof CatalogError) {
+          sink.err(`pulse-safety mcp-proxy: ${error.message}\n`);
+          sink.setExitCode(MCP_PROXY_EXIT.badInput);
+          return;
+        }
+        throw error;
+      }
+    });
+  return program;
+}

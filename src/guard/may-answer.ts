@@ -1,0 +1,52 @@
+/**
+ * Asking the gate about the final answer without asking for it: what
+ * `finalAnswer()` would decide now, with no side effect (no refusal counted,
+ * no decision emitted, nothing sent to the session). For hosts that must know
+ * before they stream an answer, and for adapters that gate an answer in a
+ * framework's own hook.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
+ * unverified change); DESIGN.md §1 (CanFinalAnswer).
+ */
+import type { SafetyContext, SafetyState } from '../../machines/safety.types.js';
+import { sessionStateOf, type FinalAnswerDecision, type SessionGuard } from './session-guard.js';
+import { FSMBlockedError } from '../errors/index.js';
+import { safetyInterpreter, type InterpreterState } from '../interpreter/index.js';
+
+/**
+ * What `guard.finalAnswer()` would answer now, computed by the compiled
+ * interpreter of the safety machine (src/interpreter.ts) on the guard's
+ * current state: the machine's own rules, no second copy, and no actor
+ * created (a guard of `createSessionGuard` is read as it is; any other
+ * object with an `actor` is read from the actor's snapshot). Nothing about
+ * the session changes. The decision does not depend on time (the
+ * final-answer rules read no clock).
+ *
+ * @returns `{ allowed: true }` or `{ allowed: false, error }` with the
+ *   `FSMBlockedError` `finalAnswer()` would give (rule, reason, state).
+ * @throws Error only when the machine makes no decision (a bug).
+ */
+export function mayAnswer(guard: Pick<SessionGuard, 'actor'>): FinalAnswerDecision {
+  let state: InterpreterState<SafetyContext> | null = sessionStateOf(guard);
+  if (state === null) {
+    const snapshot = guard.actor.getSnapshot();
+    state = { value: snapshot.value as SafetyState, context: snapshot.context };
+  }
+  const { emitted } = safetyInterpreter.transition(state, { type: 'answer.requested', at: 0 });
+  for (const event of emitted) {
+    if (event.type !== 'gate.decided') continue;
+    if (event.allowed) return { allowed: true };
+    return {
+      allowed: false,
+      error: new FSMBlockedError({
+        state: event.state,
+        toolName: null,
+        toolKind: null,
+        rule: event.rule!,
+        reason: event.reason!,
+        recoveryId: null,
+      }),
+    };
+  }
+  throw new Error('the safety machine made no decision on answer.requested');
+}
