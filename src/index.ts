@@ -45,11 +45,14 @@ export {
   FSMBlockedError,
   CatalogError,
   SessionGuardError,
+  SessionStoreError,
+  SnapshotError,
   ErrCodeFSMBlocked,
   RECOVERY_TTL_MS,
   type BlockedToolResult,
   type FSMBlockedErrorInit,
   type SessionGuardErrorCode,
+  type SessionStoreErrorCode,
 } from './errors/index.js';
 export {
   classifyToolCall,
@@ -98,7 +101,6 @@ export {
 export {
   SNAPSHOT_VERSION,
   READABLE_SNAPSHOT_VERSIONS,
-  SnapshotError,
   parsePersistedSnapshot,
   toPersistedSnapshot,
   persistedSnapshotSchema,
@@ -128,7 +130,6 @@ export {
   createMemoryVersionedStore,
   createSqliteVersionedStore,
   firstSnapshotVersion,
-  SessionStoreError,
   DEFAULT_SESSION_TTL_MS,
   type SharedSessionStore,
   type SharedSessionStoreOptions,
@@ -140,7 +141,6 @@ export {
   type CompareAndSetResult,
   type VersionedStoreOptions,
   type SqliteVersionedStoreOptions,
-  type SessionStoreErrorCode,
 } from './store/shared-session-store.js';
 export {
   createRedisSnapshotStore,

@@ -8,6 +8,7 @@
  * Spec: ASSISTANT_SAFETY.md "Tool kinds", "The invariants"; DESIGN.md §5.1
  * (a classified call is more than a kind), §5.7 (failures read from the result).
  */
+import { isThenable } from '../util/thenable.js';
 import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import type { Decision, FinalAnswerDecision, SessionGuard, ToolCall } from '../guard/session-guard.js';
@@ -33,7 +34,7 @@ export type MaybePromise<T> = T | Promise<T>;
 
 /** True for a promise (or any thenable). */
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
+  return isThenable(value);
 }
 
 /** `then` that stays synchronous for a plain value (so a synchronous guard decides before anything else runs). */

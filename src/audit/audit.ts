@@ -17,7 +17,8 @@ import type { CallClassifier } from '../classify/classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
 import { blockedMessage, blockedToolResult, type BlockedToolResult } from '../errors/index.js';
 import { printable } from '../util/printable.js';
-import { TranscriptError, type TranscriptRun, type TranscriptStep } from './transcripts/index.js';
+import { type TranscriptRun, type TranscriptStep } from './transcripts/index.js';
+import { TranscriptError } from '../errors/transcript-error.js';
 
 /** Options of `auditRun` / `auditRuns`. */
 export interface AuditOptions {

@@ -36,10 +36,11 @@ import {
 import { DEMO_SOURCE, demoRuns } from '../audit/demo.js';
 import { CatalogError } from '../errors/index.js';
 import { printable } from '../util/printable.js';
-import { readTranscriptEvents, TranscriptError, type JsonlEvent } from '../audit/transcripts/index.js';
+import { readTranscriptEvents, type JsonlEvent } from '../audit/transcripts/index.js';
 import { registerExportCommand } from '../charts/index.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerMcpProxyCommand } from './commands/mcp-proxy.js';
+import { TranscriptError } from '../errors/transcript-error.js';
 
 /** The package's version: from the nearest package.json above this module (in `src/` or `dist/src/`). */
 function packageVersion(): string {

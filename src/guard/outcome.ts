@@ -1,3 +1,5 @@
+import { isRecord, own } from '../util/own.js';
+import { isThenable } from '../util/thenable.js';
 /**
  * Did a tool call fail? Reads a tool result in any of the shapes real agents
  * record and says `'success'` or `'error'`.
@@ -92,14 +94,6 @@ export interface OutcomeOptions {
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function own(value: Json, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;
-}
-
 /** A string builder that stops at `limit` characters. */
 class BoundedText {
   private parts: string[] = [];
@@ -162,7 +156,7 @@ function collectText(value: unknown, out: BoundedText, depth: number): void {
     }
     return;
   }
-  if (!isObject(value)) return;
+  if (!isRecord(value)) return;
   const type = own(value, 'type');
   const payload = own(value, 'value');
   // AI SDK tool outputs: { type: 'text' | 'error-text' | 'json' | 'error-json' | 'content', value }.
@@ -175,7 +169,7 @@ function collectText(value: unknown, out: BoundedText, depth: number): void {
   for (const key of ['functionResponse', 'content', 'output', 'llmContent', 'text', 'result']) {
     const inner = own(value, key);
     if (inner !== undefined && inner !== null) {
-      collectText(key === 'functionResponse' && isObject(inner) ? responseOf(inner) : inner, out, depth + 1);
+      collectText(key === 'functionResponse' && isRecord(inner) ? responseOf(inner) : inner, out, depth + 1);
       return;
     }
   }
@@ -191,11 +185,11 @@ function collectText(value: unknown, out: BoundedText, depth: number): void {
 /** One part of a content array: a string, a text part, a Gemini functionResponse part; other typed parts (images) give no text. */
 function collectPart(part: unknown, out: BoundedText, depth: number): void {
   if (typeof part === 'string') return out.add(part);
-  if (!isObject(part)) return collectText(part, out, depth);
+  if (!isRecord(part)) return collectText(part, out, depth);
   const text = own(part, 'text');
   if (typeof text === 'string') return out.add(text);
   const fn = own(part, 'functionResponse');
-  if (isObject(fn)) return collectText(responseOf(fn), out, depth + 1);
+  if (isRecord(fn)) return collectText(responseOf(fn), out, depth + 1);
   if (typeof own(part, 'type') === 'string') {
     // Nested results (an Anthropic tool_result block inside an array) carry their own content.
     const content = own(part, 'content') ?? own(part, 'output');
@@ -240,7 +234,7 @@ export function resultText(result: unknown): string {
 function saysError(error: unknown): boolean {
   if (error === undefined || error === null || error === false || error === 0 || error === '') return false;
   if (Array.isArray(error)) return error.length > 0;
-  if (isObject(error)) return Object.keys(error).length > 0;
+  if (isRecord(error)) return Object.keys(error).length > 0;
   return true;
 }
 
@@ -267,16 +261,16 @@ function objectFailure(value: Json): string | null {
   const type = own(value, 'type');
   if (type === 'error-text' || type === 'error-json') return `output type is "${type}"`;
   for (const holder of [value, own(value, 'metadata'), own(value, 'outcome')]) {
-    if (!isObject(holder)) continue;
+    if (!isRecord(holder)) continue;
     const code = nonZeroExitCode(holder);
     if (code !== null) return `exit code ${code}`;
   }
   if (saysError(own(value, 'error'))) return 'JSON with an "error" member';
   // Gemini: { functionResponse: { response: { error } } }, alone or as parts of an array.
   const fn = own(value, 'functionResponse');
-  if (isObject(fn)) {
+  if (isRecord(fn)) {
     const response = own(fn, 'response');
-    if (isObject(response)) return objectFailure(response);
+    if (isRecord(response)) return objectFailure(response);
   }
   return null;
 }
@@ -284,7 +278,7 @@ function objectFailure(value: Json): string | null {
 /** Rule 1-3 on arrays: Gemini parts carry their functionResponse. Other arrays (lists of records) are data, not flags. */
 function arrayFailure(value: unknown[]): string | null {
   for (const part of value.slice(0, 1000)) {
-    if (isObject(part) && isObject(own(part, 'functionResponse'))) {
+    if (isRecord(part) && isRecord(own(part, 'functionResponse'))) {
       const failure = objectFailure(part);
       if (failure !== null) return failure;
     }
@@ -300,7 +294,7 @@ function jsonObjectOf(text: string): Json | null {
   if (!candidate.endsWith('}')) return null;
   try {
     const value: unknown = JSON.parse(candidate);
-    return isObject(value) ? value : null;
+    return isRecord(value) ? value : null;
   } catch {
     return null; // not JSON, or nested too deep to parse
   }
@@ -362,13 +356,6 @@ function markersOf(options: OutcomeOptions | undefined): string[] {
   return markers;
 }
 
-/** A promise or other thenable: a result not awaited yet. */
-function isThenable(value: unknown): boolean {
-  return (
-    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
 /**
  * Why a tool result is a failure (e.g. `is_error is true`, `exit code 128`,
  * `starts with "fatal:"`), or null when it is a success. The rules and their
@@ -380,7 +367,7 @@ export function failureReason(result: unknown, options?: OutcomeOptions): string
     if (result instanceof Error) return `a thrown ${result.name || 'Error'}`;
     if (isThenable(result)) return 'a Promise, not its result (the tool call was not awaited)';
     const markers = markersOf(options);
-    if (isObject(result)) {
+    if (isRecord(result)) {
       const failure = objectFailure(result);
       if (failure !== null) return failure;
     } else if (Array.isArray(result)) {

@@ -4,17 +4,7 @@
  *
  * Spec: DESIGN.md §1 ("Write self-verification"), §5.8.
  */
-
-/** Own data property of a plain value; undefined when absent or when reading it throws. */
-function own(value: unknown, key: string): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  try {
-    const descriptor = Object.getOwnPropertyDescriptor(value, key);
-    return descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
-  } catch {
-    return undefined; // a proxy trap that throws reads as absent
-  }
-}
+import { ownSafely } from '../util/own.js';
 
 /**
  * Whether a successful write's result says the write verified itself: the
@@ -47,5 +37,5 @@ export function selfVerifies(result: unknown): boolean {
       return false; // malformed, text after the object, or nested past the parser's depth
     }
   }
-  return own(own(value, 'verification'), 'ok') === true;
+  return ownSafely(ownSafely(value, 'verification'), 'ok') === true;
 }

@@ -12,6 +12,7 @@
 import { createActor, type Actor } from 'xstate';
 import { z } from 'zod';
 import { isCallIdInFlight, safetyMachine, toolEventOf, type SafetyMachine } from '../../machines/safety.machine.js';
+import { hasWriteInFlight } from '../../machines/safety.events.js';
 import type {
   GateDecidedEvent,
   PendingRecovery,
@@ -30,6 +31,7 @@ import { FSMBlockedError, SessionGuardError, type FSMBlockedErrorInit } from '..
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from '../interpreter/index.js';
 import { selfVerifies } from './self-verify.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
+import { deepFreeze } from '../util/deep-freeze.js';
 
 /**
  * One tool call as the model asked for it. `id` correlates `check` and
@@ -256,14 +258,6 @@ export function validateSessionGuardOptions(options: unknown, where: string, omi
   throw new TypeError(`${where}: options.${key} must be ${expected} when given`);
 }
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 /**
  * The call's fields, read once into a plain object, so a getter or proxy trap
  * can neither answer differently later nor throw anything but a TypeError.
@@ -294,12 +288,6 @@ function validCall(call: unknown, method: string): ToolCall {
     throw new TypeError(`${method}: a tool call's destructive flag must be a boolean when given`);
   }
   return fields as ToolCall;
-}
-
-/** Some call in flight is a write. */
-function hasWriteInFlight(context: SafetyContext): boolean {
-  for (const call of context.inFlight) if (call.kind === 'write') return true;
-  return false;
 }
 
 /** Calls a predicate on a tool name; false when it throws or answers anything but true. */
@@ -667,7 +655,9 @@ class Guard implements ReplayGuard {
    * read (no JSON parsed).
    */
   private selfVerifiedBy(name: string, kind: ToolKind, result: unknown): boolean {
-    return (kind === 'write' || hasWriteInFlight(this.current().context)) && (holds(this.selfVerifying, name) || selfVerifies(result));
+    return (
+      (kind === 'write' || hasWriteInFlight(this.current().context.inFlight)) && (holds(this.selfVerifying, name) || selfVerifies(result))
+    );
   }
 
   check(call: ToolCall): Decision {

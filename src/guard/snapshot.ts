@@ -27,6 +27,7 @@
  * Spec: ASSISTANT_SAFETY.md "States", "The invariants"; DESIGN.md §1,
  * §3.3-3.5, §5.3-5.6.
  */
+import { SnapshotError } from '../errors/snapshot-error.js';
 import { z } from 'zod';
 import {
   ErrCodeFSMBlocked,
@@ -367,22 +368,6 @@ export const persistedSnapshotSchema = shapeSchema.superRefine((snapshot, ctx) =
     ctx.addIssue({ code: 'custom', ...issue });
   }
 });
-
-/**
- * A persisted snapshot that does not validate. `message` names the field,
- * e.g. `snapshot: inFlight[0].kind: Invalid option: expected one of ...`.
- * A `TypeError`, as the value is not a snapshot of this machine.
- */
-export class SnapshotError extends TypeError {
-  /** The path of the first bad field, e.g. `['inFlight', 0, 'kind']`. */
-  readonly path: readonly (string | number)[];
-
-  constructor(message: string, path: readonly (string | number)[] = []) {
-    super(message);
-    this.name = 'SnapshotError';
-    this.path = path;
-  }
-}
 
 /** Tuple indexes replaced by field names: `['inFlight', 0, 2]` -> `['inFlight', 0, 'kind']`. */
 function namedPath(path: readonly PropertyKey[]): (string | number)[] {

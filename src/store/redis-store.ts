@@ -37,12 +37,12 @@ import {
   DEFAULT_SESSION_TTL_MS,
   firstSnapshotVersion,
   readStoredVersion,
-  SessionStoreError,
   type CompareAndSetResult,
   type VersionedSnapshot,
   type VersionedSnapshotStore,
 } from './shared-session-store.js';
-import { SnapshotError } from '../guard/snapshot.js';
+import { SessionStoreError } from '../errors/session-store-error.js';
+import { SnapshotError } from '../errors/snapshot-error.js';
 
 /** Options of `createRedisSnapshotStore`. */
 export interface RedisSnapshotStoreOptions {

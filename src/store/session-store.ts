@@ -17,7 +17,7 @@
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { createSessionGuard, validateSessionGuardOptions, type SessionGuard, type SessionGuardOptions } from '../guard/session-guard.js';
-import { SnapshotError } from '../guard/snapshot.js';
+import { SnapshotError } from '../errors/snapshot-error.js';
 
 /**
  * Where persisted snapshots live: JSON text (`PersistedSnapshot`) by session

@@ -26,6 +26,7 @@
  * Spec: ASSISTANT_SAFETY.md (a session's state, "The invariants");
  * DESIGN.md §3.7 (time as an input: the clock is injectable, epoch ms).
  */
+import { SessionStoreError } from '../errors/session-store-error.js';
 import { randomInt } from 'node:crypto';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
@@ -39,8 +40,10 @@ import {
   type SessionGuardOptions,
   type ToolCall,
 } from '../guard/session-guard.js';
-import { SnapshotError, type PersistedSnapshot } from '../guard/snapshot.js';
+import { type PersistedSnapshot } from '../guard/snapshot.js';
 import { DEFAULT_IDLE_MS, evictIdleEntries, openSqliteTable } from './session-store.js';
+import { SnapshotError } from '../errors/snapshot-error.js';
+import { isThenable } from '../util/thenable.js';
 
 // ---------------------------------------------------------------------------
 // The versioned store interface
@@ -92,26 +95,6 @@ export interface VersionedSnapshotStore {
   delete(sessionId: string): Promise<void>;
   /** Releases what the store opened (a database); a client passed in by the application is left open. */
   close(): Promise<void>;
-}
-
-/** Why a `SessionStoreError` was thrown. */
-export type SessionStoreErrorCode = 'unavailable' | 'conflict' | 'closed';
-
-/**
- * The session store could not commit a decision, so there is none: the
- * call must not run (the gate fails closed). `code`: `unavailable` (the
- * medium cannot be reached, timed out or failed; `cause` has its error),
- * `conflict` (other processes kept committing first for `maxRetries`
- * retries), `closed` (used after `close`).
- */
-export class SessionStoreError extends Error {
-  readonly code: SessionStoreErrorCode;
-
-  constructor(code: SessionStoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SessionStoreError';
-    this.code = code;
-  }
 }
 
 /** The default time to live of an idle shared session: 24 hours. */
@@ -450,12 +433,6 @@ interface Base {
   version: number | null;
   /** Read from the store for this call (a live gate kept from earlier is not). */
   fresh: boolean;
-}
-
-function isThenable(value: unknown): boolean {
-  return (
-    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
-  );
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   errorMessage,
   jsonTextDepth,
 } from './bounds.js';
+import { isRecord, own } from '../util/own.js';
 
 /** A streamed definition the store keeps. */
 export interface StreamedDefinition {
@@ -44,14 +45,6 @@ export interface StreamedDefinition {
 /** What `DefinitionStore.add` made of a definition. */
 export type DefinitionOutcome = { ok: true; machineId: string } | { ok: false; reason: string };
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function own(object: Record<string, unknown>, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
-}
-
 /** Transitions a field holds: one, or one per entry of an array. */
 function transitionCount(value: unknown): number {
   if (value === undefined || value === null) return 0;
@@ -69,21 +62,21 @@ export function countDefinition(config: unknown): { states: number; transitions:
   let states = 0;
   let transitions = 0;
   const visit = (node: unknown) => {
-    if (!isObject(node) || states > MAX_CHART_STATES || transitions > MAX_CHART_TRANSITIONS) return;
+    if (!isRecord(node) || states > MAX_CHART_STATES || transitions > MAX_CHART_TRANSITIONS) return;
     states++;
     const on = own(node, 'on');
-    if (isObject(on)) for (const value of Object.values(on)) transitions += transitionCount(value);
+    if (isRecord(on)) for (const value of Object.values(on)) transitions += transitionCount(value);
     transitions += transitionCount(own(node, 'always'));
     const after = own(node, 'after');
-    if (isObject(after)) for (const value of Object.values(after)) transitions += transitionCount(value);
+    if (isRecord(after)) for (const value of Object.values(after)) transitions += transitionCount(value);
     transitions += transitionCount(own(node, 'onDone'));
     const invoke = own(node, 'invoke');
     for (const source of Array.isArray(invoke) ? invoke : [invoke]) {
-      if (!isObject(source)) continue;
+      if (!isRecord(source)) continue;
       for (const key of ['onDone', 'onError', 'onSnapshot']) transitions += transitionCount(own(source, key));
     }
     const children = own(node, 'states');
-    if (isObject(children)) for (const child of Object.values(children)) visit(child);
+    if (isRecord(children)) for (const child of Object.values(children)) visit(child);
   };
   visit(config);
   return { states, transitions };
@@ -129,7 +122,7 @@ export class DefinitionStore {
     } catch (error) {
       return { ok: false, reason: `the definition is not JSON (${errorMessage(error)})` };
     }
-    const id = isObject(config) ? own(config, 'id') : undefined;
+    const id = isRecord(config) ? own(config, 'id') : undefined;
     if (typeof id !== 'string' || id.length === 0 || id.length > MAX_NAME_LENGTH) {
       return { ok: false, reason: `the definition has no id of 1 to ${MAX_NAME_LENGTH} characters` };
     }

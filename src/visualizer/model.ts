@@ -16,6 +16,7 @@ import { FSMBlockedError } from '../errors/index.js';
 import { transitionIds } from '../charts/index.js';
 import { MAX_PROBE_WORK } from './bounds.js';
 import type { DecisionView, PendingRecoveryView, SessionView } from './protocol.js';
+import { isRecord } from '../util/own.js';
 
 /** The state value as text: a plain state name, or JSON for nested values. */
 export function stateText(value: unknown): string {
@@ -52,14 +53,10 @@ export function activeStateIds(machine: AnyStateMachine, value: unknown): string
   return ids;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Whether a value has the shape of an `InFlightCall` (the fields the views read). */
 function isInFlightCall(value: unknown): value is InFlightCall {
   return (
-    isObject(value) &&
+    isRecord(value) &&
     typeof value.key === 'string' &&
     typeof value.tool === 'string' &&
     (TOOL_KINDS as readonly unknown[]).includes(value.kind) &&
@@ -71,7 +68,7 @@ function isInFlightCall(value: unknown): value is InFlightCall {
 /** Whether a value has the shape of a `PendingRecovery`. */
 function isPendingRecovery(value: unknown): value is PendingRecovery {
   return (
-    isObject(value) &&
+    isRecord(value) &&
     typeof value.recoveryId === 'string' &&
     typeof value.errorCode === 'string' &&
     typeof value.tool === 'string' &&
@@ -83,7 +80,7 @@ function isPendingRecovery(value: unknown): value is PendingRecovery {
 
 /** The calls in flight of a safety context; entries of another shape are left out. Never throws on parsed JSON. */
 export function inFlightCalls(context: unknown): InFlightCall[] {
-  return isObject(context) && Array.isArray(context.inFlight) ? context.inFlight.filter(isInFlightCall) : [];
+  return isRecord(context) && Array.isArray(context.inFlight) ? context.inFlight.filter(isInFlightCall) : [];
 }
 
 /**
@@ -219,7 +216,7 @@ export function enabledTransitions(machine: AnyStateMachine, snapshot: AnyMachin
  * first. Entries of another shape are left out; never throws on parsed JSON.
  */
 export function pendingRecoveryViews(context: unknown, now: number): PendingRecoveryView[] {
-  const recoveries = isObject(context) && isObject(context.pendingRecoveries) ? context.pendingRecoveries : {};
+  const recoveries = isRecord(context) && isRecord(context.pendingRecoveries) ? context.pendingRecoveries : {};
   return Object.values(recoveries)
     .filter(isPendingRecovery)
     .map((recovery) => {
@@ -241,7 +238,7 @@ export function sessionView(
   now: number,
   taken: readonly string[] = [],
 ): SessionView {
-  const context = isObject(snapshot.context) ? (JSON.parse(JSON.stringify(snapshot.context)) as Record<string, unknown>) : {};
+  const context = isRecord(snapshot.context) ? (JSON.parse(JSON.stringify(snapshot.context)) as Record<string, unknown>) : {};
   const safety = machine.id === safetyMachine.id;
   return {
     machineId: machine.id,

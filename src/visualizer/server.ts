@@ -40,7 +40,7 @@ import { auditRun } from '../audit/audit.js';
 import { builtinCatalogs, createClassifier, type BuiltinCatalogName } from '../classify/catalog/index.js';
 import { DEMO_SOURCE, demoRuns } from '../audit/demo.js';
 import { chartOf, loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig, toDot } from '../charts/index.js';
-import { readTranscript, TranscriptError, type TranscriptRun } from '../audit/transcripts/index.js';
+import { readTranscript, type TranscriptRun } from '../audit/transcripts/index.js';
 import {
   DropLog,
   errorMessage,
@@ -62,6 +62,7 @@ import { LiveHub } from './live.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, PlaygroundSession, zodMessage } from './playground.js';
 import type { ChartResponse, ErrorResponse, InfoResponse, LiveMessage, LogEntry, ReplayResponse } from './protocol.js';
 import { replayRun, runTotals, type ReplayRunTotals } from './replay.js';
+import { TranscriptError } from '../errors/transcript-error.js';
 
 /** Largest request body (a transcript file), bytes. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;

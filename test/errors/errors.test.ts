@@ -14,7 +14,14 @@ import {
   RECOVERY_TTL_MS,
   blockedMessage,
   blockedToolResult,
+  SessionGuardError,
+  SessionStoreError,
+  SnapshotError,
+  TranscriptError,
 } from '../../src/errors/index.js';
+import { parseCatalog } from '../../src/classify/catalog/index.js';
+import { parsePersistedSnapshot } from '../../src/guard/snapshot.js';
+import { readTranscript } from '../../src/audit/transcripts/index.js';
 import { ANSWER_BLOCK_REASONS, TOOL_BLOCK_REASONS, reasonWithTarget } from '../../machines/safety.policy.js';
 import type { BlockRule } from '../../machines/safety.types.js';
 
@@ -315,5 +322,38 @@ describe('target-aware refusals (DESIGN §5.3-5.6)', () => {
 
   it('the final answer has no reason for the rules that never refuse it', () => {
     expect(Object.keys(ANSWER_BLOCK_REASONS).sort()).toEqual(['unverified-write', 'write-in-flight']);
+  });
+});
+
+describe('every public error', () => {
+  /** The error a call throws, or a failure when it throws none. */
+  function thrown(run: () => unknown): unknown {
+    try {
+      run();
+    } catch (error) {
+      return error;
+    }
+    throw new Error('expected a throw');
+  }
+
+  it.each([
+    ['FSMBlockedError', noTargetError(), 'FSM_BLOCKED'],
+    ['CatalogError', thrown(() => parseCatalog({ tools: 3 })), 'CATALOG_INVALID'],
+    ['SnapshotError', thrown(() => parsePersistedSnapshot({ v: 'x' })), 'SNAPSHOT_INVALID'],
+    ['TranscriptError', thrown(() => readTranscript('{not json', 'bad.jsonl')), 'TRANSCRIPT_UNREADABLE'],
+    ['SessionGuardError', new SessionGuardError('GUARD_STOPPED', 'stopped'), 'GUARD_STOPPED'],
+    ['SessionStoreError', new SessionStoreError('closed', 'closed'), 'closed'],
+  ])('%s has its name and a stable code to branch on', (name, error, code) => {
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).name).toBe(name);
+    expect((error as { code: unknown }).code).toBe(code);
+  });
+
+  it('is the same class whether imported from errors/ or from the package root', async () => {
+    const root = await import('../../src/index.js');
+    expect(root.CatalogError).toBe(CatalogError);
+    expect(root.SnapshotError).toBe(SnapshotError);
+    expect(root.SessionStoreError).toBe(SessionStoreError);
+    expect(root.FSMBlockedError).toBe(FSMBlockedError);
   });
 });

@@ -15,13 +15,8 @@ import {
 } from '../../machines/safety.policy.js';
 import type { ToolKind } from '../../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../../src/guard/session-guard.js';
-import {
-  SNAPSHOT_VERSION,
-  SnapshotError,
-  parsePersistedSnapshot,
-  persistedSnapshotSchema,
-  type PersistedSnapshot,
-} from '../../src/guard/snapshot.js';
+import { SNAPSHOT_VERSION, parsePersistedSnapshot, persistedSnapshotSchema, type PersistedSnapshot } from '../../src/guard/snapshot.js';
+import { SnapshotError } from '../../src/errors/snapshot-error.js';
 
 const T0 = 1_700_000_000_000;
 const READ = 'pulse_metrics';

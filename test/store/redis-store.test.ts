@@ -14,8 +14,8 @@ import { Redis as RedisClient } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
 import { createRedisSnapshotStore } from '../../src/store/redis-store.js';
-import { createSharedSessionStore, SessionStoreError } from '../../src/store/shared-session-store.js';
-import { SnapshotError } from '../../src/guard/snapshot.js';
+import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
+
 import {
   client,
   deletePrefix,
@@ -28,6 +28,8 @@ import {
   type RedisServer,
 } from '../support/redis.js';
 import { describeVersionedStore } from '../support/versioned-store-suite.js';
+import { SessionStoreError } from '../../src/errors/session-store-error.js';
+import { SnapshotError } from '../../src/errors/snapshot-error.js';
 
 const plan = redisPlan();
 const skipNote = redisSkipNote(plan);

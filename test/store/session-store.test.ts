@@ -11,7 +11,8 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SNAPSHOT_VERSION, SnapshotError } from '../../src/guard/snapshot.js';
+import { SNAPSHOT_VERSION } from '../../src/guard/snapshot.js';
+import { SnapshotError } from '../../src/errors/snapshot-error.js';
 import {
   createMemoryStore,
   createSessionStore,

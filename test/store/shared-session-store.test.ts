@@ -16,12 +16,12 @@ import {
   createSqliteVersionedStore,
   firstSnapshotVersion,
   readStoredVersion,
-  SessionStoreError,
   type SharedSessionStoreOptions,
   type VersionedSnapshotStore,
 } from '../../src/store/shared-session-store.js';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
 import { describeVersionedStore } from '../support/versioned-store-suite.js';
+import { SessionStoreError } from '../../src/errors/session-store-error.js';
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;

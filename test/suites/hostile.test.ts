@@ -11,8 +11,10 @@ import { SAFETY_STATES, TOOL_KINDS, type SafetyEvent, type ToolKind } from '../.
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { auditRuns } from '../../src/audit/audit.js';
 import { builtinCatalogs, classifyToolCall, createClassifier, kindFromMcpAnnotations } from '../../src/classify/catalog/index.js';
-import { SnapshotError, parsePersistedSnapshot } from '../../src/guard/snapshot.js';
-import { TranscriptError, readTranscript } from '../../src/audit/transcripts/index.js';
+import { parsePersistedSnapshot } from '../../src/guard/snapshot.js';
+import { readTranscript } from '../../src/audit/transcripts/index.js';
+import { SnapshotError } from '../../src/errors/snapshot-error.js';
+import { TranscriptError } from '../../src/errors/transcript-error.js';
 
 // ---------------------------------------------------------------------------
 // Prototype pollution: every test checks the built-in prototypes are untouched.

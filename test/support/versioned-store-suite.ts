@@ -6,13 +6,9 @@
  * processes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSharedSessionStore,
-  SessionStoreError,
-  type SharedSessionStore,
-  type VersionedSnapshotStore,
-} from '../../src/store/shared-session-store.js';
-import { SnapshotError } from '../../src/guard/snapshot.js';
+import { createSharedSessionStore, type SharedSessionStore, type VersionedSnapshotStore } from '../../src/store/shared-session-store.js';
+import { SessionStoreError } from '../../src/errors/session-store-error.js';
+import { SnapshotError } from '../../src/errors/snapshot-error.js';
 
 /** Sessions of one test, in a namespace of their own (a table, a file, a key prefix). */
 export interface Namespace {

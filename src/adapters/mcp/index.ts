@@ -66,6 +66,7 @@ import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
 import { createSessionStore } from '../../store/session-store.js';
 import { AdapterConfigError, recordCall, type ToolClassifier } from '../common.js';
+import { isRecord } from '../../util/own.js';
 
 export { AdapterConfigError };
 
@@ -188,10 +189,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** How many `tools/list` pages are read at most (a server that pages forever is cut off). */
 const MAX_TOOL_PAGES = 1_000;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -213,9 +210,9 @@ export function callIdOf(extra: { requestId?: unknown } | undefined): string {
  * (for hosts); undefined when it has none or it is malformed.
  */
 export function answerStateOf(result: unknown): AnswerState | undefined {
-  const meta = isObject(result) ? result._meta : undefined;
-  const state = isObject(meta) ? meta[ANSWER_META_KEY] : undefined;
-  return isObject(state) && typeof state.allowed === 'boolean' && typeof state.state === 'string'
+  const meta = isRecord(result) ? result._meta : undefined;
+  const state = isRecord(meta) ? meta[ANSWER_META_KEY] : undefined;
+  return isRecord(state) && typeof state.allowed === 'boolean' && typeof state.state === 'string'
     ? (state as unknown as AnswerState)
     : undefined;
 }
@@ -316,13 +313,13 @@ interface ToolInfo {
 
 /** The tools of a `tools/list` result, read defensively (a hostile server's list cannot throw here). */
 function toolsOf(result: unknown): ToolInfo[] {
-  const tools = isObject(result) && Array.isArray(result.tools) ? result.tools : [];
+  const tools = isRecord(result) && Array.isArray(result.tools) ? result.tools : [];
   const found: ToolInfo[] = [];
   for (const tool of tools) {
-    if (!isObject(tool) || typeof tool.name !== 'string') continue;
+    if (!isRecord(tool) || typeof tool.name !== 'string') continue;
     found.push({
       name: tool.name,
-      annotations: isObject(tool.annotations) ? tool.annotations : {},
+      annotations: isRecord(tool.annotations) ? tool.annotations : {},
       hasOutputSchema: tool.outputSchema !== undefined && tool.outputSchema !== null,
     });
   }
@@ -441,14 +438,14 @@ function emit(onEvent: McpGateOptions['onEvent'], event: McpGateEvent): void {
  * requirement of its own writes.
  */
 function toolOutput(result: CallToolResult): unknown {
-  if (isObject(result.structuredContent)) return result.structuredContent;
+  if (isRecord(result.structuredContent)) return result.structuredContent;
   const text = Array.isArray(result.content) ? result.content.find((block) => block?.type === 'text') : undefined;
   return text?.type === 'text' ? text.text : undefined;
 }
 
 /** The result with the session's answer state added to its `_meta`. */
 function withAnswer(result: CallToolResult, answer: AnswerState): CallToolResult {
-  return { ...result, _meta: { ...(isObject(result._meta) ? result._meta : {}), [ANSWER_META_KEY]: answer } };
+  return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [ANSWER_META_KEY]: answer } };
 }
 
 /**
@@ -627,8 +624,8 @@ export async function createGatingProxy(upstream: Client, options: GatingProxyOp
 
   /** Options of a request forwarded upstream on behalf of the client: its cancellation, progress and our timeout. */
   function forwardOptions(params: unknown, extra: ServerExtra): RequestOptions {
-    const meta = isObject(params) ? params._meta : undefined;
-    const token = isObject(meta) ? meta.progressToken : undefined;
+    const meta = isRecord(params) ? params._meta : undefined;
+    const token = isRecord(meta) ? meta.progressToken : undefined;
     const relay =
       typeof token === 'string' || typeof token === 'number'
         ? {
@@ -783,7 +780,7 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
   if (marked[GATED]) throw new AdapterConfigError('mcp', `${where}: this server is already gated`);
   // A defensive look at the SDK's registry (not public API): tools registered before would run ungated.
   const registry = (server as unknown as { _registeredTools?: unknown })._registeredTools;
-  if (isObject(registry) && Object.keys(registry).length > 0) {
+  if (isRecord(registry) && Object.keys(registry).length > 0) {
     throw new AdapterConfigError(
       'mcp',
       `${where}: tools are already registered (${Object.keys(registry).slice(0, 8).join(', ')}); gate the server before registering its tools, so that none runs ungated`,
@@ -797,7 +794,7 @@ export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOp
     book.replace(
       [...holders].map((holder) => ({
         name: holder.name,
-        annotations: isObject(holder.tool?.annotations ?? holder.annotations)
+        annotations: isRecord(holder.tool?.annotations ?? holder.annotations)
           ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
           : {},
         hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,

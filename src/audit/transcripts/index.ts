@@ -10,11 +10,13 @@
  * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
  * call's working directory, when the log records one).
  */
+import { TranscriptError } from '../../errors/transcript-error.js';
 import { createReadStream, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { MAX_NAME_LENGTH } from '../../../machines/safety.policy.js';
 import { outcomeOf, resultText } from '../../guard/outcome.js';
+import { isRecord, own } from '../../util/own.js';
 
 /**
  * A tool call the assistant made. `args` is the parsed arguments object, or
@@ -151,33 +153,12 @@ class CallIds {
   }
 }
 
-/** A transcript that cannot be read. `message` names the source and the position. */
-export class TranscriptError extends Error {
-  readonly source: string;
-  readonly position: string;
-
-  constructor(source: string, position: string, problem: string) {
-    super(`${source}: ${position}: ${problem}`);
-    this.name = 'TranscriptError';
-    this.source = source;
-    this.position = position;
-  }
-}
-
 /** The formats `readTranscript` knows, for the error that says none was recognised. */
 const SUPPORTED_FORMATS =
   'OpenAI chat and tau-bench runs, OpenAI legacy function_call, OpenAI Responses items, Anthropic messages, ' +
   'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, pulse-safety JSONL events';
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function own(value: Json, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;
-}
 
 function ownString(value: Json, key: string): string | undefined {
   const found = own(value, key);
@@ -190,7 +171,7 @@ function textOf(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
     .map((part) =>
-      isObject(part) && typeof own(part, 'text') === 'string' && own(part, 'thought') !== true ? (own(part, 'text') as string) : '',
+      isRecord(part) && typeof own(part, 'text') === 'string' && own(part, 'thought') !== true ? (own(part, 'text') as string) : '',
     )
     .join('');
 }
@@ -348,13 +329,13 @@ function readEntry(entry: unknown, out: StepBuilder, source: string, position: s
   const fail = (problem: string): never => {
     throw new TranscriptError(source, position, problem);
   };
-  if (!isObject(entry)) fail('a message must be an object');
+  if (!isRecord(entry)) fail('a message must be an object');
   const msg = entry as Json;
   const type = own(msg, 'type');
   const role = own(msg, 'role');
 
   // Log lines that wrap a message: Claude Code ({ type, message, cwd }) and Codex ({ type, payload }).
-  if (!wrapped && (type === 'user' || type === 'assistant') && isObject(own(msg, 'message'))) {
+  if (!wrapped && (type === 'user' || type === 'assistant') && isRecord(own(msg, 'message'))) {
     if (own(msg, 'isApiErrorMessage') === true) return; // the client's own error text, not the model's
     const cwd = ownString(msg, 'cwd');
     if (cwd !== undefined) out.cwd = cwd;
@@ -362,7 +343,7 @@ function readEntry(entry: unknown, out: StepBuilder, source: string, position: s
   }
   if (!wrapped && typeof type === 'string' && CODEX_LINE_TYPES.has(type) && role === undefined) {
     const payload = own(msg, 'payload');
-    if (isObject(payload)) {
+    if (isRecord(payload)) {
       const cwd = ownString(payload, 'cwd');
       if (cwd !== undefined && (type === 'session_meta' || type === 'turn_context')) out.cwd = cwd;
       if (type === 'response_item') readEntry(payload, out, source, position, true);
@@ -391,9 +372,9 @@ function readChatMessage(msg: Json, role: string, out: StepBuilder, fail: (probl
     if (toolCalls !== undefined && toolCalls !== null) {
       if (!Array.isArray(toolCalls)) fail('"tool_calls" must be an array');
       (toolCalls as unknown[]).forEach((call, i) => {
-        const fn = isObject(call) ? own(call, 'function') : undefined;
-        const id = isObject(call) ? own(call, 'id') : undefined;
-        const name = isObject(fn) ? own(fn, 'name') : undefined;
+        const fn = isRecord(call) ? own(call, 'function') : undefined;
+        const id = isRecord(call) ? own(call, 'id') : undefined;
+        const name = isRecord(fn) ? own(fn, 'name') : undefined;
         if (typeof id !== 'string' || typeof name !== 'string') {
           fail(`tool_calls[${i}] needs a string "id" and "function.name"`);
         }
@@ -403,14 +384,14 @@ function readChatMessage(msg: Json, role: string, out: StepBuilder, fail: (probl
     }
     const functionCall = own(msg, 'function_call');
     if (functionCall !== undefined && functionCall !== null) {
-      const name = isObject(functionCall) ? own(functionCall, 'name') : undefined;
+      const name = isRecord(functionCall) ? own(functionCall, 'name') : undefined;
       if (typeof name !== 'string') fail('"function_call" needs a string "name"');
       out.call(out.newId('function_call'), name as string, parseArguments(own(functionCall as Json, 'arguments')), position);
       calls += 1;
     }
     if (Array.isArray(content)) {
       content.forEach((block, i) => {
-        if (!isObject(block) || own(block, 'type') !== 'tool_use') return;
+        if (!isRecord(block) || own(block, 'type') !== 'tool_use') return;
         const id = own(block, 'id');
         const name = own(block, 'name');
         if (typeof id !== 'string' || typeof name !== 'string') {
@@ -448,7 +429,7 @@ function readChatMessage(msg: Json, role: string, out: StepBuilder, fail: (probl
     }
     let spoke = false;
     content.forEach((block, i) => {
-      if (!isObject(block) || own(block, 'type') !== 'tool_result') {
+      if (!isRecord(block) || own(block, 'type') !== 'tool_result') {
         spoke = true;
         return;
       }
@@ -506,18 +487,18 @@ function readGeminiContent(content: Json, out: StepBuilder, fail: (problem: stri
   let results = 0;
   let text = '';
   parts.forEach((part, i) => {
-    if (!isObject(part)) return;
+    if (!isRecord(part)) return;
     const call = own(part, 'functionCall');
     const response = own(part, 'functionResponse');
     if (call !== undefined) {
-      const name = isObject(call) ? own(call, 'name') : undefined;
+      const name = isRecord(call) ? own(call, 'name') : undefined;
       if (typeof name !== 'string') fail(`parts[${i}] (functionCall) needs a string "name"`);
       const id = ownString(call as Json, 'id') ?? out.newId('functionCall');
       out.call(id, name as string, parseArguments(own(call as Json, 'args')), position);
       calls += 1;
     } else if (response !== undefined) {
-      const name = isObject(response) ? own(response, 'name') : undefined;
-      const givenId = isObject(response) ? ownString(response, 'id') : undefined;
+      const name = isRecord(response) ? own(response, 'name') : undefined;
+      const givenId = isRecord(response) ? ownString(response, 'id') : undefined;
       if (typeof name !== 'string' && givenId === undefined) fail(`parts[${i}] (functionResponse) needs a string "name" or "id"`);
       const id =
         givenId !== undefined && out.nameOf(givenId) !== undefined
@@ -551,7 +532,7 @@ function readGeminiSessionMessage(msg: Json, type: string, out: StepBuilder, fai
   const records: { id: string; name: string; record: Json }[] = [];
   if (Array.isArray(toolCalls)) {
     toolCalls.forEach((record, i) => {
-      const name = isObject(record) ? own(record, 'name') : undefined;
+      const name = isRecord(record) ? own(record, 'name') : undefined;
       if (typeof name !== 'string') fail(`toolCalls[${i}] needs a string "name"`);
       const id = ownString(record as Json, 'id') ?? out.newId('toolCall');
       out.call(id, name as string, parseArguments(own(record as Json, 'args')), position);
@@ -588,7 +569,7 @@ function readRun(value: unknown, source: string, index: number | null, options: 
   const where = index === null ? '' : `run ${index}, `;
   const place = index === null ? 'top level' : `run ${index}`;
   if (Array.isArray(value)) return { id: source, reward: null, steps: readEntries(value, source, where, options) };
-  if (!isObject(value)) throw new TranscriptError(source, place, 'expected a run object or an array of messages');
+  if (!isRecord(value)) throw new TranscriptError(source, place, 'expected a run object or an array of messages');
   const entries = entriesOf(value);
   if (entries === null) {
     throw new TranscriptError(
@@ -643,14 +624,14 @@ function readEntries(entries: unknown[], source: string, where: string, options:
 const JSONL_TYPES = ['run', 'call', 'result', 'answer', 'reset', 'resetKeepProgress', 'clock'];
 
 function readJson(value: unknown, text: string, source: string, options: ReadOptions): TranscriptRun[] {
-  if (isObject(value) && typeof own(value, 'type') === 'string' && entriesOf(value) === null) {
+  if (isRecord(value) && typeof own(value, 'type') === 'string' && entriesOf(value) === null) {
     // One log line or event on its own (perhaps spread over several lines).
     const format = lineFormat(value, own(value, 'type') as string);
     return format === 'own' ? readJsonl(text, source) : readLogLines([value], source, format, options);
   }
   if (Array.isArray(value)) {
     const looksLikeRuns = value.some(
-      (item) => isObject(item) && (Array.isArray(own(item, 'traj')) || Array.isArray(own(item, 'messages'))),
+      (item) => isRecord(item) && (Array.isArray(own(item, 'traj')) || Array.isArray(own(item, 'messages'))),
     );
     return looksLikeRuns ? value.map((run, i) => readRun(run, source, i, options)) : [readRun(value, source, null, options)];
   }
@@ -676,7 +657,7 @@ function readLines(text: string, source: string, options: ReadOptions): Transcri
     } catch {
       continue;
     }
-    if (!isObject(value)) continue;
+    if (!isRecord(value)) continue;
     const type = own(value, 'type');
     if (typeof type !== 'string') continue;
     format = lineFormat(value, type);
@@ -688,7 +669,7 @@ function readLines(text: string, source: string, options: ReadOptions): Transcri
 
 /** The format of a log whose first typed line is `value`. */
 function lineFormat(value: Json, type: string): 'own' | 'codex' | 'claude' {
-  const wraps = isObject(own(value, 'message'));
+  const wraps = isRecord(own(value, 'message'));
   const session = typeof own(value, 'sessionId') === 'string' || typeof own(value, 'session_id') === 'string';
   if (CODEX_LINE_TYPES.has(type) || (RESPONSES_TYPES.has(type) && !wraps)) return 'codex';
   if (JSONL_TYPES.includes(type) && !wraps && !session) return 'own';
@@ -734,7 +715,7 @@ function readLogLines(
         throw new TranscriptError(source, position, `not valid JSON (${(error as Error).message})`);
       }
     }
-    if (!isObject(value)) throw new TranscriptError(source, position, 'each line must be a JSON object');
+    if (!isRecord(value)) throw new TranscriptError(source, position, 'each line must be a JSON object');
     if (format === 'claude') {
       const session = ownString(value, 'sessionId') ?? ownString(value, 'session_id');
       if (session !== undefined) {
@@ -755,7 +736,7 @@ function readLogLines(
     const entry = runOf(source);
     if (!named && own(value, 'type') === 'session_meta') {
       const payload = own(value, 'payload');
-      const id = isObject(payload) ? ownString(payload, 'id') : undefined;
+      const id = isRecord(payload) ? ownString(payload, 'id') : undefined;
       if (id !== undefined) {
         entry.run.id = id;
         named = true;
@@ -808,7 +789,7 @@ export class JsonlReader {
     } catch (error) {
       fail(`not valid JSON (${(error as Error).message})`);
     }
-    if (!isObject(event)) fail('each line must be a JSON object');
+    if (!isRecord(event)) fail('each line must be a JSON object');
     const e = event as Json;
     const type = own(e, 'type');
     if (typeof type !== 'string' || !JSONL_TYPES.includes(type)) {
@@ -1032,7 +1013,7 @@ async function isOwnJsonl(path: string): Promise<boolean> {
       } catch {
         return false;
       }
-      if (!isObject(value)) return false;
+      if (!isRecord(value)) return false;
       const type = own(value, 'type');
       return typeof type === 'string' && JSONL_TYPES.includes(type) && lineFormat(value, type) === 'own';
     }

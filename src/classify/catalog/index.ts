@@ -28,6 +28,8 @@ import {
   type CallContext,
   type Classification,
 } from '../classification.js';
+import { own } from '../../util/own.js';
+import { deepestIssue } from '../../util/zod-issues.js';
 
 /** Classifies one tool call: name and arguments (object, or a JSON string of one) to a kind. Never throws. */
 export type Classifier = (name: string, args?: unknown) => ToolKind;
@@ -205,10 +207,6 @@ export const builtinCatalogs = {
 /** The names of the shipped catalogs. */
 export type BuiltinCatalogName = keyof typeof builtinCatalogs;
 
-function ownValue(record: object, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(record, key) ? (record as Record<string, unknown>)[key] : undefined;
-}
-
 /** Arguments as a plain object: an object as is, a JSON string parsed, anything else none. */
 function argumentsObject(args: unknown): object | null {
   let value = args;
@@ -225,7 +223,7 @@ function argumentsObject(args: unknown): object | null {
 /** A string argument's value, trimmed and lower-cased; null when missing or not a string. */
 function argumentValue(args: object | null, name: string): string | null {
   if (args === null) return null;
-  const value = ownValue(args, name);
+  const value = own(args, name);
   return typeof value === 'string' ? value.trim().toLowerCase() : null;
 }
 
@@ -237,7 +235,7 @@ function argumentValue(args: object | null, name: string): string | null {
  *   pattern could take exponential time), or a name or case value listed twice.
  */
 export function parseCatalog(input: unknown, source?: string): Catalog {
-  const name = typeof input === 'object' && input !== null ? ownValue(input, 'name') : undefined;
+  const name = typeof input === 'object' && input !== null ? own(input, 'name') : undefined;
   const where = source ?? (typeof name === 'string' ? `'${name}'` : '(unnamed)');
   const result = catalogSchema.safeParse(input);
   if (!result.success) {
@@ -327,20 +325,6 @@ function wordsOf(value: string): string[] {
   return value.split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
 }
 
-/**
- * The most specific form of a zod issue: for a tool rule that matches neither
- * a kind nor a rule object (a union), the branch issue that got deepest into
- * the entry, its path joined to the union's (e.g. `tools.t.cases.get`).
- */
-function deepestIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
-  if (issue.code !== 'invalid_union') return issue;
-  let best: { path: PropertyKey[]; message: string } | undefined;
-  for (const inner of issue.errors.flat().map(deepestIssue)) {
-    if (best === undefined || inner.path.length > best.path.length) best = inner;
-  }
-  return best === undefined ? issue : { path: [...issue.path, ...best.path], message: best.message };
-}
-
 function ofKind(kind: ToolKind): Classification {
   return { kind, targets: [], destructive: false };
 }
@@ -353,7 +337,7 @@ function ofKind(kind: ToolKind): Classification {
 function fromAnnotations(annotations: unknown, trusted: boolean): Classification {
   const kind = kindFromMcpAnnotations(annotations, { trusted });
   if (kind !== 'write') return ofKind(kind);
-  const saysSafe = trusted && typeof annotations === 'object' && annotations !== null && ownValue(annotations, 'destructiveHint') === false;
+  const saysSafe = trusted && typeof annotations === 'object' && annotations !== null && own(annotations, 'destructiveHint') === false;
   return { kind: 'write', targets: [], destructive: !saysSafe, reason: trusted ? 'mcp: not read-only' : 'mcp: untrusted server' };
 }
 
@@ -403,7 +387,7 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     return {
       ...tool,
       judge: (args, cwd) => {
-        const command = args === null ? undefined : ownValue(args, argument);
+        const command = args === null ? undefined : own(args, argument);
         if (command === undefined) return failClosed(`shell: argument '${argument}' is missing`);
         return classifyShellCommand(command, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
       },
@@ -414,7 +398,7 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     const dialect = rule.dialect ?? 'postgres';
     return {
       ...tool,
-      judge: (args) => classifySql(args === null ? undefined : ownValue(args, argument), { dialect }),
+      judge: (args) => classifySql(args === null ? undefined : own(args, argument), { dialect }),
     };
   }
   const fromRule = fromAnnotations(rule.annotations, rule.trusted === true);
@@ -426,7 +410,7 @@ function argumentTargets(tool: CompiledTool, args: object | null, cwd: string | 
   if (args === null) return [];
   const found: (string | null)[] = [];
   for (const [argument, type] of tool.targets) {
-    const value = ownValue(args, argument);
+    const value = own(args, argument);
     const values = Array.isArray(value) ? value : [value];
     for (const item of values) {
       if (typeof item !== 'string' || item.trim() === '') continue;
@@ -498,7 +482,7 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
       const kind = byWords(tool, argsObject);
       return kind === 'write' ? failClosed(`'${tool.slice(0, 64)}' is not in catalog '${parsed.name}'`) : ofKind(kind);
     }
-    const cwdValue = compiled.cwd !== undefined && argsObject !== null ? ownValue(argsObject, compiled.cwd) : undefined;
+    const cwdValue = compiled.cwd !== undefined && argsObject !== null ? own(argsObject, compiled.cwd) : undefined;
     const given = typeof cwdValue === 'string' && cwdValue.trim() !== '' ? cwdValue.trim() : context?.cwd;
     const cwd = typeof given === 'string' && given !== '' ? (directoryOf(given) ?? undefined) : undefined;
     const judged = compiled.judge(argsObject, cwd);
@@ -583,7 +567,7 @@ export function classifyCall(name: string, args?: unknown): Classification {
 export function kindFromMcpAnnotations(annotations: unknown, options: { trusted: boolean }): ToolKind {
   if (options?.trusted !== true || typeof annotations !== 'object' || annotations === null) return 'write';
   try {
-    return ownValue(annotations, 'readOnlyHint') === true ? 'read' : 'write';
+    return own(annotations, 'readOnlyHint') === true ? 'read' : 'write';
   } catch {
     return 'write';
   }

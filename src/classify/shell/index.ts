@@ -80,6 +80,8 @@ import { type Classification, failClosed, normalizeTargets, pathTarget, worstOf 
 import { foldedTarget, UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
 import { CatalogError } from '../../errors/index.js';
 import shellCommandsJson from '../../catalogs/shell-commands.json' with { type: 'json' };
+import { deepestIssue } from '../../util/zod-issues.js';
+import { deepFreeze } from '../../util/deep-freeze.js';
 
 // ---------------------------------------------------------------------------
 // The command table: schema
@@ -325,16 +327,6 @@ export const shellTableSchema = z
 /** A shell command table (the JSON shape of `src/catalogs/shell-commands.json`); see `shellTableSchema`. */
 export type ShellTable = z.infer<typeof shellTableSchema>;
 
-/** The most specific issue of a zod error: for a union, the branch issue that got deepest into the entry. */
-function deepestIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
-  if (issue.code !== 'invalid_union') return issue;
-  let best: { path: PropertyKey[]; message: string } | undefined;
-  for (const inner of issue.errors.flat().map(deepestIssue)) {
-    if (best === undefined || inner.path.length > best.path.length) best = inner;
-  }
-  return best === undefined ? issue : { path: [...issue.path, ...best.path], message: best.message };
-}
-
 /** Checks of a rule that a schema cannot state: options used by a field must be value options, and so on. */
 function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path: (string | number)[]; message: string } | null {
   const values = new Set([...(rule.valueOptions ?? []), ...(rule.twoValueOptions ?? [])]);
@@ -399,14 +391,6 @@ export function parseShellTable(input: unknown, source?: string): ShellTable {
     if (problem !== null) throw new CatalogError(`${where}: ${problem.path.join('.')}: ${problem.message}`, problem.path);
   }
   return result.data;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
 
 /**

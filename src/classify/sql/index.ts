@@ -41,6 +41,7 @@ import sqliteGrammar from 'node-sql-parser/build/sqlite.js';
 import sqlFunctions from '../../catalogs/sql-functions.json' with { type: 'json' };
 import type { Classification } from '../classification.js';
 import { failClosed, normalizeTargets, tableTarget, worstOf } from '../classification.js';
+import { isRecord } from '../../util/own.js';
 
 /** Whether libpg-query's WebAssembly module loaded; when it did not, every Postgres text fails closed. */
 const postgresParserLoaded = await loadModule().then(
@@ -140,10 +141,6 @@ function newFacts(): Facts {
 }
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function classification(kind: Classification['kind'], tables: readonly string[], destructive: boolean, reason: string): Classification {
   return {

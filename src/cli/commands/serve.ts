@@ -15,9 +15,10 @@ import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { auditRuns, formatAuditText } from '../../audit/audit.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
-import { TranscriptError } from '../../audit/transcripts/index.js';
+
 import { DEFAULT_PORT, parseOrigin } from '../../visualizer/address.js';
 import type { VisualizerOptions, VisualizerServer } from '../../visualizer/server.js';
+import { TranscriptError } from '../../errors/transcript-error.js';
 
 /** Where the command writes, and how it sets the exit code (the CLI's own I/O). */
 export interface CommandIo {

@@ -3,13 +3,8 @@ import { describe, expect, test } from 'vitest';
 import { MAX_NAME_LENGTH } from '../../../machines/safety.policy.js';
 import { auditRuns } from '../../../src/audit/audit.js';
 import { builtinCatalogs, compileCatalog } from '../../../src/classify/catalog/index.js';
-import {
-  MAX_RESULT_TEXT,
-  readTranscript,
-  TranscriptError,
-  type TranscriptRun,
-  type TranscriptStep,
-} from '../../../src/audit/transcripts/index.js';
+import { MAX_RESULT_TEXT, readTranscript, type TranscriptRun, type TranscriptStep } from '../../../src/audit/transcripts/index.js';
+import { TranscriptError } from '../../../src/errors/transcript-error.js';
 
 /** A hand-written fixture in an agent's own log format (test/fixtures/native). */
 function fixture(name: string): TranscriptRun[] {
