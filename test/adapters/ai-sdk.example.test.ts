@@ -1,10 +1,10 @@
 /**
  * examples/ai-sdk.ts run as its own Node process (a complete program, no
  * network: the SDK's mock model plays the script), and the copy of it in
- * README.md kept the same program.
+ * docs/adapters/ai-sdk.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from '../support/examples.js';
+import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/ai-sdk.ts', () => {
   it('runs the conversation: the early write and the unverified answer refused, the verified answer given', async () => {
@@ -23,8 +23,8 @@ describe('examples/ai-sdk.ts', () => {
     ]);
   });
 
-  it('is the program README.md shows', () => {
-    const doc = readme();
+  it('is the program docs/adapters/ai-sdk.md shows', () => {
+    const doc = docPage('adapters/ai-sdk.md');
     expect(doc).toContain(programOf('examples/ai-sdk.ts', 'ai-sdk'));
   });
 });

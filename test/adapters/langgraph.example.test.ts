@@ -1,10 +1,10 @@
 /**
  * examples/langgraph.ts run as its own Node process (a complete program, no
  * network: a scripted model plays the conversation), and the copy of it in
- * README.md kept the same program.
+ * docs/adapters/langgraph.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from '../support/examples.js';
+import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/langgraph.ts', () => {
   it('runs the graph: the early write refused, the refused answer removed and sent back, the verified answer given and checkpointed', async () => {
@@ -28,8 +28,8 @@ describe('examples/langgraph.ts', () => {
     ]);
   });
 
-  it('is the program README.md shows', () => {
-    const doc = readme();
+  it('is the program docs/adapters/langgraph.md shows', () => {
+    const doc = docPage('adapters/langgraph.md');
     expect(doc).toContain(programOf('examples/langgraph.ts', 'langgraph'));
   });
 });

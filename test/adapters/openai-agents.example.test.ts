@@ -1,10 +1,10 @@
 /**
  * examples/openai-agents.ts run as its own Node process (a complete program, no
  * network: a scripted model plays the conversation), and the copy of it in
- * README.md kept the same program.
+ * docs/adapters/openai-agents.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from '../support/examples.js';
+import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/openai-agents.ts', () => {
   it('runs the conversation: the early write refused, the run resumed after the refused answer, the verified answer given', async () => {
@@ -29,8 +29,8 @@ describe('examples/openai-agents.ts', () => {
     ]);
   });
 
-  it('is the program README.md shows', () => {
-    const doc = readme();
+  it('is the program docs/adapters/openai-agents.md shows', () => {
+    const doc = docPage('adapters/openai-agents.md');
     expect(doc).toContain(programOf('examples/openai-agents.ts', 'openai-agents'));
   });
 });

@@ -582,7 +582,7 @@ describe('the embedded demo transcript', () => {
 describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
   const file = fileURLToPath(new URL('../../../shared/data/tau-bench/gpt-4o-airline.json', import.meta.url));
   const present = existsSync(file);
-  if (!present) console.warn(`skipping the tau-bench audit: ${file} is absent (see the README's "Real transcripts")`);
+  if (!present) console.warn(`skipping the tau-bench audit: ${file} is absent (see docs/audit.md, "Real transcripts")`);
 
   test.skipIf(!present)('audits every run and every call of the file', () => {
     const text = readFileSync(file, 'utf8');
@@ -593,7 +593,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     expect(report.summary.calls).toBe(callsInFile);
   });
 
-  test.skipIf(!present)('compares the policies as the README reports: spec, target-aware, and with self-verifying writes', () => {
+  test.skipIf(!present)('compares the policies as docs/audit.md reports: spec, target-aware, and with self-verifying writes', () => {
     const runs = readTranscript(readFileSync(file, 'utf8'), file);
     const catalog = compileCatalog(builtinCatalogs['tau-airline']);
     const rows = (['spec', 'targets', 'full'] as const).map((policy) => {
@@ -614,7 +614,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     ]);
   });
 
-  test.skipIf(!present)('gives the summary figures reported in the README', () => {
+  test.skipIf(!present)('gives the summary figures reported in docs/audit.md', () => {
     const report = auditRuns(readTranscript(readFileSync(file, 'utf8'), file), {
       classify: createClassifier(builtinCatalogs['tau-airline']),
     });

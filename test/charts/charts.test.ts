@@ -1,7 +1,7 @@
 /**
- * Charts drawn from the machine (src/export.ts): the chart model, Graphviz
- * DOT, Mermaid, SVG rendered offline, the `export` command, and the README's
- * and charts/ folder's copies, which must not drift from the machine.
+ * Charts drawn from the machine (src/charts/): the chart model, Graphviz
+ * DOT, Mermaid, SVG rendered offline, the `export` command, and the copies in
+ * docs/charts.md and the charts/ folder, which must not drift from the machine.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -555,9 +555,9 @@ describe('stately.config.json and the export command', () => {
 });
 
 describe('committed copies of the chart', () => {
-  it("the README's Mermaid chart is the machine's", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('<!-- section:visualizer -->'), readme.indexOf('<!-- /section:visualizer -->'));
+  it("the Mermaid chart in docs/charts.md is the machine's", () => {
+    const page = readFileSync(join(ROOT, 'docs/charts.md'), 'utf8');
+    const section = page.slice(page.indexOf('<!-- section:visualizer -->'), page.indexOf('<!-- /section:visualizer -->'));
     const block = /```mermaid\n([\s\S]*?)```/.exec(section);
     expect(block, 'the visualizer section embeds a ```mermaid block').not.toBeNull();
     expect(block![1]).toBe(toMermaid(safetyMachine));

@@ -1,10 +1,10 @@
 /**
  * examples/parent-machine.ts run as its own Node process (an agent loop as
  * an XState statechart invoking the gate; scripted model, in-memory tools,
- * no network), and the copy of it in README.md kept the same program.
+ * no network), and the copy of it in docs/xstate.md kept the same program.
  */
 import { describe, expect, it } from 'vitest';
-import { programOf, readme, runExample } from '../support/examples.js';
+import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/parent-machine.ts', () => {
   it('routes every tool call and the answer through the gate: the early write and the unverified answer refused', async () => {
@@ -23,7 +23,7 @@ describe('examples/parent-machine.ts', () => {
     ]);
   });
 
-  it('is the program README.md shows', () => {
-    expect(readme()).toContain(programOf('examples/parent-machine.ts', 'parent-machine'));
+  it('is the program docs/xstate.md shows', () => {
+    expect(docPage('xstate.md')).toContain(programOf('examples/parent-machine.ts', 'parent-machine'));
   });
 });

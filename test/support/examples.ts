@@ -1,6 +1,6 @@
 /**
- * Running the adapters' example programs as their own Node processes, and
- * reading them as the README shows them (with the imports an app writes).
+ * Running the example programs as their own Node processes, and reading them
+ * as the docs pages show them (with the imports an app writes).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,7 +33,12 @@ export function programOf(file: string, subpath: string): string {
     .trim();
 }
 
-/** The README, to find the examples in. */
-export function readme(): string {
-  return readFileSync(new URL('README.md', new URL('../../', import.meta.url)), 'utf8');
+/**
+ * A documentation page, to find an example in: `docs/<name>` (e.g.
+ * `'adapters/ai-sdk.md'`), or the README itself for `'README.md'`. Throws
+ * (ENOENT) when the page does not exist.
+ */
+export function docPage(name: string): string {
+  const path = name === 'README.md' ? name : `docs/${name}`;
+  return readFileSync(new URL(path, new URL('../../', import.meta.url)), 'utf8');
 }

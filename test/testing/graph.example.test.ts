@@ -4,15 +4,15 @@
  * the options of `pulse-safety-fsm/testing`, each run here within five
  * seconds (vitest's per-test timeout: a traversal that never ends, as
  * without the options, fails the test), and the copy of the program in
- * README.md kept the same.
+ * docs/testing.md kept the same.
  *
  * Spec: DESIGN.md §3 (the event vocabulary the options generate).
  */
 import { describe, expect, it } from 'vitest';
 import { shortestPaths, simplePaths, testSessionGuard } from '../../examples/xstate-graph.js';
-import { programOf, readme } from '../support/examples.js';
+import { docPage, programOf } from '../support/examples.js';
 
-/** Each README example's budget: generous for a loaded machine, far below a traversal that never ends. */
+/** Each example's budget: generous for a loaded machine, far below a traversal that never ends. */
 const EXAMPLE_MS = 5_000;
 
 describe('examples/xstate-graph.ts', () => {
@@ -77,8 +77,8 @@ describe('examples/xstate-graph.ts', () => {
     EXAMPLE_MS,
   );
 
-  it('is the program README.md shows', () => {
+  it('is the program docs/testing.md shows', () => {
     const program = programOf('examples/xstate-graph.ts', 'testing').replaceAll("'../src/testing/index.js'", "'pulse-safety-fsm/testing'");
-    expect(readme()).toContain(program);
+    expect(docPage('testing.md')).toContain(program);
   });
 });
