@@ -46,7 +46,7 @@
  * live session at 100,000 sessions (issue 13; 2 KiB before it), audit
  * throughput at least half the same audit's through the reference gate
  * (issue 13 set it against the reference replay, which builds no report;
- * that row is printed too, with its verdict: see the README), <= 300 B per
+ * that row is printed too, with its verdict: see docs/development.md), <= 300 B per
  * persisted snapshot, <= 250 µs per shell command and <= 300 µs per SQL
  * statement.
  */

@@ -3,7 +3,7 @@
  * keys of `pulse-safety-fsm/testing`: shortest paths, simple paths, and a
  * test model whose every path is replayed through the session guard. Its
  * test (test/graph.example.test.ts) runs each function and checks that
- * README.md shows this program.
+ * docs/testing.md shows this program.
  *
  * Without the options, `getShortestPaths(safetyMachine)` never ends: the
  * default events carry only `type`, and the machine's counters grow

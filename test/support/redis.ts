@@ -100,7 +100,7 @@ export async function startRedis(plan: RedisPlan): Promise<RedisServer> {
   throw new Error(`redis-server did not start on port ${port}`);
 }
 
-/** A client that fails fast (one retry per command), as the README recommends. */
+/** A client that fails fast (one retry per command), as docs/sessions.md recommends. */
 export function client(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
 }
