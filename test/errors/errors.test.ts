@@ -337,14 +337,14 @@ describe('every public error', () => {
   }
 
   it.each([
-    ['FSMBlockedError', noTargetError(), 'FSM_BLOCKED'],
-    ['CatalogError', thrown(() => parseCatalog({ tools: 3 })), 'CATALOG_INVALID'],
-    ['SnapshotError', thrown(() => parsePersistedSnapshot({ v: 'x' })), 'SNAPSHOT_INVALID'],
-    ['TranscriptError', thrown(() => readTranscript('{not json', 'bad.jsonl')), 'TRANSCRIPT_UNREADABLE'],
-    ['SessionGuardError', new SessionGuardError('GUARD_STOPPED', 'stopped'), 'GUARD_STOPPED'],
-    ['SessionStoreError', new SessionStoreError('closed', 'closed'), 'closed'],
-  ])('%s has its name and a stable code to branch on', (name, error, code) => {
-    expect(error).toBeInstanceOf(Error);
+    ['FSMBlockedError', FSMBlockedError, noTargetError(), 'FSM_BLOCKED'],
+    ['CatalogError', CatalogError, thrown(() => parseCatalog({ tools: 3 })), 'CATALOG_INVALID'],
+    ['SnapshotError', SnapshotError, thrown(() => parsePersistedSnapshot({ v: 'x' })), 'SNAPSHOT_INVALID'],
+    ['TranscriptError', TranscriptError, thrown(() => readTranscript('{not json', 'bad.jsonl')), 'TRANSCRIPT_UNREADABLE'],
+    ['SessionGuardError', SessionGuardError, new SessionGuardError('GUARD_STOPPED', 'stopped'), 'GUARD_STOPPED'],
+    ['SessionStoreError', SessionStoreError, new SessionStoreError('closed', 'closed'), 'closed'],
+  ])('%s has its name and a stable code to branch on', (name, errorClass, error, code) => {
+    expect(error).toBeInstanceOf(errorClass);
     expect((error as Error).name).toBe(name);
     expect((error as { code: unknown }).code).toBe(code);
   });
