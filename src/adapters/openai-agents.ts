@@ -247,7 +247,13 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
       } catch (failure) {
         return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
       }
-      const admission = await admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
+      const admission = await admitCall({
+        guard: session.guard,
+        classifier,
+        id: toolCall.callId,
+        name: toolCall.name,
+        args: argumentsOf(toolCall.arguments),
+      });
       if (admission.allowed) {
         if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
           const calls = pending.get(context) ?? new Map<string, Pending>();
