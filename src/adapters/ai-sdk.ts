@@ -36,6 +36,7 @@ import {
   type ToolSet,
 } from 'ai';
 import type { FSMBlockedError } from '../errors/index.js';
+import type { ToolCall } from '../guard/session-guard.js';
 import { refusalText } from '../guard/refusal-text.js';
 import {
   admitCall,
@@ -53,6 +54,7 @@ import {
   type CallAdmission,
   type ClassificationOptions,
   type MaybePromise,
+  type ToolClassifier,
 } from './common.js';
 
 const ADAPTER = 'ai-sdk';
@@ -172,6 +174,96 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 type Execute = (input: unknown, options: { toolCallId: string }) => unknown;
 type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unknown }) => unknown;
 
+/** What every gated tool of a `ToolSet` shares: where the session's guard comes from, the classification source, the refusal result. */
+interface ToolGate {
+  getGuard: () => AdapterGuard;
+  classifier: ToolClassifier;
+  refusal: (error: FSMBlockedError) => unknown;
+}
+
+/**
+ * A streaming tool's output passed on value by value; when it ends, the last
+ * value is recorded as the call's result. One that throws, or that the
+ * consumer stops early, is recorded as an error.
+ */
+async function* recordedStream(stream: AsyncIterable<unknown>, guard: AdapterGuard, classifier: ToolClassifier, call: ToolCall) {
+  let last: unknown;
+  let settled = false;
+  try {
+    for await (const value of stream) {
+      last = value;
+      yield value;
+    }
+    settled = true;
+    await recordCall(guard, classifier, call, { threw: false, result: last });
+  } finally {
+    // Threw, or the consumer stopped early: it did not finish, so it gives no evidence.
+    if (!settled) await recordCall(guard, classifier, call, { threw: true });
+  }
+}
+
+/**
+ * The gated `execute` of the tool `name`: the call checked (`admitCall`, id
+ * the SDK's `toolCallId`), then run and its outcome recorded, or refused.
+ */
+function gateExecute(name: string, original: Execute, gate: ToolGate): Execute {
+  const { getGuard, classifier, refusal } = gate;
+  /** Runs an admitted call and records its outcome; a refused one gives the refusal. */
+  const proceed = (guard: AdapterGuard, admission: CallAdmission, input: unknown, execOptions: { toolCallId: string }): unknown => {
+    if (!admission.allowed) {
+      if (admission.error === null) throw new Error(uncheckedText(name, admission.failure), { cause: admission.failure });
+      return refusal(admission.error);
+    }
+    const { call } = admission;
+    const fail = (error: unknown): MaybePromise<never> =>
+      andThen(recordCall(guard, classifier, call, { threw: true }), () => {
+        throw error;
+      });
+    let produced: unknown;
+    try {
+      produced = original(input, execOptions);
+    } catch (error) {
+      return fail(error);
+    }
+    if (isAsyncIterable(produced)) return recordedStream(produced, guard, classifier, call);
+    return Promise.resolve(produced).then(
+      (result) => andThen(recordCall(guard, classifier, call, { threw: false, result }), () => result),
+      (error: unknown) => fail(error),
+    );
+  };
+  const gatedExecute = (input: unknown, execOptions: { toolCallId: string }): unknown => {
+    const guard = getGuard();
+    // A synchronous guard decides here, before any other call of the step goes on.
+    const admission = admitCall({ guard, classifier, id: execOptions?.toolCallId, name, args: input });
+    if (!isPromise(admission)) return proceed(guard, admission, input, execOptions);
+    // An asynchronous guard decides later; a streaming tool (an async generator function) stays one.
+    if (isAsyncGeneratorFunction(original)) {
+      return (async function* gatedLater() {
+        const produced = proceed(guard, await admission, input, execOptions);
+        if (isAsyncIterable(produced)) yield* produced;
+        else yield await produced;
+      })();
+    }
+    return admission.then((decided) => proceed(guard, decided, input, execOptions));
+  };
+  return gatedExecute;
+}
+
+/** The tool with its gated `execute`; its own `toModelOutput`, if any, is not asked about a refusal (the model gets it as JSON). */
+function withExecute(tool: object, execute: Execute): object {
+  const toModelOutput = (tool as { toModelOutput?: unknown }).toModelOutput;
+  return {
+    ...tool,
+    execute,
+    ...(typeof toModelOutput === 'function'
+      ? {
+          toModelOutput: (args: { toolCallId: string; input: unknown; output: unknown }) =>
+            isBlockedToolResult(args.output) ? { type: 'json', value: args.output } : (toModelOutput as ToModelOutput)(args),
+        }
+      : {}),
+  };
+}
+
 /**
  * Wraps a `ToolSet` so every tool with an `execute` is gated: checked
  * before it runs (id: the SDK's `toolCallId`), its outcome recorded after.
@@ -196,7 +288,7 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
   if (typeof tools !== 'object' || tools === null) throw new AdapterConfigError(ADAPTER, 'gateTools: `tools` must be a ToolSet object');
   const getGuard = guardGetter(options);
   const classifier = createToolClassifier(options, ADAPTER);
-  const refusal = options.refusal ?? ((error: FSMBlockedError) => error.toToolResult());
+  const gate: ToolGate = { getGuard, classifier, refusal: options.refusal ?? ((error: FSMBlockedError) => error.toToolResult()) };
   const gated: Record<string, unknown> = {};
   const names: string[] = [];
   for (const [name, tool] of Object.entries(tools)) {
@@ -206,73 +298,7 @@ export function gateTools<TOOLS extends ToolSet>(tools: TOOLS, options: GateTool
       continue;
     }
     names.push(name);
-    const original = execute as Execute;
-    /** Runs an admitted call and records its outcome; a refused one gives the refusal. */
-    const proceed = (guard: AdapterGuard, admission: CallAdmission, input: unknown, execOptions: { toolCallId: string }): unknown => {
-      if (!admission.allowed) {
-        if (admission.error === null) throw new Error(uncheckedText(name, admission.failure), { cause: admission.failure });
-        return refusal(admission.error);
-      }
-      const { call } = admission;
-      const fail = (error: unknown): MaybePromise<never> =>
-        andThen(recordCall(guard, classifier, call, { threw: true }), () => {
-          throw error;
-        });
-      let produced: unknown;
-      try {
-        produced = original(input, execOptions);
-      } catch (error) {
-        return fail(error);
-      }
-      if (isAsyncIterable(produced)) {
-        const stream = produced;
-        return (async function* gatedStream() {
-          let last: unknown;
-          let settled = false;
-          try {
-            for await (const value of stream) {
-              last = value;
-              yield value;
-            }
-            settled = true;
-            await recordCall(guard, classifier, call, { threw: false, result: last });
-          } finally {
-            // Threw, or the consumer stopped early: it did not finish, so it gives no evidence.
-            if (!settled) await recordCall(guard, classifier, call, { threw: true });
-          }
-        })();
-      }
-      return Promise.resolve(produced).then(
-        (result) => andThen(recordCall(guard, classifier, call, { threw: false, result }), () => result),
-        (error: unknown) => fail(error),
-      );
-    };
-    const gatedExecute = (input: unknown, execOptions: { toolCallId: string }): unknown => {
-      const guard = getGuard();
-      // A synchronous guard decides here, before any other call of the step goes on.
-      const admission = admitCall(guard, classifier, execOptions?.toolCallId, name, input);
-      if (!isPromise(admission)) return proceed(guard, admission, input, execOptions);
-      // An asynchronous guard decides later; a streaming tool (an async generator function) stays one.
-      if (isAsyncGeneratorFunction(original)) {
-        return (async function* gatedLater() {
-          const produced = proceed(guard, await admission, input, execOptions);
-          if (isAsyncIterable(produced)) yield* produced;
-          else yield await produced;
-        })();
-      }
-      return admission.then((decided) => proceed(guard, decided, input, execOptions));
-    };
-    const toModelOutput = (tool as { toModelOutput?: unknown }).toModelOutput;
-    gated[name] = {
-      ...tool,
-      execute: gatedExecute,
-      ...(typeof toModelOutput === 'function'
-        ? {
-            toModelOutput: (args: { toolCallId: string; input: unknown; output: unknown }) =>
-              isBlockedToolResult(args.output) ? { type: 'json', value: args.output } : (toModelOutput as ToModelOutput)(args),
-          }
-        : {}),
-    };
+    gated[name] = withExecute(tool, gateExecute(name, execute as Execute, gate));
   }
   assertSomeToolReads(names, classifier, ADAPTER);
   return gated as TOOLS;

@@ -5,6 +5,29 @@
  * read), where a session's guard comes from, and the check and record of one
  * call that never lets a guard failure pass a call.
  *
+ * The shape every adapter follows (a new SDK's adapter starts from it):
+ *
+ * - Options: one options type per entry point, extending
+ *   `ClassificationOptions` (where a call's kind comes from) with a guard
+ *   source (`guard` for one session, or `getGuard(key)` and a way to tell
+ *   the key), all checked at setup.
+ * - A tool gate around the SDK's tools or tool execution: `admitCall` before
+ *   a call runs (a refusal becomes the SDK's tool result; a call the guard
+ *   could not check never runs, `uncheckedText`), `recordCall` after it.
+ * - An answer gate at the SDK's final-answer hook: `guard.finalAnswer()`,
+ *   and a refused answer goes back to the model in words (`refusalText`) so
+ *   the loop goes on.
+ * - Errors: a configuration mistake is an `AdapterConfigError` naming the
+ *   adapter, thrown at setup (`createToolClassifier`, `assertGuardSource`,
+ *   `assertSomeToolReads`), or before a run for what only the run shows
+ *   (an agent's tools); never in the middle of a tool call.
+ *
+ * The MCP adapter (`mcp/`) differs where the protocol does: its tools are
+ * classified from their annotations (its `ToolBook` is a `ToolClassifier`),
+ * it checks with a synchronous guard directly and answers what it cannot
+ * decide with an `McpError`, and it has no answer gate (a proxy never sees
+ * the answer: the answer state rides on each result instead).
+ *
  * Spec: ASSISTANT_SAFETY.md "Tool kinds", "The invariants"; DESIGN.md §5.1
  * (a classified call is more than a kind), §5.7 (failures read from the result).
  */
@@ -264,22 +287,25 @@ export type CallAdmission =
   /** The guard threw (a duplicate id in flight, a store that cannot save): the call must not run. */
   | { allowed: false; error: null; failure: unknown };
 
+/** One call for `admitCall`: the call as the framework gives it, and the guard and classification source that judge it. */
+export interface CallToAdmit {
+  guard: AdapterGuard;
+  classifier: ToolClassifier;
+  /** The framework's call id (an empty or missing id counts as none). */
+  id: string | undefined;
+  name: string;
+  args: unknown;
+}
+
 /**
  * Checks one call: classifies it with the adapter's source and asks the
  * guard, passing kind, targets and destructive flag. Never throws or
  * rejects: a guard that throws (or rejects) refuses the call (`failure`),
  * and the call is not tracked. Synchronous with a `SessionGuard` (the check
  * is made before this returns); a promise with a `SharedSessionGuard`.
- *
- * @param id the framework's call id (an empty or missing id counts as none).
  */
-export function admitCall(
-  guard: AdapterGuard,
-  classifier: ToolClassifier,
-  id: string | undefined,
-  name: string,
-  args: unknown,
-): MaybePromise<CallAdmission> {
+export function admitCall(request: CallToAdmit): MaybePromise<CallAdmission> {
+  const { guard, classifier, id, name, args } = request;
   const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
   try {
     const classification = classifier.classify(name, args);

@@ -231,7 +231,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     if (thread === undefined) throw new Error(`pulse-safety-fsm/${ADAPTER}: runTool outside a SafetyToolNode run`);
     const { guard } = thread;
     // With a synchronous guard the check is made here, as the call starts (before any tool of the message finishes).
-    const admission = await admitCall(guard, this.classifier, call.id, call.name, call.args);
+    const admission = await admitCall({ guard, classifier: this.classifier, id: call.id, name: call.name, args: call.args });
     if (!admission.allowed) {
       const content = admission.error === null ? uncheckedText(call.name, admission.failure) : this.refusal(admission.error);
       return new ToolMessage({ status: 'error', content, name: call.name, tool_call_id: call.id ?? '' });

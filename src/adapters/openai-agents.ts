@@ -53,6 +53,7 @@ import {
   uncheckedText,
   type AdapterGuard,
   type ClassificationOptions,
+  type ToolClassifier,
 } from './common.js';
 
 const ADAPTER = 'openai-agents';
@@ -186,6 +187,282 @@ function callIdOf(details: unknown): string | undefined {
   return typeof callId === 'string' && callId !== '' ? callId : undefined;
 }
 
+/** A tool's error function, as the SDK calls it (`errorFunction`, `timeoutErrorFunction`). */
+type ErrorFunction<TContext, R> = (context: RunContext<TContext>, error: unknown, details?: unknown) => R;
+
+/**
+ * The gate of one app (see `createSafetyGate`, its factory). The instance is
+ * the object users get: each member is an arrow-function property, so it
+ * keeps its gate when taken off it (`const { run, tool } = gate`); the
+ * gate's own state and steps are `#private`, so the object's own keys are
+ * exactly the members of `AgentsSafetyGate`, and the members call each
+ * other's private step, never a property a caller could have replaced.
+ */
+class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
+  readonly #options: AgentsSafetyOptions<TContext>;
+  readonly #classifier: ToolClassifier;
+  readonly #maxResumes: number;
+  readonly #refusal: (error: FSMBlockedError) => string;
+  readonly #answerWords: (error: FSMBlockedError) => string;
+  readonly #runner: Pick<Runner, 'run'> | undefined;
+  /** The tools built by this gate (`tool`, `tools`): `assertAgent` refuses an agent with any other function tool. */
+  readonly #built = new WeakSet<object>();
+  /** Admitted calls without an outcome yet, by run (its RunContext, which every hook of the run gets) and call id. */
+  readonly #pending = new WeakMap<object, Map<string, Pending>>();
+
+  readonly #checkGuardrail = defineToolInputGuardrail<TContext>({
+    name: CHECK_GUARDRAIL_NAME,
+    run: async ({ context, toolCall }) => this.#check(context, toolCall),
+  });
+
+  readonly #recordGuardrail = defineToolOutputGuardrail<TContext>({
+    name: RECORD_GUARDRAIL_NAME,
+    run: async ({ context, toolCall, output }) => {
+      await this.#settleCall(context, toolCall.callId, { threw: false, result: output });
+      return ToolGuardrailFunctionOutputFactory.allow();
+    },
+  });
+
+  readonly #answerGuardrail: OutputGuardrail<'text', TContext> = {
+    name: ANSWER_GUARDRAIL_NAME,
+    execute: async ({ context }) => this.#judgeAnswer(context),
+  };
+
+  // The members, in the order of `AgentsSafetyGate` (their documentation is there).
+  readonly tool = ((toolOptions: Record<string, unknown>) => this.#gatedTool(toolOptions)) as typeof agentsTool;
+  readonly tools = (list: readonly Parameters<typeof agentsTool>[0][]): ReturnType<typeof agentsTool>[] => this.#gatedTools(list);
+  readonly toolInputGuardrail: ToolInputGuardrailDefinition<TContext> = this.#checkGuardrail;
+  readonly toolOutputGuardrail: ToolOutputGuardrailDefinition<TContext> = this.#recordGuardrail;
+  readonly errorFunction = <R = string>(
+    inner?: ErrorFunction<TContext, R | Promise<R>> | null,
+  ): ErrorFunction<TContext, Promise<R | string>> => this.#errorFunction(inner);
+  readonly outputGuardrail: OutputGuardrail<'text', TContext> = this.#answerGuardrail;
+  readonly run = <TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: string | AgentInputItem[],
+    runOptions: NonStreamRunOptions<TContext, TAgent> = {},
+  ): Promise<RunResult<TContext, TAgent>> => this.#run(agent, input, runOptions);
+  readonly settle = (context: RunContext<TContext>): Promise<number> => this.#settleRun(context);
+  readonly assertAgent = (agent: Agent<any, any>): void => this.#assertAgent(agent);
+
+  /** `options` as `createSafetyGate` checked them; `classifier` made from them; `maxResumes` their count, default applied. */
+  constructor(options: AgentsSafetyOptions<TContext>, classifier: ToolClassifier, maxResumes: number) {
+    this.#options = options;
+    this.#classifier = classifier;
+    this.#maxResumes = maxResumes;
+    this.#refusal = options.refusal ?? ((error: FSMBlockedError) => JSON.stringify(error.toToolResult()));
+    this.#answerWords = options.answerRefusal ?? refusalText;
+    this.#runner = options.runner;
+  }
+
+  /**
+   * The guard of a run's session.
+   * @throws TypeError when `sessionKey(context)` gives no non-empty string; what `sessionKey` or `getGuard` throw.
+   */
+  #sessionOf(context: RunContext<TContext>): { guard: AdapterGuard } {
+    const options = this.#options;
+    if (options.guard !== undefined) return { guard: options.guard };
+    const key = options.sessionKey!(context);
+    if (typeof key !== 'string' || key === '') {
+      throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
+    }
+    return { guard: options.getGuard!(key) };
+  }
+
+  /** The check of one call (the tool input guardrail): admitted calls are kept until their outcome. */
+  async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
+    let session: { guard: AdapterGuard };
+    try {
+      session = this.#sessionOf(context);
+    } catch (failure) {
+      return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
+    }
+    const admission = await admitCall({
+      guard: session.guard,
+      classifier: this.#classifier,
+      id: toolCall.callId,
+      name: toolCall.name,
+      args: argumentsOf(toolCall.arguments),
+    });
+    if (admission.allowed) {
+      if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
+        const calls = this.#pending.get(context) ?? new Map<string, Pending>();
+        calls.set(toolCall.callId, { guard: session.guard, call: admission.call });
+        this.#pending.set(context, calls);
+      }
+      return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
+    }
+    if (admission.error === null) {
+      return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, admission.failure), { allowed: false });
+    }
+    return ToolGuardrailFunctionOutputFactory.rejectContent(this.#refusal(admission.error), {
+      allowed: false,
+      ...admission.error.toJSON(),
+    });
+  }
+
+  /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
+  async #settleCall(
+    context: RunContext<TContext>,
+    callId: string | undefined,
+    outcome: { threw: true } | { threw: false; result: unknown },
+  ): Promise<void> {
+    if (callId === undefined) return;
+    const calls = this.#pending.get(context);
+    const entry = calls?.get(callId);
+    if (entry === undefined) return;
+    calls!.delete(callId);
+    await recordCall(entry.guard, this.#classifier, entry.call, outcome);
+  }
+
+  /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
+  async #judgeAnswer(context: RunContext<TContext>) {
+    const decision = await this.#sessionOf(context).guard.finalAnswer();
+    if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
+    const { error } = decision;
+    const info: AnswerRefusalInfo = {
+      allowed: false,
+      code: error.code,
+      rule: error.rule,
+      state: error.state,
+      reason: error.reason,
+      refusal: this.#answerWords(error),
+    };
+    return { tripwireTriggered: true, outputInfo: info };
+  }
+
+  /** An error function that settles the call as failed first (see `AgentsSafetyGate.errorFunction`). */
+  #errorFunction<R>(inner: ErrorFunction<TContext, R | Promise<R>> | null | undefined): ErrorFunction<TContext, Promise<R | string>> {
+    return async (context, error, details) => {
+      await this.#settleCall(context, callIdOf(details), { threw: true });
+      if (inner === null) throw error;
+      if (inner === undefined) return DEFAULT_TOOL_ERROR;
+      return inner(context, error, details);
+    };
+  }
+
+  /** The SDK's `tool()` with the gate's guardrails and error functions (see `AgentsSafetyGate.tool`). */
+  #gatedTool(toolOptions: Record<string, unknown>): ReturnType<typeof agentsTool> {
+    const name =
+      typeof toolOptions.name === 'string' ? toolOptions.name : ((toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool');
+    const structured = toolOptions.outputSchema !== undefined;
+    const userError = toolOptions.errorFunction as ErrorFunction<TContext, string | Promise<string>> | null | undefined;
+    const userTimeout = toolOptions.timeoutErrorFunction as ErrorFunction<TContext, unknown> | undefined;
+    const timeoutMs = toolOptions.timeoutMs;
+    const behavior = toolOptions.timeoutBehavior ?? (structured ? 'raise_exception' : 'error_as_result');
+    const built = agentsTool({
+      ...toolOptions,
+      inputGuardrails: [...((toolOptions.inputGuardrails as unknown[]) ?? []), this.#checkGuardrail],
+      outputGuardrails: [this.#recordGuardrail, ...((toolOptions.outputGuardrails as unknown[]) ?? [])],
+      // A structured tool's SDK default is to rethrow (null); a plain one's, the default message.
+      errorFunction: this.#errorFunction(userError === undefined && structured ? null : userError),
+      ...(timeoutMs !== undefined && behavior === 'error_as_result'
+        ? {
+            timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
+              await this.#settleCall(context, callIdOf(details), { threw: true });
+              return userTimeout !== undefined
+                ? userTimeout(context, error, details)
+                : `Tool '${name}' timed out after ${String(timeoutMs as number)}ms.`;
+            },
+          }
+        : {}),
+    } as never);
+    this.#built.add(built);
+    return built;
+  }
+
+  /** `tool()` for each, then at least one must read (see `AgentsSafetyGate.tools`). */
+  #gatedTools(list: readonly Parameters<typeof agentsTool>[0][]): ReturnType<typeof agentsTool>[] {
+    const built = list.map((toolOptions) => this.#gatedTool(toolOptions as Record<string, unknown>));
+    assertSomeToolReads(
+      built.map((tool) => tool.name),
+      this.#classifier,
+      ADAPTER,
+    );
+    return built;
+  }
+
+  /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
+  async #settleRun(context: RunContext<TContext> | undefined): Promise<number> {
+    const calls = context === undefined ? undefined : this.#pending.get(context);
+    if (calls === undefined) return 0;
+    const left = [...calls.values()];
+    this.#pending.delete(context!);
+    for (const entry of left) await recordCall(entry.guard, this.#classifier, entry.call, { threw: true });
+    return left.length;
+  }
+
+  /** The agent's check before a run (see `AgentsSafetyGate.assertAgent`). */
+  #assertAgent(agent: Agent<any, any>): void {
+    const tools = (agent?.tools ?? []) as { type?: string; name?: string }[];
+    const functions = tools.filter((tool) => tool.type === 'function');
+    const ungated = functions.filter((tool) => !this.#built.has(tool)).map((tool) => `'${tool.name}'`);
+    if (ungated.length > 0) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
+      );
+    }
+    assertSomeToolReads(
+      functions.map((tool) => String(tool.name)),
+      this.#classifier,
+      ADAPTER,
+    );
+    const guardrails = (agent.outputGuardrails ?? []) as { name?: string }[];
+    if (!guardrails.some((guardrail) => guardrail === this.#answerGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
+      );
+    }
+  }
+
+  /** The run, resumed after a refused answer (see `AgentsSafetyGate.run`). */
+  async #run<TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: string | AgentInputItem[],
+    runOptions: NonStreamRunOptions<TContext, TAgent>,
+  ): Promise<RunResult<TContext, TAgent>> {
+    if ((runOptions as { stream?: unknown }).stream === true) {
+      throw new AdapterConfigError(ADAPTER, 'gate.run does not stream: use run() and catch OutputGuardrailTripwireTriggered yourself');
+    }
+    if (runOptions.previousResponseId !== undefined) {
+      throw new AdapterConfigError(ADAPTER, 'gate.run cannot resume a previousResponseId chain: use a session or conversationId');
+    }
+    this.#assertAgent(agent);
+    const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
+    const runner = this.#runner;
+    const runWith = (runner?.run.bind(runner) ?? runAgent) as (
+      a: TAgent,
+      i: string | AgentInputItem[],
+      o: NonStreamRunOptions<TContext, TAgent>,
+    ) => Promise<RunResult<TContext, TAgent>>;
+    let current: TAgent = agent;
+    let currentInput = input;
+    for (let resumes = 0; ; resumes += 1) {
+      let result: RunResult<TContext, TAgent>;
+      try {
+        result = await runWith(current, currentInput, runOptions);
+      } catch (error) {
+        const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
+        await this.#settleRun(state?._context);
+        const ours =
+          error instanceof OutputGuardrailTripwireTriggered &&
+          (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
+          state !== undefined;
+        if (!ours || resumes >= this.#maxResumes) throw error;
+        const info = error.result.output.outputInfo as AnswerRefusalInfo;
+        const message: AgentInputItem = { role: 'user', content: info.refusal };
+        currentInput = serverHistory ? [message] : [...(state.history ?? []), message];
+        current = state.currentAgent ?? current;
+        continue;
+      }
+      await this.#settleRun(result.runContext);
+      return result;
+    }
+  }
+}
+
 /**
  * Creates the safety gate for OpenAI Agents JS.
  *
@@ -208,221 +485,5 @@ export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOption
   if (!Number.isInteger(maxResumes) || maxResumes < 0) {
     throw new AdapterConfigError(ADAPTER, `maxResumes must be a non-negative integer, got ${String(maxResumes)}`);
   }
-  const refusal = options.refusal ?? ((error: FSMBlockedError) => JSON.stringify(error.toToolResult()));
-  const answerWords = options.answerRefusal ?? refusalText;
-  const runner = options.runner;
-  const gatedTools = new WeakSet<object>();
-  /** Admitted calls without an outcome yet, by run (its RunContext, which every hook of the run gets) and call id. */
-  const pending = new WeakMap<object, Map<string, Pending>>();
-
-  function sessionOf(context: RunContext<TContext>): { guard: AdapterGuard } {
-    if (options.guard !== undefined) return { guard: options.guard };
-    const key = options.sessionKey!(context);
-    if (typeof key !== 'string' || key === '') {
-      throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
-    }
-    return { guard: options.getGuard!(key) };
-  }
-
-  /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
-  async function settle(
-    context: RunContext<TContext>,
-    callId: string | undefined,
-    outcome: { threw: true } | { threw: false; result: unknown },
-  ): Promise<void> {
-    if (callId === undefined) return;
-    const calls = pending.get(context);
-    const entry = calls?.get(callId);
-    if (entry === undefined) return;
-    calls!.delete(callId);
-    await recordCall(entry.guard, classifier, entry.call, outcome);
-  }
-
-  const toolInputGuardrail = defineToolInputGuardrail<TContext>({
-    name: CHECK_GUARDRAIL_NAME,
-    run: async ({ context, toolCall }) => {
-      let session: { guard: AdapterGuard };
-      try {
-        session = sessionOf(context);
-      } catch (failure) {
-        return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
-      }
-      const admission = await admitCall(session.guard, classifier, toolCall.callId, toolCall.name, argumentsOf(toolCall.arguments));
-      if (admission.allowed) {
-        if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
-          const calls = pending.get(context) ?? new Map<string, Pending>();
-          calls.set(toolCall.callId, { guard: session.guard, call: admission.call });
-          pending.set(context, calls);
-        }
-        return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
-      }
-      if (admission.error === null) {
-        return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, admission.failure), { allowed: false });
-      }
-      return ToolGuardrailFunctionOutputFactory.rejectContent(refusal(admission.error), { allowed: false, ...admission.error.toJSON() });
-    },
-  });
-
-  const toolOutputGuardrail = defineToolOutputGuardrail<TContext>({
-    name: RECORD_GUARDRAIL_NAME,
-    run: async ({ context, toolCall, output }) => {
-      await settle(context, toolCall.callId, { threw: false, result: output });
-      return ToolGuardrailFunctionOutputFactory.allow();
-    },
-  });
-
-  function errorFunction<R = string>(
-    inner?: ((context: RunContext<TContext>, error: unknown, details?: unknown) => R | Promise<R>) | null,
-  ): (context: RunContext<TContext>, error: unknown, details?: unknown) => Promise<R | string> {
-    return async (context, error, details) => {
-      await settle(context, callIdOf(details), { threw: true });
-      if (inner === null) throw error;
-      if (inner === undefined) return DEFAULT_TOOL_ERROR;
-      return inner(context, error, details);
-    };
-  }
-
-  const gatedTool = ((toolOptions: Record<string, unknown>) => {
-    const name =
-      typeof toolOptions.name === 'string' ? toolOptions.name : ((toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool');
-    const structured = toolOptions.outputSchema !== undefined;
-    const userError = toolOptions.errorFunction as Parameters<typeof errorFunction>[0];
-    const userTimeout = toolOptions.timeoutErrorFunction as
-      ((context: RunContext<TContext>, error: unknown, details?: unknown) => unknown) | undefined;
-    const timeoutMs = toolOptions.timeoutMs;
-    const behavior = toolOptions.timeoutBehavior ?? (structured ? 'raise_exception' : 'error_as_result');
-    const built = agentsTool({
-      ...toolOptions,
-      inputGuardrails: [...((toolOptions.inputGuardrails as unknown[]) ?? []), toolInputGuardrail],
-      outputGuardrails: [toolOutputGuardrail, ...((toolOptions.outputGuardrails as unknown[]) ?? [])],
-      // A structured tool's SDK default is to rethrow (null); a plain one's, the default message.
-      errorFunction: errorFunction(userError === undefined && structured ? null : userError),
-      ...(timeoutMs !== undefined && behavior === 'error_as_result'
-        ? {
-            timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
-              await settle(context, callIdOf(details), { threw: true });
-              return userTimeout !== undefined
-                ? userTimeout(context, error, details)
-                : `Tool '${name}' timed out after ${String(timeoutMs as number)}ms.`;
-            },
-          }
-        : {}),
-    } as never);
-    gatedTools.add(built);
-    return built;
-  }) as typeof agentsTool;
-
-  const outputGuardrail: OutputGuardrail<'text', TContext> = {
-    name: ANSWER_GUARDRAIL_NAME,
-    execute: async ({ context }) => {
-      const decision = await sessionOf(context).guard.finalAnswer();
-      if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
-      const { error } = decision;
-      const info: AnswerRefusalInfo = {
-        allowed: false,
-        code: error.code,
-        rule: error.rule,
-        state: error.state,
-        reason: error.reason,
-        refusal: answerWords(error),
-      };
-      return { tripwireTriggered: true, outputInfo: info };
-    },
-  };
-
-  async function settleContext(context: RunContext<TContext> | undefined): Promise<number> {
-    const calls = context === undefined ? undefined : pending.get(context);
-    if (calls === undefined) return 0;
-    const left = [...calls.values()];
-    pending.delete(context!);
-    for (const entry of left) await recordCall(entry.guard, classifier, entry.call, { threw: true });
-    return left.length;
-  }
-
-  function assertAgent(agent: Agent<any, any>): void {
-    const tools = (agent?.tools ?? []) as { type?: string; name?: string }[];
-    const functions = tools.filter((tool) => tool.type === 'function');
-    const ungated = functions.filter((tool) => !gatedTools.has(tool)).map((tool) => `'${tool.name}'`);
-    if (ungated.length > 0) {
-      throw new AdapterConfigError(
-        ADAPTER,
-        `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
-      );
-    }
-    assertSomeToolReads(
-      functions.map((tool) => String(tool.name)),
-      classifier,
-      ADAPTER,
-    );
-    const guardrails = (agent.outputGuardrails ?? []) as { name?: string }[];
-    if (!guardrails.some((guardrail) => guardrail === outputGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
-      throw new AdapterConfigError(
-        ADAPTER,
-        `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
-      );
-    }
-  }
-
-  async function run<TAgent extends Agent<any, any>>(
-    agent: TAgent,
-    input: string | AgentInputItem[],
-    runOptions: NonStreamRunOptions<TContext, TAgent> = {},
-  ): Promise<RunResult<TContext, TAgent>> {
-    if ((runOptions as { stream?: unknown }).stream === true) {
-      throw new AdapterConfigError(ADAPTER, 'gate.run does not stream: use run() and catch OutputGuardrailTripwireTriggered yourself');
-    }
-    if (runOptions.previousResponseId !== undefined) {
-      throw new AdapterConfigError(ADAPTER, 'gate.run cannot resume a previousResponseId chain: use a session or conversationId');
-    }
-    assertAgent(agent);
-    const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
-    const runWith = (runner?.run.bind(runner) ?? runAgent) as (
-      a: TAgent,
-      i: string | AgentInputItem[],
-      o: NonStreamRunOptions<TContext, TAgent>,
-    ) => Promise<RunResult<TContext, TAgent>>;
-    let current: TAgent = agent;
-    let currentInput = input;
-    for (let resumes = 0; ; resumes += 1) {
-      let result: RunResult<TContext, TAgent>;
-      try {
-        result = await runWith(current, currentInput, runOptions);
-      } catch (error) {
-        const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
-        await settleContext(state?._context);
-        const ours =
-          error instanceof OutputGuardrailTripwireTriggered &&
-          (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
-          state !== undefined;
-        if (!ours || resumes >= maxResumes) throw error;
-        const info = error.result.output.outputInfo as AnswerRefusalInfo;
-        const message: AgentInputItem = { role: 'user', content: info.refusal };
-        currentInput = serverHistory ? [message] : [...(state.history ?? []), message];
-        current = state.currentAgent ?? current;
-        continue;
-      }
-      await settleContext(result.runContext);
-      return result;
-    }
-  }
-
-  return {
-    tool: gatedTool,
-    tools(list) {
-      const built = list.map((toolOptions) => gatedTool(toolOptions));
-      assertSomeToolReads(
-        built.map((tool) => tool.name),
-        classifier,
-        ADAPTER,
-      );
-      return built;
-    },
-    toolInputGuardrail,
-    toolOutputGuardrail,
-    errorFunction,
-    outputGuardrail,
-    run,
-    settle: settleContext,
-    assertAgent,
-  };
+  return new AgentsGate(options, classifier, maxResumes);
 }

@@ -1,0 +1,192 @@
+/**
+ * Gating an `McpServer` in process (`gateMcpServer`): each tool's callback is
+ * wrapped as it is registered, so every call is checked before it runs and
+ * its outcome recorded after (`runGated`), as the proxy does.
+ *
+ * The wrapping is a class (`ServerGate`) because the wrapped callbacks, the
+ * patched `update` of each tool and the patched `connect` share one tool book,
+ * guard source and set of registered tools; `gateMcpServer` checks the
+ * server and is its thin factory.
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §4 (MCP annotations).
+ */
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { builtinCatalogs, parseCatalog } from '../../classify/catalog/index.js';
+import { AdapterConfigError } from '../common.js';
+import { isRecord } from '../../util/own.js';
+import type { McpGateOptions } from './gate-options.js';
+import { callIdOf, runGated, type ServerExtra } from './gated-call.js';
+import { guardSource, type GuardSource } from './guard-source.js';
+import { ToolBook } from './tool-book.js';
+
+const WHERE = 'gateMcpServer';
+
+/** A tool registered on a gated `McpServer`. */
+interface Holder {
+  name: string;
+  annotations: unknown;
+  outputSchema: unknown;
+  tool?: RegisteredTool;
+}
+
+type ToolCallback = (...params: unknown[]) => CallToolResult | Promise<CallToolResult>;
+
+const GATED = Symbol.for('pulse-safety-fsm/mcp.gated');
+
+/**
+ * Refuses a server that cannot be gated safely.
+ * @throws AdapterConfigError when it is no `McpServer`, is already gated, or already has tools.
+ */
+function assertGatable(server: McpServer): void {
+  if (typeof server?.registerTool !== 'function' || typeof server.connect !== 'function') {
+    throw new AdapterConfigError('mcp', `${WHERE}: expected an McpServer`);
+  }
+  if ((server as { [GATED]?: true })[GATED]) throw new AdapterConfigError('mcp', `${WHERE}: this server is already gated`);
+  // A defensive look at the SDK's registry (not public API): tools registered before would run ungated.
+  const registry = (server as unknown as { _registeredTools?: unknown })._registeredTools;
+  if (isRecord(registry) && Object.keys(registry).length > 0) {
+    throw new AdapterConfigError(
+      'mcp',
+      `${WHERE}: tools are already registered (${Object.keys(registry).slice(0, 8).join(', ')}); gate the server before registering its tools, so that none runs ungated`,
+    );
+  }
+}
+
+/** The gate of one `McpServer`: its tools as registered, and the wrapping of their callbacks. */
+class ServerGate {
+  private readonly guardFor: GuardSource;
+  private readonly book: ToolBook;
+  private readonly holders = new Set<Holder>();
+
+  /**
+   * @throws AdapterConfigError when the guard options conflict.
+   * @throws CatalogError when the catalog does not validate.
+   */
+  constructor(private readonly options: McpGateOptions) {
+    this.guardFor = guardSource(options, WHERE);
+    this.book = new ToolBook(parseCatalog(options.catalog ?? builtinCatalogs.mcp), options.trusted ?? true);
+  }
+
+  /** Patches the server's tool registration, task tools and `connect`. */
+  patch(server: McpServer): void {
+    this.wrapRegisterTool(server);
+    this.wrapTool(server);
+    const tasks = server.experimental.tasks as { registerToolTask: unknown };
+    tasks.registerToolTask = () => {
+      throw new AdapterConfigError(
+        'mcp',
+        `${WHERE}: task-based tools cannot be gated (their result arrives after the call returns, so its outcome could not be recorded); register the tool with registerTool`,
+      );
+    };
+    const connect = server.connect.bind(server);
+    server.connect = (async (transport: Transport) => {
+      this.book.assertSomeRead(WHERE, 'this server');
+      return connect(transport);
+    }) as McpServer['connect'];
+  }
+
+  /** The book's tools from the holders: each tool's current annotations and output schema. */
+  private refresh(): void {
+    this.book.replace(
+      [...this.holders].map((holder) => ({
+        name: holder.name,
+        annotations: isRecord(holder.tool?.annotations ?? holder.annotations)
+          ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
+          : {},
+        hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,
+      })),
+    );
+  }
+
+  /** A tool's callback, gated under the tool's current name. */
+  private gated(holder: Holder, callback: ToolCallback): ToolCallback {
+    return async (...params: unknown[]) => {
+      const extra = params[params.length - 1] as ServerExtra | undefined;
+      const args = params.length > 1 ? params[0] : undefined;
+      const { guard, key } = this.guardFor(extra?.sessionId);
+      return runGated(
+        { guard, session: key, id: callIdOf(extra), name: holder.name, args, book: this.book, onEvent: this.options.onEvent },
+        async () => callback(...params),
+      );
+    };
+  }
+
+  /** Keeps a registered tool gated through its `update` (also used by enable, disable and remove). */
+  private watch(holder: Holder, tool: RegisteredTool): void {
+    holder.tool = tool;
+    this.holders.add(holder);
+    // The SDK's own update, called back with the tool as `this` below.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
+    const update = tool.update;
+    tool.update = ((updates: Record<string, unknown>) => {
+      const next =
+        typeof updates.callback === 'function' ? { ...updates, callback: this.gated(holder, updates.callback as ToolCallback) } : updates;
+      (update as (updates: Record<string, unknown>) => void)(next);
+      if (typeof updates.name === 'string') holder.name = updates.name;
+      if (updates.name === null) this.holders.delete(holder);
+      this.refresh();
+    }) as RegisteredTool['update'];
+    this.refresh();
+  }
+
+  private wrapRegisterTool(server: McpServer): void {
+    const registerTool = server.registerTool.bind(server) as (
+      name: string,
+      config: Record<string, unknown>,
+      cb: ToolCallback,
+    ) => RegisteredTool;
+    server.registerTool = ((name: string, config: Record<string, unknown>, cb: ToolCallback) => {
+      const holder: Holder = { name, annotations: config?.annotations, outputSchema: config?.outputSchema };
+      const tool = registerTool(name, config, this.gated(holder, cb));
+      this.watch(holder, tool);
+      return tool;
+    }) as McpServer['registerTool'];
+  }
+
+  /** The deprecated `tool()`: its callback is gated through the tool's `update` once registered. */
+  private wrapTool(server: McpServer): void {
+    const toolMethod = server.tool.bind(server) as (...args: unknown[]) => RegisteredTool;
+    server.tool = ((...args: unknown[]) => {
+      const tool = toolMethod(...args);
+      const holder: Holder = { name: String(args[0]), annotations: tool.annotations, outputSchema: tool.outputSchema };
+      tool.update({ callback: this.gated(holder, tool.handler as ToolCallback) as never });
+      this.watch(holder, tool);
+      return tool;
+    }) as McpServer['tool'];
+  }
+}
+
+/**
+ * Gates the tools of an `McpServer` in process: every tool registered after
+ * this call (with `registerTool`, or the deprecated `tool`) is checked
+ * before its callback runs and its outcome recorded after, exactly as the
+ * proxy does (ids from the callback's `extra.requestId`; refusals as
+ * `refusalResult`, without `structuredContent` for a tool with an
+ * `outputSchema`; the answer state in each result's `_meta`). A tool's later
+ * `update({ callback, annotations, outputSchema, name })` stays gated.
+ *
+ * Why wrap the callbacks: `McpServer` has no public hook around tool
+ * execution, and the `tools/call` handler it installs on its low-level
+ * `Server` cannot be reached without private fields. The callback given to
+ * `registerTool` is the SDK's public seam: the tool's own annotations and
+ * `outputSchema` are at hand there (no `tools/list` round trip to classify),
+ * and its `extra` carries the request id. Annotations are trusted by default
+ * here (they are your own). Task-based tools
+ * (`server.experimental.tasks.registerToolTask`) are refused: their result
+ * comes after the call returns, so the outcome could not be recorded.
+ *
+ * Returns the same server. Its `connect` throws an `AdapterConfigError`
+ * when tools are registered and none can be a read or resolve.
+ *
+ * @throws AdapterConfigError when the server is already gated, already
+ *   has tools (they would run ungated: gate it first), or the guard options conflict.
+ * @throws CatalogError when the catalog does not validate.
+ */
+export function gateMcpServer<T extends McpServer>(server: T, options: McpGateOptions = {}): T {
+  assertGatable(server);
+  new ServerGate(options).patch(server);
+  (server as T & { [GATED]?: true })[GATED] = true;
+  return server;
+}
