@@ -480,7 +480,7 @@ export async function startVisualizer(options: VisualizerOptions = {}): Promise<
       return sendJson(
         res,
         200,
-        audited(() => replayRun(run, index, { classify, catalog }, page, totals)),
+        audited(() => replayRun(run, index, { classify, catalog, totals }, page)),
       );
     }
     if (method === 'GET' && path === '/api/live') return sendJson(res, 200, hub.sessions());
