@@ -14,6 +14,7 @@ import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js
 import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classify/catalog/index.js';
 import { transitionIds } from '../charts/index.js';
 import { MAX_PLAYGROUND_LOG } from './bounds.js';
+import { argsText } from './labels.js';
 import { decisionFromError, sessionView, stateText } from './model.js';
 import type {
   CatalogToolView,
@@ -86,13 +87,6 @@ export class PlaygroundCommandError extends Error {
 }
 
 const classifiers = new Map<BuiltinCatalogName, Classifier>(CATALOG_NAMES.map((name) => [name, createClassifier(builtinCatalogs[name])]));
-
-/** Compact JSON of call arguments for a log label (at most 120 characters). */
-function argsText(args: unknown): string {
-  if (args === undefined) return '';
-  const text = typeof args === 'string' ? args : JSON.stringify(args);
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
-}
 
 /** The first message of a zod error, with its path. */
 export function zodMessage(error: z.ZodError): string {

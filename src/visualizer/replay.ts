@@ -15,25 +15,12 @@ import { auditRun, type RunAudit, type StepFinding } from '../audit/audit.js';
 import type { Classifier } from '../classify/catalog/index.js';
 import type { TranscriptRun, TranscriptStep } from '../audit/transcripts/index.js';
 import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
+import { argsText, short } from './labels.js';
 import { sessionView, takeEvents } from './model.js';
 import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
 
 /** The audit clock's start and step: the audit's defaults (epoch 0, one second a step). */
 const START_AT = 0;
-
-function short(text: string, max = 100): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function argsText(args: unknown): string {
-  if (args === undefined) return '';
-  try {
-    return short(typeof args === 'string' ? args : (JSON.stringify(args) ?? ''), 100);
-  } catch {
-    return '(unprintable arguments)';
-  }
-}
 
 /** A step as one line of text, e.g. `call c4 pulse_control {"action":"restart"}`. */
 export function stepLabel(step: TranscriptStep): string {
@@ -148,11 +135,13 @@ export function runTotals(run: TranscriptRun, index: number, audit: RunAudit): R
   };
 }
 
-/** Options of `replayRun`: how the audit classifies, and which rules it applies. */
+/** Options of `replayRun`: how the audit classifies, which rules it applies, and the run's totals when known. */
 export interface ReplayOptions {
   classify: Classifier;
   catalog: string;
   strictFailedWrites?: boolean;
+  /** The whole run's totals under this catalog, kept by a server from the transcript's summary; worked out when absent. */
+  totals?: ReplayRunTotals;
 }
 
 /**
@@ -160,23 +149,17 @@ export interface ReplayOptions {
  * each with its log entry, whether the audit refused it, and the session view
  * after it. Only the steps up to the page's end are replayed with `trace`,
  * and views and transitions are worked out for the page's steps only; the
- * whole run's totals come from `totals` (a server keeps them from the
- * transcript's summary), else from an audit without `trace`. `page.from`
+ * whole run's totals come from `options.totals` (a server keeps them from
+ * the transcript's summary), else from an audit without `trace`. `page.from`
  * past the end answers no frames.
  *
  * @throws TranscriptError (from `auditRun`) when a clock step takes the
  *   audit clock past the range of dates; nothing else on a run produced by
  *   `readTranscript`.
  */
-export function replayRun(
-  run: TranscriptRun,
-  index: number,
-  options: ReplayOptions,
-  page: ReplayPage = {},
-  totals?: ReplayRunTotals,
-): ReplayRunResponse {
+export function replayRun(run: TranscriptRun, index: number, options: ReplayOptions, page: ReplayPage = {}): ReplayRunResponse {
   const auditOptions = { classify: options.classify, strictFailedWrites: options.strictFailedWrites ?? false, startAt: START_AT };
-  const whole = totals ?? runTotals(run, index, auditRun(run, auditOptions));
+  const whole = options.totals ?? runTotals(run, index, auditRun(run, auditOptions));
   const total = run.steps.length;
   const from = Math.min(Math.max(0, Math.trunc(page.from ?? 0)), total);
   const limit = Math.min(Math.max(1, Math.trunc(page.limit ?? MAX_REPLAY_PAGE)), MAX_REPLAY_PAGE);
