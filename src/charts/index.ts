@@ -2,8 +2,9 @@
  * Charts of the project's statecharts, drawn from the machines themselves:
  * a flat chart model, the machine config as JSON (what XState's
  * `createMachine` accepts), Graphviz DOT, Mermaid `stateDiagram-v2`, SVG
- * rendered offline with `@viz-js/viz`, and the `pulse-safety export` command
- * that writes them for every machine listed in `stately.config.json`.
+ * rendered offline with `@viz-js/viz`, and `exportCharts`, which writes them
+ * for every machine listed in `stately.config.json` (the `pulse-safety export`
+ * command, src/cli/commands/export.ts).
  * The README ("Exported charts") says which tool reads which file; docs/charts.md has the details.
  *
  * The chart builders are pure functions of a machine; the visualizer and the
@@ -13,11 +14,9 @@
  * Spec: ASSISTANT_SAFETY.md "States" (what the chart shows); every state and
  * transition carries the machine's own `description`.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Command } from 'commander';
 import type { Viz } from '@viz-js/viz';
 import { createActor, type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition } from 'xstate';
 import { z } from 'zod';
@@ -670,7 +669,7 @@ export async function renderSvg(dot: string): Promise<string> {
 }
 
 // ---------------------------------------------------------------------------
-// stately.config.json and the export command
+// stately.config.json and the export
 
 /** The schema of `stately.config.json` (this project's own file; no Stately tool reads it). */
 export const statelyConfigSchema = z.object({
@@ -826,51 +825,3 @@ export async function exportCharts(configPath: string, options: { outDir?: strin
 
 /** The package root: two folders up from this module (`src/` or `dist/src/`). */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), compiled ? '../../..' : '../..');
-
-/**
- * Adds `export [--config <file>] [--out <dir>]` to a commander program. The
- * config defaults to `stately.config.json` in the current working directory
- * (never the installed package's own), and the charts go to its `outDir`,
- * relative to the config's folder. It prints each file written; when there
- * is no config, or on any other failure, it prints one line and sets exit
- * code 2. `io` defaults to stdout, stderr, `process.exitCode` and
- * `process.cwd()`.
- */
-export function registerExportCommand(
-  program: Command,
-  io: {
-    out?: (text: string) => void;
-    err?: (text: string) => void;
-    setExitCode?: (code: number) => void;
-    cwd?: () => string;
-  } = {},
-): Command {
-  const out = io.out ?? ((text: string) => process.stdout.write(text));
-  const err = io.err ?? ((text: string) => process.stderr.write(text));
-  const setExitCode = io.setExitCode ?? ((code: number) => (process.exitCode = code));
-  const cwd = io.cwd ?? (() => process.cwd());
-  return program
-    .command('export')
-    .description(
-      'write each machine of stately.config.json as its config in JSON (what createMachine accepts), Graphviz DOT, SVG and Mermaid',
-    )
-    .option('-c, --config <file>', 'the config listing the machines (default: ./stately.config.json)')
-    .option('-o, --out <dir>', "output folder (default: the config's outDir, relative to the config)")
-    .action(async (options: { config?: string; out?: string }) => {
-      const here = cwd();
-      const configPath = options.config === undefined ? join(here, 'stately.config.json') : resolve(here, options.config);
-      if (options.config === undefined && !existsSync(configPath)) {
-        err(`pulse-safety export: no stately.config.json in ${here}; run it in the folder that has one, or pass --config <file>\n`);
-        setExitCode(2);
-        return;
-      }
-      try {
-        const outDir = options.out === undefined ? {} : { outDir: resolve(here, options.out) };
-        const written = await exportCharts(configPath, outDir);
-        for (const file of written) out(`wrote ${relative(here, file) || file}\n`);
-      } catch (error) {
-        err(`pulse-safety export: ${(error as Error).message}\n`);
-        setExitCode(2);
-      }
-    });
-}
