@@ -1,5 +1,5 @@
 /**
- * Charts drawn from the machine (src/export.ts): the chart model, Graphviz
+ * Charts drawn from the machine (src/charts/): the chart model, Graphviz
  * DOT, Mermaid, SVG rendered offline, the `export` command, and the README's
  * and charts/ folder's copies, which must not drift from the machine.
  */

@@ -1,5 +1,5 @@
 /**
- * `pulse-safety mcp-proxy`: the MCP gating proxy (src/adapters/mcp.ts) as a
+ * `pulse-safety mcp-proxy`: the MCP gating proxy (src/adapters/mcp/) as a
  * command, for hosts configured with a server command line.
  *
  * ```
