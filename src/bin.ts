@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `pulse-safety` executable: runs the CLI (`cli.ts`) on the process's arguments. */
+/** The `pulse-safety` executable: runs the CLI (`cli/main.ts`) on the process's arguments. */
 import { main } from './cli/main.js';
 import { printable } from './util/printable.js';
 

@@ -1,5 +1,5 @@
 /**
- * The exported Mermaid chart (src/export.ts `toMermaid`) rendered by
+ * The exported Mermaid chart (src/charts/mermaid.ts `toMermaid`) rendered by
  * Mermaid's own library in the project's Chromium (Debian's, through
  * playwright-core; never a downloaded browser): each state's box is titled
  * with its name (RESOLVING, READING, WRITING, VERIFYING), not with its first

@@ -22,7 +22,6 @@ import {
   readStatelyConfig,
   REFUSAL_MARK,
   REFUSING_ACTIONS,
-  registerExportCommand,
   renderSvg,
   stateElementId,
   toDot,
@@ -31,6 +30,7 @@ import {
   transitionIds,
   type MachineConfigJson,
 } from '../../src/charts/index.js';
+import { registerExportCommand } from '../../src/cli/commands/export.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONFIG = join(ROOT, 'stately.config.json');

@@ -1,5 +1,5 @@
 /**
- * `pulse-safety mcp-proxy`: the MCP gating proxy (src/adapters/mcp.ts) as a
+ * `pulse-safety mcp-proxy`: the MCP gating proxy (src/adapters/mcp/) as a
  * command, for hosts configured with a server command line.
  *
  * ```
@@ -28,23 +28,16 @@
  * The MCP SDK is an optional peer dependency: it is loaded when the command
  * runs, so the rest of the CLI works without it.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { builtinCatalogs, parseCatalog, type Catalog } from '../../classify/catalog/index.js';
 import { CatalogError } from '../../errors/index.js';
 import { createSessionStore, createSqliteStore, type SessionStore } from '../../store/session-store.js';
 import type { GatingProxyOptions, McpGateEvent } from '../../adapters/mcp/index.js';
-
-/** Where the command writes, and how it sets the exit code (the CLI's own I/O). */
-export interface CommandIo {
-  out?: (text: string) => void;
-  err?: (text: string) => void;
-  setExitCode?: (code: number) => void;
-}
+import { InputError, packageVersion, readCatalog, withDefaults, type CommandIo, type CommandSink } from '../io.js';
 
 /** Exit codes of `pulse-safety mcp-proxy`. */
 export const MCP_PROXY_EXIT = { stopped: 0, upstreamFailed: 1, badInput: 2 } as const;
@@ -54,9 +47,6 @@ const UPSTREAM_EXIT_WAIT_MS = 10_000;
 
 /** The largest request body read before a session exists (the SDK transport's own default limit). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-/** A bad command line: reported in one line, exit 2. */
-class UsageError extends Error {}
 
 /** `--listen`: `127.0.0.1:PORT`, `:PORT` or `PORT` (0 picks a free port); any other host is refused. */
 export function parseListen(value: string): number {
@@ -97,37 +87,6 @@ export function parseStore(value: string): { kind: 'memory' } | { kind: 'sqlite'
   throw new InvalidArgumentError('expected memory or sqlite:<file>');
 }
 
-/** The package's version, from the nearest package.json above this module. */
-function packageVersion(): string {
-  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
-    try {
-      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
-    } catch {
-      if (dir.pathname === '/') return 'unknown';
-    }
-  }
-}
-
-/** `--catalog`: a shipped catalog's name or a JSON catalog file, validated. */
-function readCatalog(value: string): Catalog {
-  if (Object.prototype.hasOwnProperty.call(builtinCatalogs, value)) return builtinCatalogs[value as keyof typeof builtinCatalogs];
-  let text: string;
-  try {
-    text = readFileSync(value, 'utf8');
-  } catch (error) {
-    throw new UsageError(
-      `--catalog ${value}: not a shipped catalog (${Object.keys(builtinCatalogs).join(', ')}) and not a readable file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--catalog ${value}: not valid JSON (${(error as Error).message})`);
-  }
-  return parseCatalog(json, value);
-}
-
 interface McpProxyOptions {
   catalog: string;
   trust?: boolean;
@@ -155,7 +114,7 @@ async function loadSdk() {
     return { gate, client, clientStdio, clientHttp, serverStdio, serverHttp, types };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new UsageError('mcp-proxy needs the MCP SDK, an optional peer dependency: npm i @modelcontextprotocol/sdk@^1.32');
+      throw new InputError('mcp-proxy needs the MCP SDK, an optional peer dependency: npm i @modelcontextprotocol/sdk@^1.32');
     }
     throw error;
   }
@@ -299,26 +258,32 @@ function setupFailure(sdk: Sdk, error: unknown, err: (text: string) => void): nu
     : MCP_PROXY_EXIT.upstreamFailed;
 }
 
+/** What serving the proxy needs: the SDK, the upstream (a command, or `options.upstream`), the gate's options, and where to write. */
+interface ProxyContext {
+  sdk: Sdk;
+  /** The upstream server's command line; empty with `options.upstream`. */
+  command: string[];
+  options: McpProxyOptions;
+  gateOptions: GatingProxyOptions;
+  out: (text: string) => unknown;
+  err: (text: string) => void;
+}
+
 /** Over stdio: one client, one upstream, one session. */
-async function serveStdio(
-  sdk: Sdk,
-  command: string[],
-  options: McpProxyOptions,
-  gateOptions: GatingProxyOptions,
-  err: (text: string) => void,
-): Promise<number> {
+async function serveStdio(context: ProxyContext): Promise<number> {
+  const { sdk, err } = context;
   let upstream: Upstream | undefined;
   const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
   try {
     try {
-      upstream = await connectUpstream(sdk, command, options);
+      upstream = await connectUpstream(sdk, context.command, context.options);
     } catch (error) {
       err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
       return MCP_PROXY_EXIT.upstreamFailed;
     }
     let server: Server;
     try {
-      server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
+      server = await sdk.gate.createGatingProxy(upstream.client, context.gateOptions);
     } catch (error) {
       signals.stopping();
       await upstream.close();
@@ -388,22 +353,16 @@ interface HttpSession {
 }
 
 /**
- * Over Streamable HTTP on 127.0.0.1: a new upstream connection and gating
- * proxy per client session (`Mcp-Session-Id`), each with its own guard.
+ * Checks the configuration once, before listening: the same mistake would
+ * otherwise fail every session. Resolves to null when a gating proxy can be
+ * set up on the upstream; else to the exit code, its message written to `err`.
  */
-async function serveHttp(
-  sdk: Sdk,
-  command: string[],
-  options: McpProxyOptions,
-  gateOptions: GatingProxyOptions,
-  out: (text: string) => void,
-  err: (text: string) => void,
-): Promise<number> {
-  // Check the configuration once, up front: the same mistake would otherwise fail every session.
+async function probeUpstream(context: ProxyContext): Promise<number | null> {
+  const { sdk, err } = context;
   try {
-    const probe = await connectUpstream(sdk, command, options);
+    const probe = await connectUpstream(sdk, context.command, context.options);
     try {
-      await sdk.gate.createGatingProxy(probe.client, gateOptions);
+      await sdk.gate.createGatingProxy(probe.client, context.gateOptions);
     } catch (error) {
       await probe.close();
       return setupFailure(sdk, error, err);
@@ -413,68 +372,84 @@ async function serveHttp(
     err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
     return MCP_PROXY_EXIT.upstreamFailed;
   }
+  return null;
+}
 
-  const sessions = new Map<string, HttpSession>();
-  const pending = new Set<HttpSession>();
-  let port = options.listen!;
+/**
+ * The proxy over Streamable HTTP on 127.0.0.1: its HTTP server and its
+ * sessions, a new upstream connection and gating proxy per client session
+ * (`Mcp-Session-Id`), each with its own guard.
+ */
+class HttpProxy {
+  /** Sessions by id, once their initialize request has been answered. */
+  private readonly sessions = new Map<string, HttpSession>();
+  /** Sessions whose initialize request is being answered. */
+  private readonly pending = new Set<HttpSession>();
+  private readonly http: HttpServer;
 
-  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    let upstream: Upstream;
-    try {
-      upstream = await connectUpstream(sdk, command, options);
-    } catch (error) {
-      jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
-      return;
-    }
-    let server: Server;
-    try {
-      server = await sdk.gate.createGatingProxy(upstream.client, gateOptions);
-    } catch (error) {
-      await upstream.close();
-      jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
-      return;
-    }
-    server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
-    const transport = new sdk.serverHttp.StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, session);
-      },
+  /** @param port the port to listen on (0: a free one, then the one bound, from `listen`). */
+  constructor(
+    private readonly context: ProxyContext,
+    private port: number,
+  ) {
+    this.http = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        context.err(`pulse-safety mcp-proxy: ${(error as Error).message}\n`);
+        jsonRpcError(res, 500, -32603, 'Internal error');
+      });
     });
-    const session: HttpSession = { server, upstream, transport };
-    pending.add(session);
-    const proxyOnClose = server.onclose;
-    server.onclose = () => {
-      proxyOnClose?.(); // closes the upstream connection
-      pending.delete(session);
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-      void upstream.close();
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-    pending.delete(session);
-    if (transport.sessionId === undefined) await server.close(); // the initialize failed: nothing to keep
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
-    if (!allowedHosts.includes(req.headers.host ?? '')) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: Host must be 127.0.0.1 or localhost\n');
-      return;
+  /**
+   * Listens on 127.0.0.1 and says where. Resolves to false when it cannot
+   * (the port in use, no permission), the message written to `err`.
+   */
+  async listen(): Promise<boolean> {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.http.once('error', reject);
+        this.http.listen(this.port, '127.0.0.1', () => resolve());
+      });
+    } catch (error) {
+      this.context.err(
+        `pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${this.port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`,
+      );
+      return false;
     }
-    const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHosts.some((host) => origin === `http://${host}`)) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: cross-origin requests are not accepted\n');
-      return;
+    this.port = (this.http.address() as { port: number }).port;
+    this.context.out(`pulse-safety mcp-proxy: listening on http://127.0.0.1:${this.port}/mcp\n`);
+    return true;
+  }
+
+  /** A signal while stopping: each session's upstream is ended now (the first), or killed (the second and later). */
+  hurry(count: number): void {
+    for (const session of this.open()) {
+      if (count === 1) void session.upstream.terminate();
+      else session.upstream.kill();
     }
-    if (new URL(req.url ?? '/', `http://127.0.0.1:${port}`).pathname !== '/mcp') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the MCP endpoint is /mcp\n');
-      return;
-    }
+  }
+
+  /** Stops listening, drops every connection, and ends every session: its upstream at once, its server closed; waits for both. */
+  async stop(): Promise<void> {
+    this.http.close();
+    this.http.closeAllConnections();
+    const closing = this.open();
+    const ending = closing.map((session) => session.upstream.terminate());
+    await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
+    await Promise.all(ending);
+  }
+
+  /** Every session, open or opening. */
+  private open(): HttpSession[] {
+    return [...new Set([...this.sessions.values(), ...this.pending])];
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.refused(req, res)) return;
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId !== undefined) {
-      const session = sessions.get(sessionId);
+      const session = this.sessions.get(sessionId);
       if (session === undefined) {
         jsonRpcError(res, 404, -32001, 'Session not found');
         return;
@@ -487,47 +462,92 @@ async function serveHttp(
       return;
     }
     const body = await readJson(req);
-    if (!sdk.types.isInitializeRequest(body)) {
+    if (!this.context.sdk.types.isInitializeRequest(body)) {
       jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header, and the body is not an initialize request');
       return;
     }
-    await openSession(req, res, body);
+    await this.openSession(req, res, body);
   }
 
-  const http = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      err(`pulse-safety mcp-proxy: ${(error as Error).message}\n`);
-      jsonRpcError(res, 500, -32603, 'Internal error');
-    });
-  });
-  const open = (): HttpSession[] => [...new Set([...sessions.values(), ...pending])];
-  const signals = signalled((count) => {
-    for (const session of open()) {
-      if (count === 1) void session.upstream.terminate();
-      else session.upstream.kill();
+  /**
+   * Answers a request that is not for this proxy, and says whether it did: a
+   * Host other than 127.0.0.1 or localhost at its port, or a cross-origin
+   * Origin, is refused (403: DNS rebinding, a web page), a path other than
+   * `/mcp` not found (404).
+   */
+  private refused(req: IncomingMessage, res: ServerResponse): boolean {
+    const port = this.port;
+    const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+    if (!allowedHosts.includes(req.headers.host ?? '')) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: Host must be 127.0.0.1 or localhost\n');
+      return true;
     }
-  });
-  try {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedHosts.some((host) => origin === `http://${host}`)) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: cross-origin requests are not accepted\n');
+      return true;
+    }
+    if (new URL(req.url ?? '/', `http://127.0.0.1:${port}`).pathname !== '/mcp') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the MCP endpoint is /mcp\n');
+      return true;
+    }
+    return false;
+  }
+
+  /** A new session for an initialize request: its own upstream connection and gating proxy, kept once the initialize succeeds. */
+  private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const { sdk, err } = this.context;
+    let upstream: Upstream;
     try {
-      await new Promise<void>((resolve, reject) => {
-        http.once('error', reject);
-        http.listen(port, '127.0.0.1', () => resolve());
-      });
+      upstream = await connectUpstream(sdk, this.context.command, this.context.options);
     } catch (error) {
-      err(
-        `pulse-safety mcp-proxy: cannot listen on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`,
-      );
-      return MCP_PROXY_EXIT.badInput;
+      jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
+      return;
     }
-    port = (http.address() as { port: number }).port;
-    out(`pulse-safety mcp-proxy: listening on http://127.0.0.1:${port}/mcp\n`);
+    let server: Server;
+    try {
+      server = await sdk.gate.createGatingProxy(upstream.client, this.context.gateOptions);
+    } catch (error) {
+      await upstream.close();
+      jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
+      return;
+    }
+    server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
+    const transport = new sdk.serverHttp.StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, session);
+      },
+    });
+    const session: HttpSession = { server, upstream, transport };
+    this.pending.add(session);
+    const proxyOnClose = server.onclose;
+    server.onclose = () => {
+      proxyOnClose?.(); // closes the upstream connection
+      this.pending.delete(session);
+      if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
+      void upstream.close();
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    this.pending.delete(session);
+    if (transport.sessionId === undefined) await server.close(); // the initialize failed: nothing to keep
+  }
+}
+
+/**
+ * Over Streamable HTTP on 127.0.0.1 (`HttpProxy`), after checking the
+ * configuration once; runs until SIGTERM or SIGINT.
+ */
+async function serveHttp(context: ProxyContext): Promise<number> {
+  const failure = await probeUpstream(context);
+  if (failure !== null) return failure;
+  const proxy = new HttpProxy(context, context.options.listen!);
+  const signals = signalled((count) => proxy.hurry(count));
+  try {
+    if (!(await proxy.listen())) return MCP_PROXY_EXIT.badInput;
     await signals.promise;
-    http.close();
-    http.closeAllConnections();
-    const closing = open();
-    const ending = closing.map((session) => session.upstream.terminate());
-    await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
-    await Promise.all(ending);
+    await proxy.stop();
     return MCP_PROXY_EXIT.stopped;
   } finally {
     signals.dispose();
@@ -535,12 +555,12 @@ async function serveHttp(
 }
 
 /** Runs the proxy until it stops; resolves to the exit code. */
-async function runMcpProxy(command: string[], options: McpProxyOptions, io: Required<CommandIo>): Promise<number> {
+async function runMcpProxy(command: string[], options: McpProxyOptions, io: CommandSink): Promise<number> {
   if (command.length === 0 && options.upstream === undefined) {
-    throw new UsageError('name the MCP server: a command after --, or --upstream <url>');
+    throw new InputError('name the MCP server: a command after --, or --upstream <url>');
   }
   if (command.length > 0 && options.upstream !== undefined) {
-    throw new UsageError('give either a server command after -- or --upstream <url>, not both');
+    throw new InputError('give either a server command after -- or --upstream <url>, not both');
   }
   const catalog = readCatalog(options.catalog);
   const strict = options.strictFailedWrites ?? true;
@@ -549,7 +569,7 @@ async function runMcpProxy(command: string[], options: McpProxyOptions, io: Requ
     try {
       appendFileSync(options.log, '');
     } catch (error) {
-      throw new UsageError(
+      throw new InputError(
         `--log ${options.log}: cannot write the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
       );
     }
@@ -561,7 +581,7 @@ async function runMcpProxy(command: string[], options: McpProxyOptions, io: Requ
       guard: { strictFailedWrites: strict },
     });
   } catch (error) {
-    throw new UsageError(`--store: ${(error as Error).message}`);
+    throw new InputError(`--store: ${(error as Error).message}`);
   }
   const log = options.log;
   const gateOptions: GatingProxyOptions = {
@@ -574,20 +594,11 @@ async function runMcpProxy(command: string[], options: McpProxyOptions, io: Requ
     ...(log === undefined ? {} : { onEvent: (event: McpGateEvent) => appendFileSync(log, `${JSON.stringify(event)}\n`) }),
   };
   try {
-    return options.listen === undefined
-      ? await serveStdio(sdk, command, options, gateOptions, io.err)
-      : await serveHttp(sdk, command, options, gateOptions, io.out, io.err);
+    const context: ProxyContext = { sdk, command, options, gateOptions, out: io.out, err: io.err };
+    return options.listen === undefined ? await serveStdio(context) : await serveHttp(context);
   } finally {
     store.close();
   }
-}
-
-function withDefaults(io: CommandIo): Required<CommandIo> {
-  return {
-    out: io.out ?? ((text) => process.stdout.write(text)),
-    err: io.err ?? ((text) => process.stderr.write(text)),
-    setExitCode: io.setExitCode ?? ((code) => (process.exitCode = code)),
-  };
 }
 
 /** Adds `mcp-proxy` to a commander program. */
@@ -628,7 +639,7 @@ export function registerMcpProxyCommand(program: Command, io: CommandIo = {}): C
       try {
         sink.setExitCode(await runMcpProxy(command, options, sink));
       } catch (error) {
-        if (error instanceof UsageError || error instanceof CatalogError) {
+        if (error instanceof InputError || error instanceof CatalogError) {
           sink.err(`pulse-safety mcp-proxy: ${error.message}\n`);
           sink.setExitCode(MCP_PROXY_EXIT.badInput);
           return;

@@ -15,17 +15,10 @@ import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { auditRuns, formatAuditText } from '../../audit/audit.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
-
 import { DEFAULT_PORT, parseOrigin } from '../../visualizer/address.js';
 import type { VisualizerOptions, VisualizerServer } from '../../visualizer/server.js';
 import { TranscriptError } from '../../errors/transcript-error.js';
-
-/** Where the command writes, and how it sets the exit code (the CLI's own I/O). */
-export interface CommandIo {
-  out?: (text: string) => void;
-  err?: (text: string) => void;
-  setExitCode?: (code: number) => void;
-}
+import { withDefaults, type CommandIo, type CommandSink } from '../io.js';
 
 /** Parses `--port`: an integer 0..65535 (0 picks any free port). */
 export function parsePort(value: string): number {
@@ -66,7 +59,7 @@ function interrupted(): Promise<void> {
  * process is interrupted. On a port in use or a bad transcript it prints the
  * message and sets exit code 2.
  */
-async function serve(options: VisualizerOptions, query: string, io: Required<CommandIo>): Promise<void> {
+async function serve(options: VisualizerOptions, query: string, io: CommandSink): Promise<void> {
   // Loaded here, so the CLI's other commands do not load the server, WebSockets and Graphviz.
   const { PortInUseError, startVisualizer } = await import('../../visualizer/server.js');
   let server: VisualizerServer;
@@ -83,14 +76,6 @@ async function serve(options: VisualizerOptions, query: string, io: Required<Com
   io.out('press Ctrl+C to stop\n');
   await interrupted();
   await server.close();
-}
-
-function withDefaults(io: CommandIo): Required<CommandIo> {
-  return {
-    out: io.out ?? ((text) => process.stdout.write(text)),
-    err: io.err ?? ((text) => process.stderr.write(text)),
-    setExitCode: io.setExitCode ?? ((code) => (process.exitCode = code)),
-  };
 }
 
 /** Adds `serve` and `demo` to a commander program. */

@@ -1,0 +1,37 @@
+/**
+ * A path step's event as the session guard takes it: the tool call for
+ * `check` and `record` (`toolCallOf`), and the options of `record` for a
+ * self-verifying write (`recordOptionsOf`), so a loop replays a path
+ * without knowing the machine's event shapes.
+ */
+import type { SafetyEvent, ToolKind } from '../../machines/safety.types.js';
+
+/** The result a self-verifying write's outcome is replayed with (DESIGN.md §1). */
+export const SELF_VERIFYING_RESULT = '{"verification":{"ok":true}}';
+
+/**
+ * The tool call of a tool event, as `check` and `record` take it
+ * (`{ id, name, kind, targets?, destructive? }`; targets and the destructive
+ * flag only when the event has them); null for other events.
+ */
+export function toolCallOf(
+  event: SafetyEvent,
+): { id?: string; name: string; kind: ToolKind; targets?: string[]; destructive?: boolean } | null {
+  if (event.type !== 'tool.requested' && event.type !== 'tool.succeeded' && event.type !== 'tool.failed') return null;
+  return {
+    ...(event.callId === undefined ? {} : { id: event.callId }),
+    name: event.tool,
+    kind: event.kind,
+    ...(event.targets === undefined ? {} : { targets: [...event.targets] }),
+    ...(event.destructive === true ? { destructive: true } : {}),
+  };
+}
+
+/**
+ * The third argument of `record` for a tool event: `{ result }` with a
+ * self-verifying result (`SELF_VERIFYING_RESULT`) for a success marked
+ * `selfVerified`; undefined otherwise.
+ */
+export function recordOptionsOf(event: SafetyEvent): { result: string } | undefined {
+  return event.type === 'tool.succeeded' && event.selfVerified === true ? { result: SELF_VERIFYING_RESULT } : undefined;
+}
