@@ -13,17 +13,8 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { Command, CommanderError, Option } from 'commander';
-import {
-  AUDIT_POLICIES,
-  AuditSummarizer,
-  formatPolicyComparison,
-  formatRunText,
-  formatSummaryText,
-  RunAuditor,
-  type AuditPolicy,
-  type AuditSummary,
-  type RunAudit,
-} from '../audit/audit.js';
+import { AUDIT_POLICIES, AuditSummarizer, RunAuditor, type AuditPolicy, type AuditSummary, type RunAudit } from '../audit/audit.js';
+import { formatPolicyComparison, formatRunText, formatSummaryText } from '../audit/format.js';
 import {
   builtinCatalogs,
   catalogJsonSchema,

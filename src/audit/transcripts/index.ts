@@ -14,6 +14,14 @@
  * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
  * call's working directory, when the log records one).
  */
-export { MAX_RESULT_TEXT, type TranscriptRun, type TranscriptStep } from './steps.js';
+export {
+  MAX_RESULT_TEXT,
+  type AnswerStep,
+  type CallStep,
+  type ClockStep,
+  type ResultStep,
+  type TranscriptRun,
+  type TranscriptStep,
+} from './steps.js';
 export { type JsonlEvent } from './jsonl.js';
 export { readTranscript, readTranscriptEvents } from './read-transcript.js';
