@@ -16,8 +16,7 @@ import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS 
 import type { CallClassifier } from '../classify/classification.js';
 import { classifyCall, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
 import { blockedMessage, blockedToolResult, type BlockedToolResult } from '../errors/index.js';
-import { printable } from '../util/printable.js';
-import { type TranscriptRun, type TranscriptStep } from './transcripts/index.js';
+import type { AnswerStep, CallStep, ClockStep, ResultStep, TranscriptRun, TranscriptStep } from './transcripts/index.js';
 import { TranscriptError } from '../errors/transcript-error.js';
 
 /** Options of `auditRun` / `auditRuns`. */
@@ -339,132 +338,22 @@ export class RunAuditor {
    *   takes the audit clock past the range of dates.
    */
   step(step: TranscriptStep): StepFinding {
-    const { guard, audit } = this;
+    const guard = this.guard;
     const index = this.index++;
     this.at += this.stepMs;
     const stateBefore = guard.state;
     let decision: StepDecision | null = null;
     let recovered: PendingRecovery | null = null;
     switch (step.type) {
-      case 'call': {
-        let kind: ToolKind;
-        let targets: string[];
-        let destructive: boolean;
-        let echoes = false;
-        if (this.kindOnly !== null) {
-          kind = this.kindOnly(step.name, step.args);
-          targets = [];
-          destructive = false;
-        } else {
-          const classification = this.classify!(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
-          kind = classification.kind;
-          targets = classification.targets;
-          destructive = classification.destructive;
-          echoes = classification.echoes === true;
-        }
-        const pending = this.open.get(step.id);
-        const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
-        // A given kind without targets has none: the spec's session-wide rules.
-        const decided = guard.decideCall(
-          this.policy === 'spec'
-            ? { id, name: step.name, args: step.args, kind }
-            : { id, name: step.name, args: step.args, kind, targets, destructive },
-        );
-        kind = decided.kind ?? 'write';
-        if (kind === 'write') this.answeredSinceWrite = false;
-        const call: OpenCall = { id, name: step.name, kind, allowed: decided.allowed, echoes };
-        if (pending === undefined) this.open.set(step.id, call);
-        else if (Array.isArray(pending)) pending.push(call);
-        else this.open.set(step.id, [pending, call]);
-        audit.calls += 1;
-        if (kind === 'write') audit.writes += 1;
-        if (decided.allowed) {
-          decision = { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
-        } else {
-          // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
-          const refusal = refusalOf(decided);
-          const message = blockedMessage(refusal);
-          decision = {
-            allowed: false,
-            kind,
-            targets,
-            destructive,
-            rule: refusal.rule,
-            reason: refusal.reason,
-            message,
-            toolResult: blockedToolResult(refusal, message),
-          };
-          audit.blockedCalls += 1;
-          this.refused(index, step, stateBefore, 'tool', step.name, kind, targets, destructive, refusal.rule, refusal.reason, message);
-        }
+      case 'call':
+        decision = this.call(step, index, stateBefore);
         break;
-      }
-      case 'result': {
-        const call = this.closeCall(step.id);
-        // A result of no open call is recorded under its own id, unless that is the guard id this audit made up for
-        // another call in flight: then under one nobody holds, so it settles nothing it is not.
-        const id = call?.id ?? (this.madeUp.has(step.id) ? this.unheldId(step.id) : step.id);
-        const name = call?.name ?? step.name;
-        if (name === '') break; // the result of no call the transcript shows: nothing to record
-        // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
-        let failed = step.outcome === 'error';
-        if (!failed && this.catalog !== undefined) {
-          const markers = this.catalog.failureMarkers(name);
-          if (markers.length > 0) {
-            const text = step.text.trimStart();
-            for (const marker of markers) {
-              if (text.startsWith(marker)) {
-                failed = true;
-                break;
-              }
-            }
-          }
-        }
-        const result = guard.record(
-          call ? { id, name, kind: call.kind } : { id, name },
-          failed ? 'error' : 'success',
-          // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
-          this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true) ? { result: step.text } : undefined,
-        );
-        // A refused call that ran anyway clears its own pending recovery: that is no recovery.
-        if (result.recovered && call?.allowed !== false) {
-          recovered = result.recovered;
-          audit.recoveries += 1;
-        }
+      case 'result':
+        recovered = this.result(step);
         break;
-      }
-      case 'answer': {
-        this.answeredSinceWrite = true;
-        const decided = guard.decideAnswer();
-        if (decided.allowed) {
-          decision = {
-            allowed: true,
-            kind: null,
-            targets: [],
-            destructive: false,
-            rule: null,
-            reason: null,
-            message: null,
-            toolResult: null,
-          };
-        } else {
-          const refusal = refusalOf(decided);
-          const message = blockedMessage(refusal);
-          decision = {
-            allowed: false,
-            kind: null,
-            targets: [],
-            destructive: false,
-            rule: refusal.rule,
-            reason: refusal.reason,
-            message,
-            toolResult: null,
-          };
-          audit.refusedAnswers += 1;
-          this.refused(index, step, stateBefore, 'answer', null, null, [], false, refusal.rule, refusal.reason, message);
-        }
+      case 'answer':
+        decision = this.answer(step, index, stateBefore);
         break;
-      }
       case 'reset':
         guard.reset();
         break;
@@ -472,22 +361,175 @@ export class RunAuditor {
         guard.resetKeepProgress();
         break;
       case 'clock':
-        this.at += step.advanceMs;
-        if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
-          throw new TranscriptError(
-            audit.id,
-            step.position,
-            `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`,
-          );
-        }
-        guard.tick();
+        this.clock(step);
         break;
     }
 
     const finding: StepFinding = { index, step, at: this.at, stateBefore, stateAfter: guard.state, decision, recovered };
     if (this.trace) finding.context = guard.context as SafetyContext;
-    if (this.detail === 'all' || (this.detail === 'refusals' && recovered !== null)) audit.findings.push(finding);
+    if (this.detail === 'all' || (this.detail === 'refusals' && recovered !== null)) this.audit.findings.push(finding);
     return finding;
+  }
+
+  /** A call: classified, checked (what the gate would have said, counted), and kept open until its result. */
+  private call(step: CallStep, index: number, stateBefore: SafetyState): StepDecision {
+    const audit = this.audit;
+    let kind: ToolKind;
+    let targets: string[];
+    let destructive: boolean;
+    let echoes = false;
+    if (this.kindOnly !== null) {
+      kind = this.kindOnly(step.name, step.args);
+      targets = [];
+      destructive = false;
+    } else {
+      const classification = this.classify!(step.name, step.args, step.cwd === undefined ? undefined : { cwd: step.cwd });
+      kind = classification.kind;
+      targets = classification.targets;
+      destructive = classification.destructive;
+      echoes = classification.echoes === true;
+    }
+    const pending = this.open.get(step.id);
+    const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
+    // A given kind without targets has none: the spec's session-wide rules.
+    const decided = this.guard.decideCall(
+      this.policy === 'spec'
+        ? { id, name: step.name, args: step.args, kind }
+        : { id, name: step.name, args: step.args, kind, targets, destructive },
+    );
+    kind = decided.kind ?? 'write';
+    if (kind === 'write') this.answeredSinceWrite = false;
+    this.keepOpen(step.id, pending, { id, name: step.name, kind, allowed: decided.allowed, echoes });
+    audit.calls += 1;
+    if (kind === 'write') audit.writes += 1;
+    if (decided.allowed) return { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
+    // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
+    const refusal = refusalOf(decided);
+    const message = blockedMessage(refusal);
+    audit.blockedCalls += 1;
+    this.refused({
+      runId: audit.id,
+      index,
+      position: step.position,
+      state: stateBefore,
+      subject: 'tool',
+      tool: step.name,
+      kind,
+      targets,
+      destructive,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      message,
+    });
+    return {
+      allowed: false,
+      kind,
+      targets,
+      destructive,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      message,
+      toolResult: blockedToolResult(refusal, message),
+    };
+  }
+
+  /** Keeps a checked call open under its transcript id, after the calls already open under it (`pending`). */
+  private keepOpen(transcriptId: string, pending: OpenCall | OpenCall[] | undefined, call: OpenCall): void {
+    if (pending === undefined) this.open.set(transcriptId, call);
+    else if (Array.isArray(pending)) pending.push(call);
+    else this.open.set(transcriptId, [pending, call]);
+  }
+
+  /**
+   * A result: recorded as its call's outcome, so the session follows what
+   * actually happened.
+   * @returns the pending recovery its success cleared, or null.
+   */
+  private result(step: ResultStep): PendingRecovery | null {
+    const call = this.closeCall(step.id);
+    // A result of no open call is recorded under its own id, unless that is the guard id this audit made up for
+    // another call in flight: then under one nobody holds, so it settles nothing it is not.
+    const id = call?.id ?? (this.madeUp.has(step.id) ? this.unheldId(step.id) : step.id);
+    const name = call?.name ?? step.name;
+    if (name === '') return null; // the result of no call the transcript shows: nothing to record
+    // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
+    const failed = step.outcome === 'error' || this.failsByMarker(name, step.text);
+    const result = this.guard.record(
+      call ? { id, name, kind: call.kind } : { id, name },
+      failed ? 'error' : 'success',
+      // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
+      this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true) ? { result: step.text } : undefined,
+    );
+    // A refused call that ran anyway clears its own pending recovery: that is no recovery.
+    if (result.recovered && call?.allowed !== false) {
+      this.audit.recoveries += 1;
+      return result.recovered;
+    }
+    return null;
+  }
+
+  /** The result text of tool `name` starts with one of the catalog's failure markers for it (DESIGN.md §5.7). */
+  private failsByMarker(name: string, resultText: string): boolean {
+    if (this.catalog === undefined) return false;
+    const markers = this.catalog.failureMarkers(name);
+    if (markers.length === 0) return false;
+    const text = resultText.trimStart();
+    for (const marker of markers) {
+      if (text.startsWith(marker)) return true;
+    }
+    return false;
+  }
+
+  /** A final answer: asked for (what the gate would have said, counted). */
+  private answer(step: AnswerStep, index: number, stateBefore: SafetyState): StepDecision {
+    this.answeredSinceWrite = true;
+    const decided = this.guard.decideAnswer();
+    if (decided.allowed) {
+      return { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null };
+    }
+    const refusal = refusalOf(decided);
+    const message = blockedMessage(refusal);
+    this.audit.refusedAnswers += 1;
+    this.refused({
+      runId: this.audit.id,
+      index,
+      position: step.position,
+      state: stateBefore,
+      subject: 'answer',
+      tool: null,
+      kind: null,
+      targets: [],
+      destructive: false,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      message,
+    });
+    return {
+      allowed: false,
+      kind: null,
+      targets: [],
+      destructive: false,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      message,
+      toolResult: null,
+    };
+  }
+
+  /**
+   * Time passes: the audit clock advances by the step's own advance.
+   * @throws TranscriptError (naming the run and the step) when that takes the clock past the range of dates.
+   */
+  private clock(step: ClockStep): void {
+    this.at += step.advanceMs;
+    if (!(Math.abs(this.at) <= MAX_TIME_MS)) {
+      throw new TranscriptError(
+        this.audit.id,
+        step.position,
+        `a clock step takes the audit clock past the range of dates (±${MAX_TIME_MS} ms)`,
+      );
+    }
+    this.guard.tick();
   }
 
   /**
@@ -535,19 +577,8 @@ export class RunAuditor {
   }
 
   /** Counts a refusal in its group (by rule, with the rule's reason: one line per target would bury the figures) and keeps it unless `detail` is `counts`. */
-  private refused(
-    index: number,
-    step: TranscriptStep,
-    state: SafetyState,
-    subject: 'tool' | 'answer',
-    tool: string | null,
-    kind: ToolKind | null,
-    targets: string[],
-    destructive: boolean,
-    rule: BlockRule,
-    reason: string,
-    message: string,
-  ): void {
+  private refused(refusal: Refusal): void {
+    const { subject, rule } = refusal;
     let group: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number } | undefined;
     for (const known of this.reasons) {
       if (known.subject === subject && known.rule === rule) {
@@ -565,23 +596,7 @@ export class RunAuditor {
       this.reasons.push(group);
     }
     group.count += 1;
-    if (this.detail !== 'counts') {
-      const audit = this.audit;
-      audit.refusals.push({
-        runId: audit.id,
-        index,
-        position: step.position,
-        state,
-        subject,
-        tool,
-        kind,
-        targets,
-        destructive,
-        rule,
-        reason,
-        message,
-      });
-    }
+    if (this.detail !== 'counts') this.audit.refusals.push(refusal);
   }
 
   /** The run's audit, once its last step is in. */
@@ -682,107 +697,4 @@ export function auditRuns(runs: readonly TranscriptRun[], options: AuditOptions 
   checkAuditOptions(options);
   const audits = runs.map((run) => auditRun(run, options, gateOf));
   return { runs: audits, summary: summarize(audits) };
-}
-
-function describeRefusal(refusal: Refusal): string {
-  const what =
-    refusal.subject === 'tool'
-      ? `blocked ${refusal.destructive ? 'destructive ' : ''}${refusal.kind} '${refusal.tool}'${refusal.targets.length > 0 ? ` on ${refusal.targets.join(', ')}` : ''}`
-      : 'refused final answer';
-  return `${refusal.position}: ${what} in ${refusal.state} [${refusal.rule}]: ${refusal.reason}`;
-}
-
-/** `1 call`, `2 calls`: a count and its noun, singular for one. */
-function counted(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
-
-/**
- * The text report's lines for one run: its headline, each refusal and recovery. Lines pass through `printable`.
- * The headline counts refused calls and refused final answers apart (answers are not calls):
- * `run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING ...`, or `run b: 1 call, nothing refused, ...`.
- */
-export function formatRunText(run: RunAudit): string {
-  const reward = run.reward === null ? '' : ` (reward ${run.reward})`;
-  const refused = [
-    ...(run.blockedCalls > 0 ? [counted(run.blockedCalls, 'refused call')] : []),
-    ...(run.refusedAnswers > 0 ? [counted(run.refusedAnswers, 'refused answer')] : []),
-  ];
-  const lines = [
-    `run ${run.id}${reward}: ${counted(run.calls, 'call')}, ${refused.length === 0 ? 'nothing refused' : refused.join(', ')}, ends in ${run.finalState}${run.endsUnverified ? ' (unverified: a change nobody looked at)' : ''}`,
-  ];
-  const recoveries = new Map(run.findings.filter((f) => f.recovered).map((f) => [f.index, f]));
-  const indices = [...new Set([...run.refusals.map((r) => r.index), ...recoveries.keys()])].sort((a, b) => a - b);
-  const refusals = new Map(run.refusals.map((refusal) => [refusal.index, refusal]));
-  for (const index of indices) {
-    const refusal = refusals.get(index);
-    if (refusal) lines.push(`  ${describeRefusal(refusal)}`);
-    const finding = recoveries.get(index);
-    if (finding?.recovered) {
-      lines.push(
-        `  ${finding.step.position}: recovered '${finding.recovered.tool}' after ${finding.recovered.attempts} blocked attempt(s)`,
-      );
-    }
-  }
-  return lines.map(printable).join('\n') + '\n';
-}
-
-/** The text report's summary block (figures, reasons, split by reward). */
-export function formatSummaryText(s: AuditSummary): string {
-  const lines: string[] = [];
-  const pad = (label: string) => `  ${label.padEnd(24)}`;
-  lines.push('summary');
-  lines.push(`${pad('runs')}${s.runs}`);
-  lines.push(`${pad('tool calls')}${s.calls}`);
-  lines.push(`${pad('writes')}${s.writes}`);
-  lines.push(`${pad('blocked calls')}${s.blockedCalls}`);
-  for (const group of s.blocksByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
-  lines.push(`${pad('refused answers')}${s.refusedAnswers}`);
-  for (const group of s.refusedAnswersByReason) lines.push(`    ${String(group.count).padStart(5)}  [${group.rule}] ${group.reason}`);
-  lines.push(`${pad('recoveries')}${s.recoveries}`);
-  lines.push(`${pad('runs with a refusal')}${s.runsWithRefusal} of ${s.runs}`);
-  lines.push(`${pad('runs ending unverified')}${s.runsEndingUnverified} of ${s.runs}`);
-  if (s.byReward) {
-    const { successful: ok, failed: ko } = s.byReward;
-    lines.push('', `  by reward                successful (reward > 0)   failed`);
-    const row = (label: string, a: number, b: number) => `${pad(label)}${String(a).padEnd(26)}${b}`;
-    lines.push(row('runs', ok.runs, ko.runs));
-    lines.push(row('tool calls', ok.calls, ko.calls));
-    lines.push(row('writes', ok.writes, ko.writes));
-    lines.push(row('blocked calls', ok.blockedCalls, ko.blockedCalls));
-    lines.push(row('refused answers', ok.refusedAnswers, ko.refusedAnswers));
-    lines.push(row('runs with a refusal', ok.runsWithRefusal, ko.runsWithRefusal));
-    lines.push(row('runs ending unverified', ok.runsEndingUnverified, ko.runsEndingUnverified));
-  }
-  return lines.map(printable).join('\n') + '\n';
-}
-
-/**
- * The policies side by side (DESIGN.md §5): for each, blocked calls, refused
- * answers and runs with a refusal, split by reward when the runs have one.
- */
-export function formatPolicyComparison(summaries: readonly { policy: AuditPolicy; summary: AuditSummary }[]): string {
-  const lines = [
-    '',
-    `${'policies compared'.padEnd(24)}${'blocked calls'.padEnd(16)}${'refused answers'.padEnd(18)}runs with a refusal (successful / failed)`,
-  ];
-  for (const { policy, summary } of summaries) {
-    const split = summary.byReward ? ` (${summary.byReward.successful.runsWithRefusal} / ${summary.byReward.failed.runsWithRefusal})` : '';
-    lines.push(
-      `  ${policy.padEnd(22)}${String(summary.blockedCalls).padEnd(16)}${String(summary.refusedAnswers).padEnd(18)}${summary.runsWithRefusal} of ${summary.runs}${split}`,
-    );
-  }
-  return lines.join('\n') + '\n';
-}
-
-/**
- * The text report: per run, each refused call and answer with state and
- * reason (`summaryOnly` leaves them out), then the summary. Every line is
- * passed through `printable`, so a tool name, run id or file name cannot
- * forge a line or drive the terminal.
- */
-export function formatAuditText(report: AuditReport, options: { title?: string; summaryOnly?: boolean } = {}): string {
-  let text = options.title ? `${printable(options.title)}\n\n` : '';
-  if (!options.summaryOnly) text += report.runs.map(formatRunText).join('') + '\n';
-  return text + formatSummaryText(report.summary);
 }

@@ -3,16 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { reasonWithTarget, TOOL_BLOCK_REASONS } from '../../machines/safety.policy.js';
 import { createReplayGuard, createSessionGuard, type ToolCall } from '../../src/guard/session-guard.js';
-import {
-  auditRun,
-  auditRuns,
-  formatAuditText,
-  formatRunText,
-  RunAuditor,
-  summarize,
-  type AuditGate,
-  type AuditGateOf,
-} from '../../src/audit/audit.js';
+import { auditRun, auditRuns, RunAuditor, summarize, type AuditGate, type AuditGateOf } from '../../src/audit/audit.js';
+import { formatAuditText, formatRunText } from '../../src/audit/format.js';
 import { builtinCatalogs, compileCatalog, createClassifier } from '../../src/classify/catalog/index.js';
 import { demoRuns } from '../../src/audit/demo.js';
 import { readTranscript, type TranscriptRun } from '../../src/audit/transcripts/index.js';

@@ -19,9 +19,6 @@ import { Option, type Command } from 'commander';
 import {
   AUDIT_POLICIES,
   AuditSummarizer,
-  formatPolicyComparison,
-  formatRunText,
-  formatSummaryText,
   RunAuditor,
   type AuditDetail,
   type AuditOptions,
@@ -29,6 +26,7 @@ import {
   type AuditSummary,
   type RunAudit,
 } from '../../audit/audit.js';
+import { formatPolicyComparison, formatRunText, formatSummaryText } from '../../audit/format.js';
 import { builtinCatalogs, compileCatalog, pickCatalog, type CompiledCatalog } from '../../classify/catalog/index.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
 import { CatalogError } from '../../errors/index.js';

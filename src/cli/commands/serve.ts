@@ -13,7 +13,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { auditRuns, formatAuditText } from '../../audit/audit.js';
+import { auditRuns } from '../../audit/audit.js';
+import { formatAuditText } from '../../audit/format.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
 import { DEFAULT_PORT, parseOrigin } from '../../visualizer/address.js';
 import type { VisualizerOptions, VisualizerServer } from '../../visualizer/server.js';

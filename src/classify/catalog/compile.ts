@@ -1,0 +1,315 @@
+/**
+ * The catalog compiler: a validated catalog turned into a classifier that
+ * never throws and fails closed to `write`, with what the audit and the
+ * adapters need to know of each tool (self-verifying, failure markers).
+ * Each listed tool's rule is compiled once into a judge; an unknown tool
+ * follows the catalog's word fallback, else is a write.
+ *
+ * Spec: DESIGN.md §2 (the catalog), §3.6 (`neutral`), §4 (MCP annotations),
+ * §5 (targets, destructive writes, self-verifying tools).
+ */
+import type { ToolKind } from '../../../machines/safety.types.js';
+import { classifyShellCommand } from '../shell/index.js';
+import { classifySql } from '../sql/index.js';
+import {
+  failClosed,
+  idTarget,
+  normalizeTargets,
+  directoryOf,
+  pathTarget,
+  type CallClassifier,
+  type CallContext,
+  type Classification,
+} from '../classification.js';
+import { own } from '../../util/own.js';
+import { parseCatalog, type Catalog, type ToolRule } from './schema.js';
+
+/** Classifies one tool call: name and arguments (object, or a JSON string of one) to a kind. Never throws. */
+export type Classifier = (name: string, args?: unknown) => ToolKind;
+
+/** Argument values longer than this are never matched against a pattern (they fall through to `fallback`). */
+export const MAX_PATTERN_INPUT = 1024;
+
+/** Arguments as a plain object: an object as is, a JSON string parsed, anything else none. */
+function argumentsObject(args: unknown): object | null {
+  let value = args;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return null;
+    }
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : null;
+}
+
+/** A string argument's value, trimmed and lower-cased; null when missing or not a string. */
+function argumentValue(args: object | null, name: string): string | null {
+  if (args === null) return null;
+  const value = own(args, name);
+  return typeof value === 'string' ? value.trim().toLowerCase() : null;
+}
+
+/** How one listed tool is judged, compiled from its rule. */
+interface CompiledTool {
+  /** The classification from the arguments, before the tool's own targets are added. */
+  judge(args: object | null, cwd: string | undefined): Classification;
+  targets: readonly (readonly [argument: string, type: 'path' | 'id'])[];
+  cwd: string | undefined;
+  destructive: boolean;
+  selfVerifying: boolean;
+  failure: readonly string[];
+  /** A shell or SQL tool: its result is output its arguments choose (`Classification.echoes`). */
+  echoes: boolean;
+}
+
+/** Options of `compileCatalog` / `createCallClassifier`. */
+export interface CompileOptions {
+  /**
+   * MCP annotations of tools the catalog does not list, by tool name (e.g.
+   * from a server's `tools/list`); the catalog's own entries win.
+   */
+  annotations?: Readonly<Record<string, unknown>>;
+  /** Trust those annotations (DESIGN.md §4); default false: every such tool is a write. */
+  trusted?: boolean;
+}
+
+/**
+ * A compiled catalog: the full classifier plus what the audit and the
+ * adapters need to know about each tool. Every method is total (never throws).
+ */
+export interface CompiledCatalog {
+  /** The catalog's name. */
+  readonly name: string;
+  /** The full classification of a call (DESIGN.md §5.1). */
+  readonly classify: CallClassifier;
+  /** The kind alone (the spec's `ClassifyToolCall`). */
+  readonly kindOf: Classifier;
+  /** The catalog lists this tool (trimmed name), or has annotations for it. */
+  knows(name: string): boolean;
+  /** The tool is marked `selfVerifying` (DESIGN.md §5.8). */
+  isSelfVerifying(name: string): boolean;
+  /** The failure markers a result of this tool is checked against, beyond the defaults: the catalog's, then the tool's. */
+  failureMarkers(name: string): readonly string[];
+}
+
+/** Printable ASCII without spaces: the tool names the fallback is willing to judge. */
+const PLAIN_ASCII = /^[\x21-\x7e]+$/;
+/** Printable ASCII: the argument values the fallback is willing to judge by their words. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** A tool name in compatibility form and lower case, to spot look-alikes of listed names. */
+function foldName(name: string): string {
+  return name.normalize('NFKC').toLowerCase();
+}
+
+/** Words of an argument value: split on anything but letters and digits. */
+function wordsOf(value: string): string[] {
+  return value.split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
+}
+
+/** A classification of `kind` alone: no target, not destructive. */
+function ofKind(kind: ToolKind): Classification {
+  return { kind, targets: [], destructive: false };
+}
+
+/**
+ * The kind an MCP tool's annotations give (DESIGN.md §4): `read` only when
+ * trusted and `readOnlyHint: true`; otherwise a write, destructive unless a
+ * trusted server says `destructiveHint: false` (the hint defaults to true).
+ */
+function fromAnnotations(annotations: unknown, trusted: boolean): Classification {
+  const kind = kindFromMcpAnnotations(annotations, { trusted });
+  if (kind !== 'write') return ofKind(kind);
+  const saysSafe = trusted && typeof annotations === 'object' && annotations !== null && own(annotations, 'destructiveHint') === false;
+  return { kind: 'write', targets: [], destructive: !saysSafe, reason: trusted ? 'mcp: not read-only' : 'mcp: untrusted server' };
+}
+
+/**
+ * The kind of an MCP tool from its annotations (DESIGN.md §4): `read` only
+ * when the server is trusted and the tool says `readOnlyHint: true`; anything
+ * else (untrusted server, missing or false hint, malformed annotations) is a
+ * `write`. Never throws.
+ */
+export function kindFromMcpAnnotations(annotations: unknown, options: { trusted: boolean }): ToolKind {
+  if (options?.trusted !== true || typeof annotations !== 'object' || annotations === null) return 'write';
+  try {
+    return own(annotations, 'readOnlyHint') === true ? 'read' : 'write';
+  } catch {
+    return 'write';
+  }
+}
+
+/** One listed tool's rule (a static kind or a rule object) compiled into its judge; `catalog` gives a `shell` rule its command table. */
+function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool {
+  const base = {
+    targets: [] as [string, 'path' | 'id'][],
+    cwd: undefined,
+    destructive: false,
+    selfVerifying: false,
+    failure: [],
+    echoes: false,
+  };
+  if (typeof rule === 'string') return { ...base, judge: () => ofKind(rule) };
+  const tool = {
+    targets: Object.entries(rule.targets ?? {}),
+    cwd: rule.cwd,
+    destructive: rule.destructive === true,
+    selfVerifying: rule.selfVerifying === true,
+    failure: rule.failure ?? [],
+    echoes: rule.shell !== undefined || rule.sql !== undefined || rule.echoes === true,
+  };
+  if (rule.kind !== undefined) {
+    const kind = rule.kind;
+    return { ...tool, judge: () => ofKind(kind) };
+  }
+  if (rule.argument !== undefined) {
+    const argument = rule.argument;
+    const cases = new Map(Object.entries(rule.cases ?? {}).map(([value, kind]) => [value.trim().toLowerCase(), kind]));
+    const patterns = Object.entries(rule.patterns ?? {}).map(([source, kind]) => [new RegExp(`^(?:${source})$`, 'iu'), kind] as const);
+    const fallback = rule.fallback ?? 'write';
+    return {
+      ...tool,
+      judge: (args) => {
+        const value = argumentValue(args, argument);
+        if (value === null) return { ...ofKind('write'), reason: `argument '${argument}' is missing or not a string` };
+        const kind =
+          cases.get(value) ??
+          (value.length <= MAX_PATTERN_INPUT ? patterns.find(([pattern]) => pattern.test(value))?.[1] : undefined) ??
+          fallback;
+        return ofKind(kind);
+      },
+    };
+  }
+  if (rule.shell !== undefined) {
+    const argument = rule.shell;
+    const table = catalog.commands;
+    return {
+      ...tool,
+      judge: (args, cwd) => {
+        const command = args === null ? undefined : own(args, argument);
+        if (command === undefined) return failClosed(`shell: argument '${argument}' is missing`);
+        return classifyShellCommand(command, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
+      },
+    };
+  }
+  if (rule.sql !== undefined) {
+    const argument = rule.sql;
+    const dialect = rule.dialect ?? 'postgres';
+    return {
+      ...tool,
+      judge: (args) => classifySql(args === null ? undefined : own(args, argument), { dialect }),
+    };
+  }
+  const fromRule = fromAnnotations(rule.annotations, rule.trusted === true);
+  return { ...tool, judge: () => fromRule };
+}
+
+/** The targets a tool's `targets` arguments name: strings, or arrays of strings (several targets). */
+function argumentTargets(tool: CompiledTool, args: object | null, cwd: string | undefined): string[] {
+  if (args === null) return [];
+  const found: (string | null)[] = [];
+  for (const [argument, type] of tool.targets) {
+    const value = own(args, argument);
+    const values = Array.isArray(value) ? value : [value];
+    for (const item of values) {
+      if (typeof item !== 'string' || item.trim() === '') continue;
+      found.push(type === 'path' ? pathTarget(item.trim(), cwd) : idTarget(argument, item));
+    }
+  }
+  return found.filter((target): target is string => target !== null);
+}
+
+/**
+ * Compiles a catalog (DESIGN.md §2, §5): tool names are trimmed and
+ * case-sensitive; argument values trimmed and case-insensitive; a keyed tool
+ * whose argument is missing or not a string is a `write`, one whose value
+ * matches no case or pattern takes the rule's `fallback` (default `write`);
+ * a shell or SQL tool is judged by parsing its command (src/shell.ts,
+ * src/sql.ts); an MCP tool by its annotations; an unknown tool follows the
+ * catalog's word fallback, else is a `write`. Targets are the tool's
+ * `targets` arguments (paths made absolute against its `cwd` argument) plus
+ * what the command names. A write is destructive when the rule, the command
+ * or the MCP annotations say so.
+ *
+ * @param catalog a `Catalog` object or any JSON value to validate as one.
+ * @throws CatalogError when the catalog does not validate (at compile time only).
+ */
+export function compileCatalog(catalog: unknown, options: CompileOptions = {}): CompiledCatalog {
+  const parsed = parseCatalog(catalog);
+  const tools = new Map<string, CompiledTool>();
+  for (const [name, rule] of Object.entries(parsed.tools)) tools.set(name.trim(), compileTool(rule, parsed));
+  const annotated = new Map<string, CompiledTool>();
+  for (const [name, annotations] of Object.entries(options.annotations ?? {})) {
+    if (tools.has(name.trim())) continue; // the catalog overrides the server
+    annotated.set(
+      name.trim(),
+      compileTool({ annotations: annotations as ToolRule['annotations'], trusted: options.trusted === true }, parsed),
+    );
+  }
+  const fallback = parsed.fallback && {
+    /** Listed names folded to compatibility form and lower case: an unknown name equal to one impersonates it. */
+    impersonated: new Set([...tools.keys()].map(foldName)),
+    arguments: parsed.fallback.arguments,
+    writeWords: new Set(parsed.fallback.writeWords.map((w) => w.toLowerCase())),
+    readWords: new Set(parsed.fallback.readWords.map((w) => w.toLowerCase())),
+  };
+  const catalogFailure = parsed.failure ?? [];
+
+  /** An unknown tool by the catalog's word fallback (DESIGN.md §2). */
+  function byWords(tool: string, argsObject: object | null): ToolKind {
+    if (fallback === undefined) return 'write';
+    if (!PLAIN_ASCII.test(tool) || fallback.impersonated.has(foldName(tool))) return 'write';
+    const values = fallback.arguments.map((argument) => argumentValue(argsObject, argument));
+    // A look-alike value (full-width letters, homoglyphs) could hide a write word: fail closed.
+    if (values.some((value) => value !== null && !PRINTABLE_ASCII.test(value))) return 'write';
+    const words = values.flatMap((value) => (value === null ? [] : wordsOf(value)));
+    if (words.some((word) => fallback.writeWords.has(word))) return 'write';
+    if (words.some((word) => fallback.readWords.has(word))) return 'read';
+    return 'write';
+  }
+
+  function lookup(name: unknown): CompiledTool | undefined {
+    const tool = typeof name === 'string' ? name.trim() : '';
+    return tools.get(tool) ?? annotated.get(tool);
+  }
+
+  function judge(name: string, args: unknown, context: CallContext | undefined): Classification {
+    const tool = typeof name === 'string' ? name.trim() : '';
+    const compiled = lookup(tool);
+    const argsObject = argumentsObject(args);
+    if (compiled === undefined) {
+      const kind = byWords(tool, argsObject);
+      return kind === 'write' ? failClosed(`'${tool.slice(0, 64)}' is not in catalog '${parsed.name}'`) : ofKind(kind);
+    }
+    const cwdValue = compiled.cwd !== undefined && argsObject !== null ? own(argsObject, compiled.cwd) : undefined;
+    const given = typeof cwdValue === 'string' && cwdValue.trim() !== '' ? cwdValue.trim() : context?.cwd;
+    const cwd = typeof given === 'string' && given !== '' ? (directoryOf(given) ?? undefined) : undefined;
+    const judged = compiled.judge(argsObject, cwd);
+    const targets = normalizeTargets([...judged.targets, ...argumentTargets(compiled, argsObject, cwd)]);
+    const destructive = judged.kind === 'write' && (judged.destructive || compiled.destructive);
+    return {
+      kind: judged.kind,
+      targets,
+      destructive,
+      ...(judged.reason === undefined ? {} : { reason: judged.reason }),
+      ...(compiled.echoes ? { echoes: true as const } : {}),
+    };
+  }
+
+  const classify: CallClassifier = (name, args, context) => {
+    try {
+      return judge(name, args, context);
+    } catch {
+      return failClosed('the call could not be read'); // args whose getters or proxy traps throw fail closed
+    }
+  };
+  return {
+    name: parsed.name,
+    classify,
+    kindOf: (name, args) => classify(name, args).kind,
+    knows: (name) => lookup(name) !== undefined,
+    isSelfVerifying: (name) => lookup(name)?.selfVerifying === true,
+    failureMarkers: (name) => [...catalogFailure, ...(lookup(name)?.failure ?? [])],
+  };
+}
