@@ -1,8 +1,10 @@
 /**
  * The shell command table's format (DESIGN.md §5.5): the zod schemas of a
  * command's rule and of the whole table, the checks a schema cannot state,
- * `parseShellTable`, and the shipped table (`src/catalogs/shell-commands.json`,
- * validated on load).
+ * `parseShellTable`, the shipped table (`src/catalogs/shell-commands.json`,
+ * validated on load) and the JSON Schema editors check that file with
+ * (`src/catalogs/shell-commands.schema.json`, generated from these schemas by
+ * `shellTableJsonSchema`: `npm run shell-schema`).
  */
 import { z } from 'zod';
 import { CatalogError } from '../../errors/index.js';
@@ -229,6 +231,11 @@ export const shellTableSchema = z
 /** A shell command table (the JSON shape of `src/catalogs/shell-commands.json`); see `shellTableSchema`. */
 export type ShellTable = z.infer<typeof shellTableSchema>;
 
+/** A table as a file holds it: the table, and the `$schema` key an editor reads, ignored. */
+const shellTableFileSchema = shellTableSchema.extend({
+  $schema: z.string().optional().describe('The JSON Schema an editor completes the file with; ignored.'),
+});
+
 /** Checks of a rule that a schema cannot state: options used by a field must be value options, and so on. */
 function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path: (string | number)[]; message: string } | null {
   const values = new Set([...(rule.valueOptions ?? []), ...(rule.twoValueOptions ?? [])]);
@@ -262,7 +269,8 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
 
 /**
  * Validates a shell command table (any JSON value) and returns it typed
- * (DESIGN.md §5.5).
+ * (DESIGN.md §5.5). A `"$schema"` key (a string: the JSON Schema an editor
+ * reads) is accepted and left out of the result.
  *
  * @param source where the table comes from, for the message (a file path).
  * @throws CatalogError naming the first bad entry by its path, e.g.
@@ -272,7 +280,7 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
  */
 export function parseShellTable(input: unknown, source?: string): ShellTable {
   const where = source === undefined ? 'shell table' : `shell table ${source}`;
-  const result = shellTableSchema.safeParse(input);
+  const result = shellTableFileSchema.safeParse(input);
   if (!result.success) {
     const issue = deepestIssue(result.error.issues[0]!);
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) as (string | number)[];
@@ -292,7 +300,8 @@ export function parseShellTable(input: unknown, source?: string): ShellTable {
     const problem = ruleProblems(rule, ['commands', name]);
     if (problem !== null) throw new CatalogError(`${where}: ${problem.path.join('.')}: ${problem.message}`, problem.path);
   }
-  return result.data;
+  const { $schema: _schema, ...table } = result.data;
+  return table;
 }
 
 /**
@@ -300,3 +309,19 @@ export function parseShellTable(input: unknown, source?: string): ShellTable {
  * validated on load and deeply frozen (copy it to derive another table).
  */
 export const defaultShellTable: ShellTable = deepFreeze(parseShellTable(shellCommandsJson, 'src/catalogs/shell-commands.json'));
+
+/**
+ * The shell command table's format as a JSON Schema (draft 2020-12),
+ * generated from `shellTableSchema` (plus the ignored `$schema` key), for
+ * editors to complete and check `src/catalogs/shell-commands.json`
+ * (`"$schema": "./shell-commands.schema.json"`). The shipped copy is
+ * `src/catalogs/shell-commands.schema.json` (`npm run shell-schema` writes
+ * it). What a JSON Schema cannot say (options a field uses must be value
+ * options, aliases name a rule) is checked on load by `parseShellTable`.
+ */
+export function shellTableJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(shellTableFileSchema, { io: 'input', unrepresentable: 'any' }),
+    title: 'pulse-safety-fsm shell command table',
+  };
+}
