@@ -13,12 +13,12 @@ import { CatalogError } from '../../../src/errors/index.js';
 import {
   MAX_SHELL_COMMAND_BYTES,
   SHELL_MEMO_SIZE,
-  awkProgramIsSafe,
+  isSafeAwkProgram,
   classifyShellCommand,
   clearShellMemo,
   defaultShellTable,
   parseShellTable,
-  sedScriptIsSafe,
+  isSafeSedScript,
   shellMemoStats,
   shellTableSchema,
   type ShellTable,
@@ -438,7 +438,7 @@ describe('sed scripts', () => {
     'r other.txt',
     '0~3p',
   ])('%j only prints', (script) => {
-    expect(sedScriptIsSafe(script)).toBe(true);
+    expect(isSafeSedScript(script)).toBe(true);
   });
 
   it.each([
@@ -453,7 +453,7 @@ describe('sed scripts', () => {
     's/a/b',
     '/unterminated',
   ])('%j may write or run: unsafe', (script) => {
-    expect(sedScriptIsSafe(script)).toBe(false);
+    expect(isSafeSedScript(script)).toBe(false);
   });
 });
 
@@ -461,7 +461,7 @@ describe('awk programs', () => {
   it.each(['{print $1}', 'NR>1 {s+=$3} END {print s}', '$3 > 100', '/err/ || /warn/', 'BEGIN{FS=":"} {print $1}'])(
     '%j only prints',
     (program) => {
-      expect(awkProgramIsSafe(program)).toBe(true);
+      expect(isSafeAwkProgram(program)).toBe(true);
     },
   );
 
@@ -474,6 +474,6 @@ describe('awk programs', () => {
     '@load "x"',
     '{printf "%s", $1 > $2}',
   ])('%j may write or run: unsafe', (program) => {
-    expect(awkProgramIsSafe(program)).toBe(false);
+    expect(isSafeAwkProgram(program)).toBe(false);
   });
 });

@@ -1,0 +1,60 @@
+/**
+ * Working-directory tracking (DESIGN.md §5.5): the directories a statement
+ * may run in, how `cd` results combine across `&&`, `||`, `;` and branches,
+ * and a path operand resolved against each of them to its targets (§5.1).
+ * Pure functions of paths; the judge carries the directories along.
+ */
+import { posix } from 'node:path';
+import { pathTarget } from '../classification.js';
+import { foldedTarget, UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
+
+/**
+ * The directories a statement may run in: each a path (absolute, `~`-based,
+ * or relative to the call's unknown working directory when none was given,
+ * `''`), or null when it cannot be known.
+ */
+export type Cwds = readonly (string | null)[];
+
+/** Where the shell may be after a statement that succeeded, and after one that failed. */
+export interface Outcome {
+  ok: Cwds;
+  fail: Cwds;
+}
+
+/** Commands that can change the directory of the shell they run in, other than cd, pushd and popd. */
+export const MAY_CHANGE_CWD = new Set(['eval', 'source', '.', 'command', 'builtin', 'exec']);
+
+/** The outcome of a statement that leaves the shell where it was, whether it succeeds or not. */
+export const same = (cwds: Cwds): Outcome => ({ ok: cwds, fail: cwds });
+
+/** Distinct possibilities, at most four; more collapse to "unknown". */
+export function union(...lists: Cwds[]): Cwds {
+  const all = [...new Set(lists.flat())];
+  return all.length > 4 ? [null] : all;
+}
+
+/** A directory joined to a path; null when it cannot be known. */
+export function joinDir(cwd: string | null, dir: string): string | null {
+  if (dir.startsWith('/')) return posix.normalize(dir);
+  // Folded as a target is: `~/..` stays above `~` (posix.normalize would make `~/../etc` the relative `etc`).
+  if (dir === '~' || dir.startsWith('~/')) return foldedTarget(dir);
+  if (dir.startsWith('~')) return null; // ~user: another user's home
+  if (cwd === null) return null;
+  const joined = cwd === '' ? posix.normalize(dir) : posix.join(cwd, dir);
+  if (cwd.startsWith('~') && !joined.startsWith('~')) return null;
+  return joined;
+}
+
+/** A path operand's targets, one per possible directory (`pathTarget` of each; none for `''` or `-`). */
+export function resolveTargets(path: string, cwds: Cwds): string[] {
+  if (path === '' || path === '-') return [];
+  const out: string[] = [];
+  for (const cwd of cwds) {
+    // A relative path after a `cd` to a directory not known is in a place not known (never established or touched).
+    const relative = !path.startsWith('/') && !path.startsWith('~');
+    const joined = cwd === null ? (relative ? `${UNKNOWN_PLACE}${path}` : path) : (joinDir(cwd, path) ?? path);
+    const target = pathTarget(joined);
+    if (target !== null) out.push(target);
+  }
+  return out;
+}

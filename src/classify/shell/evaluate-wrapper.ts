@@ -1,0 +1,123 @@
+/**
+ * Wrappers (DESIGN.md §5.5): commands that run another command, judged in
+ * turn. One function per mode of the rule's `run`: `shell` (`bash -c`
+ * parses its script again), `eval` (its operands joined are a script) and
+ * `argv` (`sudo`, `env`, `timeout`, `xargs`: the words after its options).
+ * The wrapper's own part is pushed only when it says more than a read.
+ */
+import { assignmentPart } from './assignment.js';
+import { hasOwnEffects, ownPart, type Effects, type RuleCall } from './effects.js';
+import { optionIn, type ParsedArgs } from './parse-args.js';
+import { SHELL_REASONS } from './reasons.js';
+import type { CompiledRule, CompiledRun } from './table-compile.js';
+import { DYNAMIC, staticWord, type JudgeContext, type Word } from './words.js';
+
+/** A rule that runs another command, in a mode other than `exec` (find -exec is a leaf's option). */
+export type WrapperRule = CompiledRule & { run: CompiledRun };
+
+/** `bash -c SCRIPT`: the script is parsed and judged in a child shell; without `-c`, or a script only known when it runs, a write. */
+function evaluateShellWrapper(run: CompiledRun, effects: Effects, args: ParsedArgs, call: RuleCall): void {
+  const { label, ctx } = call;
+  const hasScript = args.options.some((option) => option.names.includes(run.shellOption));
+  const script = args.rest[0];
+  if (!hasScript || script === undefined) {
+    effects.writes.push(SHELL_REASONS['script-not-given'](label));
+    ctx.parts.push(ownPart(effects, 'write', ''));
+    return;
+  }
+  if (script.text === null || script.pattern) {
+    effects.writes.push(SHELL_REASONS['dynamic-script'](label));
+    ctx.parts.push(ownPart(effects, 'write', ''));
+    return;
+  }
+  if (hasOwnEffects(effects) || run.selfWrites)
+    ctx.parts.push(ownPart(effects, run.selfWrites ? 'write' : 'read', SHELL_REASONS.writes(label)));
+  ctx.steps.script(script.text, effects.here, ctx, call.depth + 1);
+}
+
+/** `eval WORDS`: the words joined by spaces are a script, judged in a child shell. */
+function evaluateEvalWrapper(effects: Effects, args: ParsedArgs, call: RuleCall): void {
+  const { label, ctx } = call;
+  if (call.unknownArgs || args.operands.some((w) => w.text === null)) {
+    effects.writes.push(SHELL_REASONS['dynamic-script'](label));
+    ctx.parts.push(ownPart(effects, 'write', ''));
+    return;
+  }
+  if (args.operands.length === 0) {
+    ctx.parts.push(ownPart(effects, 'read', SHELL_REASONS['eval-nothing'](label)));
+    return;
+  }
+  ctx.steps.script(args.operands.map((w) => w.text).join(' '), effects.here, ctx, call.depth + 1);
+}
+
+/** `env X=1 cmd`: the assignments from `index` on, judged; returns the index of the command's first word. */
+function skipAssignments(rest: Word[], index: number, effects: Effects, ctx: JudgeContext): number {
+  for (; index < rest.length; index++) {
+    const text = rest[index]!.text;
+    const match = text === null ? null : /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(text);
+    if (match === null) break;
+    const part = assignmentPart(match[1]!, match[2]!, ctx);
+    if (part.kind === 'write') effects.writes.push(part.reason!.replace(/^shell: /, ''));
+  }
+  return index;
+}
+
+/** The command a wrapper runs: its words from `index`, its default command, replace markers (`xargs -I R`) made unknown. */
+function wrappedCommand(run: CompiledRun, args: ParsedArgs, index: number): Word[] {
+  let inner = args.rest.slice(index);
+  if (inner.length === 0 && run.defaultCommand !== null) inner = run.defaultCommand.map(staticWord);
+  for (const option of args.options) {
+    if (!optionIn(option, run.replace)) continue;
+    // xargs -I R: words holding R get input only known when it runs.
+    const marker = option.value === undefined ? option.attached || '{}' : option.value.text;
+    inner = inner.map((w) => (marker === null || w.text === null || w.text.includes(marker) ? DYNAMIC : w));
+  }
+  return inner;
+}
+
+/** `sudo cmd`, `timeout 5 cmd`, `env X=1 cmd`, `xargs cmd`: skip operands and assignments, then judge the command. */
+function evaluateArgvWrapper(rule: WrapperRule, effects: Effects, args: ParsedArgs, call: RuleCall): void {
+  const { label, ctx } = call;
+  const run = rule.run;
+  let index = run.skipOperands;
+  if (args.rest.slice(0, index).some((w) => w.text === null || w.pattern)) {
+    // `timeout $T cmd`: an unquoted expansion may be several words, so which word is the command is not known
+    effects.writes.push(SHELL_REASONS['dynamic-wrapped-command'](label));
+    ctx.parts.push(ownPart(effects, 'write', ''));
+    return;
+  }
+  if (run.assignments) index = skipAssignments(args.rest, index, effects, ctx);
+  const inner = wrappedCommand(run, args, index);
+  if (inner.length === 0) {
+    if (call.unknownArgs) effects.writes.push(SHELL_REASONS['dynamic-command'](label));
+    ctx.parts.push(
+      ownPart(
+        effects,
+        rule.read ? 'read' : 'write',
+        rule.read ? SHELL_REASONS['alone-shows-information'](label) : SHELL_REASONS.writes(label),
+      ),
+    );
+    return;
+  }
+  if (run.selfWrites || hasOwnEffects(effects) || effects.targets.length > 0) {
+    const reason = run.selfWrites ? SHELL_REASONS.writes(label) : SHELL_REASONS['runs-command'](label);
+    ctx.parts.push(ownPart(effects, run.selfWrites ? 'write' : 'read', reason));
+  }
+  ctx.steps.argv({ words: inner, unknownArgs: call.unknownArgs || run.appendsArguments }, effects.here, ctx, call.depth + 1);
+}
+
+/**
+ * Judges a wrapper (DESIGN.md §5.5): with one of its `unless` options it
+ * runs nothing and only shows information (`command -v`); else by its
+ * `run` mode, the command it runs judged in turn.
+ */
+export function evaluateWrapper(rule: WrapperRule, effects: Effects, args: ParsedArgs, call: RuleCall): void {
+  const run = rule.run;
+  if (args.options.some((option) => optionIn(option, run.unless))) {
+    call.ctx.parts.push(ownPart(effects, 'read', SHELL_REASONS['shows-information'](call.label)));
+    return;
+  }
+  if (run.mode === 'shell') evaluateShellWrapper(run, effects, args, call);
+  else if (run.mode === 'eval') evaluateEvalWrapper(effects, args, call);
+  else evaluateArgvWrapper(rule, effects, args, call);
+}

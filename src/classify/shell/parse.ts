@@ -1,0 +1,93 @@
+/**
+ * Parsing (DESIGN.md §5.5): tree-sitter-bash through web-tree-sitter
+ * (WebAssembly, no native build), loaded once when this module is imported
+ * (top-level `await`); the input checks made before parsing; and a script
+ * parsed and judged, the whole command or an inner one (`bash -c`, `eval`).
+ * A tree with ERROR or MISSING nodes does not parse: a write.
+ */
+import { createRequire } from 'node:module';
+import { Language, Parser, Query } from 'web-tree-sitter';
+import type { Cwds } from './cwd.js';
+import { evaluatedCode } from './evaluated-code.js';
+import { judgeSequence } from './judge.js';
+import { MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NESTING } from './limits.js';
+import { writePart } from './parts.js';
+import { SHELL_REASONS } from './reasons.js';
+import type { JudgeContext } from './words.js';
+
+await Parser.init();
+const bashLanguage = await Language.load(createRequire(import.meta.url).resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+const parser = new Parser();
+parser.setLanguage(bashLanguage);
+const functionNamesQuery = new Query(bashLanguage, '(function_definition name: (word) @name)');
+
+/** Progress callbacks allowed per parse before it is cancelled (a bound on work; a 64 KiB command needs a few thousand). */
+const MAX_PARSE_PROGRESS_CALLS = 50_000;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why a command string cannot be judged (longer than
+ * `MAX_SHELL_COMMAND_BYTES` UTF-8 bytes, a NUL, a lone surrogate), as the
+ * end of a sentence (`is longer than 65536 bytes`), or null.
+ */
+export function inputProblem(text: string): string | null {
+  if (text.length > MAX_SHELL_COMMAND_BYTES || Buffer.byteLength(text, 'utf8') > MAX_SHELL_COMMAND_BYTES) {
+    return SHELL_REASONS['input-too-long'](MAX_SHELL_COMMAND_BYTES);
+  }
+  if (text.includes('\0')) return SHELL_REASONS['input-nul'];
+  if (LONE_SURROGATE.test(text)) return SHELL_REASONS['input-lone-surrogate'];
+  return null;
+}
+
+/**
+ * Parses and judges a script; the tree is freed after. The parse is
+ * cancelled past `MAX_PARSE_PROGRESS_CALLS`; a tree that does not parse is a
+ * write; code bash would evaluate from text (`evaluatedCode`) is a write and
+ * the tree is judged on, for targets and destructive parts.
+ */
+export function judgeSource(source: string, cwds: Cwds, ctx: JudgeContext, depth: number): void {
+  let calls = 0;
+  const tree = parser.parse(source, null, {
+    progressCallback: () => ++calls > MAX_PARSE_PROGRESS_CALLS,
+  });
+  if (tree === null) {
+    parser.reset();
+    ctx.parts.push(writePart([], false, SHELL_REASONS['too-hard-to-parse']));
+    return;
+  }
+  try {
+    const root = tree.rootNode;
+    if (root.hasError) {
+      ctx.parts.push(writePart([], false, SHELL_REASONS['does-not-parse']));
+      return;
+    }
+    const evaluated = evaluatedCode(root, source);
+    if (evaluated !== null) ctx.parts.push(writePart([], false, evaluated)); // and judged on, for targets and destructive parts
+    if (source.includes('(') || source.includes('function')) {
+      for (const capture of functionNamesQuery.captures(root))
+        ctx.functions.add(source.slice(capture.node.startIndex, capture.node.endIndex));
+    }
+    judgeSequence(root, cwds, { ...ctx, source }, depth + 1);
+  } finally {
+    tree.delete();
+  }
+}
+
+/**
+ * Parses a script string and judges it in a child shell (bash -c, eval):
+ * its `cd` does not leak. Deeper than `MAX_SHELL_NESTING`, or a script that
+ * fails `inputProblem`, is a write.
+ */
+export function judgeScript(script: string, cwds: Cwds, ctx: JudgeContext, depth: number): void {
+  if (ctx.nesting + 1 > MAX_SHELL_NESTING) {
+    ctx.parts.push(writePart([], false, SHELL_REASONS['shells-nested-too-deep'](MAX_SHELL_NESTING)));
+    return;
+  }
+  const problem = inputProblem(script);
+  if (problem !== null) {
+    ctx.parts.push(writePart([], false, SHELL_REASONS['inner-script-problem'](problem)));
+    return;
+  }
+  judgeSource(script, cwds, { ...ctx, nesting: ctx.nesting + 1 }, depth);
+}

@@ -1,0 +1,94 @@
+/**
+ * Every reason the shell classifier gives, as data keyed by id (the way
+ * `machines/safety.policy.ts` keeps `TOOL_BLOCK_REASONS`): one place to read
+ * and reword them, and ids the code names instead of inline templates. A
+ * reason that names a command, an option or a limit is a function of it.
+ *
+ * The strings are what `Classification.reason` carries after `shell: `
+ * (added by the part that carries them, `readPart`, `writePart`, or the
+ * entry point): reports and tests compare them byte for byte.
+ */
+
+/** The shell classifier's reasons by id, without their `shell: ` prefix (DESIGN.md §5.5). */
+export const SHELL_REASONS = Object.freeze({
+  // --- bad input and the entry point -----------------------------------------
+  'input-too-long': (limit: number) => `is longer than ${limit} bytes`,
+  'input-nul': 'contains a NUL character',
+  'input-lone-surrogate': 'contains a lone surrogate',
+  'command-problem': (problem: string) => `the command ${problem}`,
+  'command-empty': 'the command is empty',
+  'command-not-string-or-array': 'the command is neither a string nor an array of strings',
+  'argv-empty': 'the argv array is empty',
+  'argv-too-many-words': (limit: number) => `the argv array has more than ${limit} words`,
+  'argv-word-not-string': (index: number) => `argv[${index}] is not a string`,
+  'argv-too-long': (limit: number) => `the argv array is longer than ${limit} bytes`,
+  'argv-word-problem': (index: number, problem: string) => `argv[${index}] ${problem}`,
+  'table-invalid': (message: string) => `the command table is not valid (${message})`,
+  'nested-too-deep': (limit: number) => `the command is nested more than ${limit} levels deep`,
+  'too-much-work': (limit: number) => `the command has more than ${limit} words and commands to judge`,
+  'not-judged': 'the command could not be judged',
+  'runs-nothing': 'the command runs nothing',
+
+  // --- parsing -------------------------------------------------------------------
+  'too-hard-to-parse': 'the command is too hard to parse',
+  'does-not-parse': 'the command does not parse',
+  'shells-nested-too-deep': (limit: number) => `shells nested more than ${limit} deep`,
+  'inner-script-problem': (problem: string) => `the inner script ${problem}`,
+
+  // --- code bash evaluates from text (parse.ts, `evaluatedCode`) -------------------
+  'quoted-substitution':
+    'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)',
+  'ansi-c-substitution': 'an ANSI-C quoted string may spell a command substitution bash may run',
+  'escaped-substitution':
+    'a quoted or escaped word holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)',
+  'arithmetic-for': 'an arithmetic for loop evaluates a variable, and with it any array subscript it holds',
+  'array-subscript': 'an array subscript is evaluated arithmetically, variables and any subscript they hold included',
+  'integer-declaration': 'an integer declaration (-i) evaluates its values arithmetically',
+  'indirect-expansion': 'an indirect or prompt expansion runs whatever the variable holds',
+  'substring-expansion': 'a substring expansion evaluates its offset arithmetically, variables included',
+  'arithmetic-context': 'an arithmetic context evaluates a variable, and with it any array subscript it holds',
+  let: '`let` evaluates its arguments arithmetically, variables and subscripts included',
+
+  // --- statements, assignments, redirections ---------------------------------------
+  'assignment-listed': (name: string) => `assigning ${name} can change what later commands run`,
+  assignment: (name: string) => `assigning ${name} changes only the shell`,
+  arithmetic: 'arithmetic changes only the shell',
+  'shell-only': (name: string) => `'${name}' changes only the shell`,
+  test: 'a test reads',
+  'unknown-construct': (type: string) => `'${type}' is not a construct this classifier knows`,
+  'redirect-without-command': 'a redirection without a command',
+  'redirect-alone': 'a redirection alone',
+  'words-after-compound-redirect': 'words after a redirection of a compound command',
+  'input-redirect': 'an input redirection reads',
+  'output-redirect': (target: string) => `output redirection to '${target}'`,
+  'unknown-redirect': (operator: string) => `the redirection '${operator}' is not one this classifier knows`,
+  'arguments-without-command': 'arguments without a command',
+
+  // --- simple commands against the table --------------------------------------------
+  'no-command': 'the command is only known when it runs',
+  'dynamic-command-name': 'the command name is only known when it runs',
+  'function-call': (name: string) => `'${name}' calls a function the script defines`,
+  'program-by-path': (name: string) => `'${name}' runs a program by its path`,
+  'unknown-command': (command: string) => `'${command}' is not a known read-only command`,
+  'shows-information': (command: string) => `'${command}' only shows information`,
+  'unknown-option': (command: string, option: string) => `'${command} ${option}' is not an option this classifier knows`,
+  'runs-program': (command: string) => `'${command}' runs another program`,
+  writes: (command: string) => `'${command}' writes`,
+  destructive: (command: string) => `'${command}' is destructive`,
+  'dynamic-arguments': (command: string) => `'${command}' has arguments only known when it runs`,
+  'dynamic-arguments-destructive': (command: string) => `'${command}' has arguments only known when it runs, which may be destructive`,
+  'dry-run': (command: string) => `'${command}' is a dry run`,
+  'read-only': (command: string) => `'${command}' is read-only`,
+  'dynamic-subcommand': (command: string) => `'${command}' gets its subcommand only when it runs`,
+  'script-not-given': (command: string) => `'${command}' runs a script that is not on the command line`,
+  'dynamic-script': (command: string) => `'${command}' runs a script only known when it runs`,
+  'eval-nothing': (command: string) => `'${command}' runs nothing`,
+  'dynamic-wrapped-command': (command: string) => `'${command}' runs a command only known when it runs`,
+  'dynamic-command': (command: string) => `'${command}' gets its command only when it runs`,
+  'alone-shows-information': (command: string) => `'${command}' alone only shows information`,
+  'runs-command': (command: string) => `'${command}' runs another command`,
+  'script-from-file': (command: string) => `'${command}' runs a script from a file`,
+  'unsafe-script': (command: string) => `'${command}' runs a script that can write files or run programs`,
+  'operands-write': (command: string, count: number) => `'${command}' with ${count === 1 ? 'an operand' : 'operands'} writes`,
+  'writes-to': (command: string, target: string) => `'${command}' writes to '${target}'`,
+});

@@ -1,0 +1,273 @@
+/**
+ * The command table compiled for judging: each rule's option lists turned
+ * into sets and maps, aliases pointing at their rule, the trusted
+ * directories normalized, and what an argument only known when it runs could
+ * make of a command (`sensitive`, `mayBeDestructive`). Compiled once per
+ * table object (a WeakMap), since a table is validated and compiled on first
+ * use and shared by every call after.
+ */
+import { posix } from 'node:path';
+import { defaultShellTable, parseShellTable, type ShellCommandRule, type ShellTable } from './table-schema.js';
+
+/** What an option's value does: nothing, a write, a destructive write. */
+export type Effect = 'read' | 'write' | 'destructive';
+
+/** A rule's `run` (see the table schema's `run`), compiled: how the wrapped command is found. */
+export interface CompiledRun {
+  mode: 'argv' | 'shell' | 'eval' | 'exec';
+  selfWrites: boolean;
+  skipOperands: number;
+  assignments: boolean;
+  unless: Set<string>;
+  appendsArguments: boolean;
+  replace: Set<string>;
+  defaultCommand: string[] | null;
+  shellOption: string;
+  exec: Set<string>;
+}
+
+/** A rule compiled: its option lists as sets, its subcommands compiled in turn. */
+export interface CompiledRule {
+  read: boolean;
+  destructive: boolean;
+  singleDash: boolean;
+  /** Every option the rule names, for strictness and abbreviations. */
+  known: Set<string>;
+  /** Known long options (`--x`), for GNU abbreviations. */
+  longs: string[];
+  flags: Set<string>;
+  value: Set<string>;
+  twoValue: Set<string>;
+  strict: boolean;
+  write: Set<string>;
+  exec: Set<string>;
+  destructiveOptions: Set<string>;
+  dryRun: Set<string>;
+  /** The option names of `dryRun` (without values). */
+  dryRunNames: Set<string>;
+  /** Options that write, run programs, are destructive or have values that decide. */
+  risky: Set<string>;
+  optionValues: Map<string, Map<string, Effect>>;
+  path: Set<string>;
+  cwd: Set<string>;
+  info: Set<string>;
+  operands: 'paths' | 'after-double-dash' | 'leading' | 'none';
+  skip: number;
+  pattern: Set<string>;
+  defaultPath: string | null;
+  maxOperands: number | null;
+  list: Set<string>;
+  ignoredPrefixes: string[];
+  writesOperands: boolean;
+  assignsOperands: boolean;
+  destructivePrefixes: string[];
+  remoteOperands: boolean;
+  script: { language: 'sed' | 'awk'; options: Set<string>; files: Set<string> } | null;
+  run: CompiledRun | null;
+  subcommands: Map<string, CompiledRule> | null;
+  /** An argument only known when it runs could make it write. */
+  sensitive: boolean;
+  /** An argument only known when it runs could make it destructive. */
+  mayBeDestructive: boolean;
+}
+
+/** A table compiled: rules by command name (aliases included), trusted directories, null devices, listed variables. */
+export interface CompiledTable {
+  id: number;
+  commands: Map<string, CompiledRule>;
+  trusted: Set<string>;
+  nullDevices: Set<string>;
+  variables: Map<string, Set<string>>;
+  variablePrefixes: [string, Set<string>][];
+}
+
+/** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
+function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
+  const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions') => [...(parent[key] ?? []), ...(rule[key] ?? [])];
+  return {
+    ...rule,
+    globalOptions: true,
+    flags: both('flags'),
+    valueOptions: both('valueOptions'),
+    writeOptions: both('writeOptions'),
+    execOptions: both('execOptions'),
+  };
+}
+
+const set = (list: string[] | undefined) => new Set(list ?? []);
+
+/** A rule's `run`, compiled; null when the rule runs no other command. */
+function compileRun(run: ShellCommandRule['run']): CompiledRun | null {
+  if (run === undefined) return null;
+  return {
+    mode: run.mode ?? 'argv',
+    selfWrites: run.self === 'write',
+    skipOperands: run.skipOperands ?? 0,
+    assignments: run.assignments === true,
+    unless: set(run.unlessOptions),
+    appendsArguments: run.appendsArguments === true,
+    replace: set(run.replaceOptions),
+    defaultCommand: run.defaultCommand ?? null,
+    shellOption: run.shellOption ?? '-c',
+    exec: set(run.execOptions),
+  };
+}
+
+/** `optionValues` as option to { value upper-cased and trimmed (or `*`): effect }. */
+function compileOptionValues(rule: ShellCommandRule): Map<string, Map<string, Effect>> {
+  const optionValues = new Map<string, Map<string, Effect>>();
+  for (const [option, values] of Object.entries(rule.optionValues ?? {})) {
+    optionValues.set(
+      option,
+      new Map(Object.entries(values).map(([value, effect]) => [value === '*' ? '*' : value.trim().toUpperCase(), effect])),
+    );
+  }
+  return optionValues;
+}
+
+/** Every option the rule names anywhere (`dryRunNames`: its dry-run options without their values). */
+function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string> {
+  const run = rule.run;
+  return new Set<string>([
+    ...(rule.flags ?? []),
+    ...(rule.valueOptions ?? []),
+    ...(rule.twoValueOptions ?? []),
+    ...(rule.writeOptions ?? []),
+    ...(rule.execOptions ?? []),
+    ...(rule.destructiveOptions ?? []),
+    ...dryRunNames,
+    ...Object.keys(rule.optionValues ?? {}),
+    ...(rule.pathOptions ?? []),
+    ...(rule.cwdOptions ?? []),
+    ...(rule.infoOptions ?? []),
+    ...(rule.patternOptions ?? []),
+    ...(rule.listOptions ?? []),
+    ...(run?.unlessOptions ?? []),
+    ...(run?.execOptions ?? []),
+    ...(run?.replaceOptions ?? []),
+    ...(run?.shellOption !== undefined ? [run.shellOption] : run?.mode === 'shell' ? ['-c'] : []),
+  ]);
+}
+
+/** The subcommands' rules, compiled (with the parent's options under `globalOptions`); null when there are none. */
+function compileSubcommands(rule: ShellCommandRule): Map<string, CompiledRule> | null {
+  if (rule.subcommands === undefined) return null;
+  return new Map(
+    Object.entries(rule.subcommands).map(([name, sub]) => [
+      name,
+      compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub),
+    ]),
+  );
+}
+
+/** Sets what an argument only known when it runs could make of the command: `mayBeDestructive`, then `sensitive`. */
+function markSensitivity(compiled: CompiledRule): void {
+  compiled.mayBeDestructive =
+    compiled.destructiveOptions.size > 0 ||
+    compiled.destructivePrefixes.length > 0 ||
+    [...compiled.optionValues.values()].some((values) => [...values.values()].includes('destructive'));
+  compiled.sensitive =
+    compiled.mayBeDestructive ||
+    compiled.write.size > 0 ||
+    compiled.exec.size > 0 ||
+    compiled.optionValues.size > 0 ||
+    compiled.maxOperands !== null ||
+    compiled.writesOperands ||
+    compiled.assignsOperands ||
+    compiled.script !== null ||
+    compiled.run !== null ||
+    compiled.subcommands !== null ||
+    compiled.strict;
+}
+
+/** One rule of the table, compiled (its subcommands too). */
+function compileRule(rule: ShellCommandRule): CompiledRule {
+  const dryRunNames = (rule.dryRunOptions ?? []).map((o) => o.split('=')[0]!);
+  const known = knownOptions(rule, dryRunNames);
+  const subcommands = compileSubcommands(rule);
+  const compiled: CompiledRule = {
+    read: rule.read === true,
+    destructive: rule.destructive === true,
+    singleDash: rule.optionStyle === 'single-dash',
+    known,
+    longs: [...known].filter((o) => o.startsWith('--')),
+    flags: set(rule.flags),
+    value: set(rule.valueOptions),
+    twoValue: set(rule.twoValueOptions),
+    strict: rule.strictOptions === true || subcommands !== null,
+    write: set(rule.writeOptions),
+    exec: set(rule.execOptions),
+    destructiveOptions: set(rule.destructiveOptions),
+    dryRun: set(rule.dryRunOptions),
+    dryRunNames: new Set(dryRunNames),
+    risky: new Set([
+      ...(rule.writeOptions ?? []),
+      ...(rule.execOptions ?? []),
+      ...(rule.destructiveOptions ?? []),
+      ...Object.keys(rule.optionValues ?? {}),
+    ]),
+    optionValues: compileOptionValues(rule),
+    path: set(rule.pathOptions),
+    cwd: set(rule.cwdOptions),
+    info: set(rule.infoOptions),
+    operands: rule.operands ?? 'paths',
+    skip: rule.skipOperands ?? 0,
+    pattern: set(rule.patternOptions),
+    defaultPath: rule.defaultPath ?? null,
+    maxOperands: rule.maxOperands ?? null,
+    list: set(rule.listOptions),
+    ignoredPrefixes: rule.ignoredOperandPrefixes ?? [],
+    writesOperands: rule.writesOperands === true,
+    assignsOperands: rule.assignsOperands === true,
+    destructivePrefixes: rule.destructiveOperandPrefixes ?? [],
+    remoteOperands: rule.remoteOperands === true,
+    script:
+      rule.script === undefined
+        ? null
+        : { language: rule.script.language, options: set(rule.script.options), files: set(rule.script.fileOptions) },
+    run: compileRun(rule.run),
+    subcommands,
+    sensitive: false,
+    mayBeDestructive: false,
+  };
+  markSensitivity(compiled);
+  return compiled;
+}
+
+let nextTableId = 1;
+const compiledTables = new WeakMap<object, CompiledTable>();
+
+/**
+ * The compiled form of a table, validated first unless it is the default
+ * table; cached per table object (do not change a table after its first use).
+ *
+ * @throws CatalogError when the table does not validate (`parseShellTable`).
+ */
+export function compileTable(table: ShellTable): CompiledTable {
+  const cached = compiledTables.get(table);
+  if (cached !== undefined) return cached;
+  const valid = table === defaultShellTable ? table : parseShellTable(table);
+  const rules = new Map<string, CompiledRule>();
+  for (const [name, rule] of Object.entries(valid.commands)) {
+    if (typeof rule !== 'string') rules.set(name, compileRule(rule));
+  }
+  for (const [name, rule] of Object.entries(valid.commands)) {
+    if (typeof rule === 'string') rules.set(name, rules.get(rule)!);
+  }
+  const variables = new Map<string, Set<string>>();
+  const variablePrefixes: [string, Set<string>][] = [];
+  for (const [name, values] of Object.entries(valid.variables)) {
+    if (name.endsWith('*')) variablePrefixes.push([name.slice(0, -1), new Set(values)]);
+    else variables.set(name, new Set(values));
+  }
+  const compiled: CompiledTable = {
+    id: nextTableId++,
+    commands: rules,
+    trusted: new Set(valid.trustedDirectories.map((d) => posix.normalize(d).replace(/(.)\/$/, '$1'))),
+    nullDevices: new Set(valid.nullDevices),
+    variables,
+    variablePrefixes,
+  };
+  compiledTables.set(table, compiled);
+  return compiled;
+}

@@ -1,0 +1,327 @@
+/**
+ * The shell command table's format (DESIGN.md §5.5): the zod schemas of a
+ * command's rule and of the whole table, the checks a schema cannot state,
+ * `parseShellTable`, the shipped table (`src/catalogs/shell-commands.json`,
+ * validated on load) and the JSON Schema editors check that file with
+ * (`src/catalogs/shell-commands.schema.json`, generated from these schemas by
+ * `shellTableJsonSchema`: `npm run shell-schema`).
+ */
+import { z } from 'zod';
+import { CatalogError } from '../../errors/index.js';
+import shellCommandsJson from '../../catalogs/shell-commands.json' with { type: 'json' };
+import { deepestIssue } from '../../util/zod-issues.js';
+import { deepFreeze } from '../../util/deep-freeze.js';
+
+const optionName = z.string().regex(/^--?[^\s=-][^\s=]*$/, "must be an option: '-x', '--long' or '-long' (no spaces, no '=')");
+const optionList = z.array(optionName);
+const dryRunOption = z
+  .string()
+  .regex(/^--?[^\s=-][^\s=]*(=\S*)?$/, "must be an option, optionally with '=value': '-n', '--dry-run=client'");
+const effectSchema = z
+  .enum(['read', 'write', 'destructive'])
+  .describe("what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write)");
+const commandName = z.string().regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
+
+const scriptSchema = z
+  .strictObject({
+    language: z
+      .enum(['sed', 'awk'])
+      .describe("the script language; a script that can write or run programs ('w', 'e', 'system', '>', '|') is a write"),
+    options: optionList
+      .optional()
+      .describe(
+        "value options whose value is a script ('-e'); when none of them and no file option is given, the first operand is the script",
+      ),
+    fileOptions: optionList.optional().describe("value options naming a script file ('-f'): its content is unknown, so a write"),
+  })
+  .describe('the command runs a script given as an argument (sed, awk), judged by a small checker of that language');
+
+const runSchema = z
+  .strictObject({
+    mode: z
+      .enum(['argv', 'shell', 'eval', 'exec'])
+      .optional()
+      .describe(
+        "how the command to run is found. 'argv' (default): the words after the wrapper's options (sudo, env, timeout, xargs). " +
+          "'shell': with the option `shellOption`, the first operand is a shell script, parsed again (bash -c); without it, a write. " +
+          "'eval': the operands joined by spaces are a shell script. " +
+          "'exec': each option of `execOptions` starts a command that ends at ';' or at '{}' '+' (find -exec).",
+      ),
+    self: z
+      .enum(['read', 'write'])
+      .optional()
+      .describe("what the wrapper itself does besides running the command (nohup writes nohup.out); default 'read'"),
+    skipOperands: z.int().min(0).max(8).optional().describe('operands before the command that are not part of it (timeout DURATION)'),
+    assignments: z.boolean().optional().describe('NAME=value operands before the command set its environment (env)'),
+    unlessOptions: optionList.optional().describe('with one of these options nothing is run and it is a read (command -v)'),
+    appendsArguments: z.boolean().optional().describe('the command gets more arguments only known when it runs (xargs)'),
+    defaultCommand: z.array(commandName).min(1).optional().describe('the command run when none is given (xargs runs echo)'),
+    replaceOptions: optionList
+      .optional()
+      .describe("options whose value (default '{}') the command's words contain, replaced by input only known when it runs (xargs -I)"),
+    shellOption: optionName.optional().describe("mode 'shell': the option that makes the first operand a script; default '-c'"),
+    execOptions: optionList.optional().describe("mode 'exec': the options that start a command"),
+  })
+  .describe('the command runs another command (a wrapper), which is judged in turn');
+
+/** A command's rule in the shell command table (see `shellTableSchema`). */
+export interface ShellCommandRule {
+  description?: string;
+  read?: boolean;
+  destructive?: boolean;
+  optionStyle?: 'gnu' | 'single-dash';
+  flags?: string[];
+  valueOptions?: string[];
+  twoValueOptions?: string[];
+  strictOptions?: boolean;
+  globalOptions?: boolean;
+  writeOptions?: string[];
+  execOptions?: string[];
+  destructiveOptions?: string[];
+  dryRunOptions?: string[];
+  optionValues?: Record<string, Record<string, 'read' | 'write' | 'destructive'>>;
+  pathOptions?: string[];
+  cwdOptions?: string[];
+  infoOptions?: string[];
+  operands?: 'paths' | 'after-double-dash' | 'leading' | 'none';
+  skipOperands?: number;
+  patternOptions?: string[];
+  defaultPath?: string;
+  maxOperands?: number;
+  listOptions?: string[];
+  ignoredOperandPrefixes?: string[];
+  writesOperands?: boolean;
+  assignsOperands?: boolean;
+  destructiveOperandPrefixes?: string[];
+  remoteOperands?: boolean;
+  script?: z.infer<typeof scriptSchema>;
+  run?: z.infer<typeof runSchema>;
+  subcommands?: Record<string, ShellCommandRule>;
+}
+
+const ruleShape = {
+  description: z.string().optional().describe('what the command is, for readers of the table'),
+  read: z
+    .boolean()
+    .optional()
+    .describe('the command is read-only when none of its options or operands says otherwise; default false (a write)'),
+  destructive: z
+    .boolean()
+    .optional()
+    .describe('running it (as a write) is destructive: it deletes or overwrites what cannot be had back (dd, shred, git clean)'),
+  optionStyle: z
+    .enum(['gnu', 'single-dash'])
+    .optional()
+    .describe(
+      "'gnu' (default): '-abc' is '-a -b -c', '--long=value', '--long value', unambiguous '--lo' abbreviates '--long'; " +
+        "'single-dash': every word starting with '-' is one option, '--x' is '-x', '-x=value' (find, terraform)",
+    ),
+  flags: optionList.optional().describe('known options without a value (needed only where options are strict)'),
+  valueOptions: optionList
+    .optional()
+    .describe("options that take the next word as value ('-C dir'), also attached ('-Cdir', '--opt=value')"),
+  twoValueOptions: optionList.optional().describe("options that take the next two words ('jq --arg name value')"),
+  strictOptions: z.boolean().optional().describe('an option not listed anywhere in the rule is a write; always so before a subcommand'),
+  globalOptions: z
+    .boolean()
+    .optional()
+    .describe("its options may also follow a subcommand ('kubectl get pods --kubeconfig x'): every subcommand takes them too"),
+  writeOptions: optionList.optional().describe("options that make the command a write ('sed -i', 'sort -o'); a dry run overrides them"),
+  execOptions: optionList
+    .optional()
+    .describe("options that make it run another program ('rsync -e', 'tar -I', 'rg --pre'): a write, even in a dry run"),
+  destructiveOptions: optionList.optional().describe("options that make it a destructive write ('rm -r', 'git push --force')"),
+  dryRunOptions: z
+    .array(dryRunOption)
+    .optional()
+    .describe("options that make it only show what it would do, a read ('git clean -n', 'kubectl apply --dry-run=client')"),
+  optionValues: z
+    .record(optionName, z.record(z.string(), effectSchema))
+    .optional()
+    .describe(
+      "value options whose value decides: option to { value (case-insensitive): effect }, '*' for any other value " +
+        "('curl -X': GET read, DELETE destructive, '*' write); a value not listed and no '*' is a write",
+    ),
+  pathOptions: optionList.optional().describe("value options whose value is a path target ('sort -o FILE', 'tar -f ARCHIVE')"),
+  cwdOptions: optionList
+    .optional()
+    .describe(
+      "value options naming the directory the command works in ('git -C', 'make -C'): a target, and relative operands are resolved against it",
+    ),
+  infoOptions: optionList.optional().describe("options that, given alone, make it a read ('--version', '--help')"),
+  operands: z
+    .enum(['paths', 'after-double-dash', 'leading', 'none'])
+    .optional()
+    .describe(
+      "which operands are path targets: 'paths' (default, all), 'after-double-dash' (only after '--'; before it they may be revisions), " +
+        "'leading' (those before the first option or '(' '!' ',' ')': find's starting points), 'none'",
+    ),
+  skipOperands: z.int().min(0).max(8).optional().describe("leading operands that are not paths ('grep PATTERN', 'chmod MODE')"),
+  patternOptions: optionList.optional().describe("value options that take the place of the skipped operands ('grep -e PATTERN')"),
+  defaultPath: z.string().min(1).optional().describe("the path target when no path operand is given ('ls' lists '.')"),
+  maxOperands: z
+    .int()
+    .min(0)
+    .optional()
+    .describe("more operands than this make it a write ('git branch NAME' creates a branch; 'uniq IN OUT' writes OUT)"),
+  listOptions: optionList.optional().describe("options under which `maxOperands` does not apply ('git branch --list PATTERN')"),
+  ignoredOperandPrefixes: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("operands starting with one of these do not count toward `maxOperands` ('date +%s')"),
+  writesOperands: z.boolean().optional().describe('its path operands are written (tee): a write unless every one is a null device'),
+  assignsOperands: z
+    .boolean()
+    .optional()
+    .describe('its operands name shell variables it sets (read, let): an assignment to a listed variable is a write'),
+  destructiveOperandPrefixes: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("an operand starting with one of these is destructive ('git push origin +main', ':branch')"),
+  remoteOperands: z.boolean().optional().describe('operands like HOST:PATH or a URL are on another machine, not path targets (rsync, scp)'),
+  script: scriptSchema.optional(),
+  run: runSchema.optional(),
+};
+
+/** The zod schema of one command's rule; recursive through `subcommands`. */
+export const shellCommandRuleSchema: z.ZodType<ShellCommandRule> = z
+  .strictObject({
+    ...ruleShape,
+    get subcommands(): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodType<ShellCommandRule>>> {
+      return z
+        .record(commandName, shellCommandRuleSchema)
+        .optional()
+        .describe("subcommand (the first operand) to its rule ('git status'); an operand not listed is a write");
+    },
+  })
+  .describe('how one command (or subcommand) is judged');
+
+/**
+ * The JSON schema of a shell command table (DESIGN.md §5.5), as a zod schema:
+ *
+ * ```
+ * { description?, commands: { [name]: rule | "<other name>" }, trustedDirectories, nullDevices, variables }
+ * ```
+ *
+ * A rule says whether the command is read-only and which options, option
+ * values and operands make it a write or destructive, which operands are
+ * paths, its subcommands (recursively), and whether it runs another command
+ * (`run`). A string instead of a rule names another command with the same
+ * rule (`"egrep": "grep"`). Validated with `parseShellTable`.
+ */
+export const shellTableSchema = z
+  .strictObject({
+    description: z.string().optional().describe('what the table is, for readers'),
+    commands: z
+      .record(commandName, z.union([commandName, shellCommandRuleSchema]))
+      .describe('command name to its rule, or to the name of a command with the same rule; any other command is a write'),
+    trustedDirectories: z
+      .array(z.string().regex(/^\/\S*$/, 'must be an absolute directory'))
+      .describe("a command run by a path in one of these directories ('/usr/bin/ls') is judged by its name; any other path is a write"),
+    nullDevices: z.array(z.string().min(1)).describe("redirection targets that write nothing that stays ('/dev/null', '/dev/stderr')"),
+    variables: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "must be a variable name, or a prefix ending in '*'"), z.array(z.string()))
+      .describe(
+        "variables whose assignment can change which program runs or what it runs ('PATH', 'LD_*', 'GIT_*'): " +
+          'an assignment (X=v cmd, env X=v, export, bare) is a write unless the value is listed (PAGER: ["cat"])',
+      ),
+  })
+  .describe('the shell command table: which commands, subcommands and options are read-only, write or destructive');
+
+/** A shell command table (the JSON shape of `src/catalogs/shell-commands.json`); see `shellTableSchema`. */
+export type ShellTable = z.infer<typeof shellTableSchema>;
+
+/** A table as a file holds it: the table, and the `$schema` key an editor reads, ignored. */
+const shellTableFileSchema = shellTableSchema.extend({
+  $schema: z.string().optional().describe('The JSON Schema an editor completes the file with; ignored.'),
+});
+
+/** Checks of a rule that a schema cannot state: options used by a field must be value options, and so on. */
+function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path: (string | number)[]; message: string } | null {
+  const values = new Set([...(rule.valueOptions ?? []), ...(rule.twoValueOptions ?? [])]);
+  const mustTakeValue: [keyof ShellCommandRule, string[]][] = [
+    ['pathOptions', rule.pathOptions ?? []],
+    ['cwdOptions', rule.cwdOptions ?? []],
+    ['optionValues', Object.keys(rule.optionValues ?? {})],
+  ];
+  if (rule.script !== undefined) {
+    mustTakeValue.push(['script', [...(rule.script.options ?? []), ...(rule.script.fileOptions ?? [])]]);
+  }
+  for (const [field, options] of mustTakeValue) {
+    for (const option of options) {
+      if (!values.has(option)) {
+        return { path: [...path, field, option], message: `'${option}' must also be listed in valueOptions (it takes a value)` };
+      }
+    }
+  }
+  if (rule.run !== undefined && rule.subcommands !== undefined) {
+    return { path: [...path, 'run'], message: 'a rule cannot both run a command and have subcommands' };
+  }
+  if (rule.run?.mode === 'exec' && (rule.run.execOptions ?? []).length === 0) {
+    return { path: [...path, 'run', 'execOptions'], message: "mode 'exec' needs at least one exec option" };
+  }
+  for (const [name, sub] of Object.entries(rule.subcommands ?? {})) {
+    const problem = ruleProblems(sub, [...path, 'subcommands', name]);
+    if (problem !== null) return problem;
+  }
+  return null;
+}
+
+/**
+ * Validates a shell command table (any JSON value) and returns it typed
+ * (DESIGN.md §5.5). A `"$schema"` key (a string: the JSON Schema an editor
+ * reads) is accepted and left out of the result.
+ *
+ * @param source where the table comes from, for the message (a file path).
+ * @throws CatalogError naming the first bad entry by its path, e.g.
+ *   `shell table: commands.sed.writeOptions.0: must be an option ...`, an
+ *   alias to a command that is not a rule, or an option a field uses that is
+ *   not a value option.
+ */
+export function parseShellTable(input: unknown, source?: string): ShellTable {
+  const where = source === undefined ? 'shell table' : `shell table ${source}`;
+  const result = shellTableFileSchema.safeParse(input);
+  if (!result.success) {
+    const issue = deepestIssue(result.error.issues[0]!);
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) as (string | number)[];
+    throw new CatalogError(`${where}: ${path.join('.') || '(root)'}: ${issue.message}`, path);
+  }
+  for (const [name, rule] of Object.entries(result.data.commands)) {
+    if (typeof rule === 'string') {
+      const target = Object.prototype.hasOwnProperty.call(result.data.commands, rule) ? result.data.commands[rule] : undefined;
+      if (typeof target !== 'object') {
+        throw new CatalogError(`${where}: commands.${name}: '${rule}' must be a command of the table with a rule (not another alias)`, [
+          'commands',
+          name,
+        ]);
+      }
+      continue;
+    }
+    const problem = ruleProblems(rule, ['commands', name]);
+    if (problem !== null) throw new CatalogError(`${where}: ${problem.path.join('.')}: ${problem.message}`, problem.path);
+  }
+  const { $schema: _schema, ...table } = result.data;
+  return table;
+}
+
+/**
+ * The default shell command table, `src/catalogs/shell-commands.json`,
+ * validated on load and deeply frozen (copy it to derive another table).
+ */
+export const defaultShellTable: ShellTable = deepFreeze(parseShellTable(shellCommandsJson, 'src/catalogs/shell-commands.json'));
+
+/**
+ * The shell command table's format as a JSON Schema (draft 2020-12),
+ * generated from `shellTableSchema` (plus the ignored `$schema` key), for
+ * editors to complete and check `src/catalogs/shell-commands.json`
+ * (`"$schema": "./shell-commands.schema.json"`). The shipped copy is
+ * `src/catalogs/shell-commands.schema.json` (`npm run shell-schema` writes
+ * it). What a JSON Schema cannot say (options a field uses must be value
+ * options, aliases name a rule) is checked on load by `parseShellTable`.
+ */
+export function shellTableJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(shellTableFileSchema, { io: 'input', unrepresentable: 'any' }),
+    title: 'pulse-safety-fsm shell command table',
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * The words of a simple command as far as they are known before it runs
+ * (DESIGN.md §5.5): quoting removed, expansions and substitutions marked
+ * unknown (and the commands inside them judged), globs and brace expansions
+ * kept as patterns, and whether a word may be taken for an option. Also the
+ * judge's context, which every file of the judge is handed.
+ */
+import type { Node as SyntaxNode } from 'web-tree-sitter';
+import type { Classification } from '../classification.js';
+import type { Cwds, Outcome } from './cwd.js';
+import { MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import type { CompiledTable } from './table-compile.js';
+
+/** A word of a simple command, as far as it is known before the command runs. */
+export interface Word {
+  /** The word's value; null when it depends on an expansion or substitution. */
+  text: string | null;
+  /** Its value may start with '-' and be taken as an option (a dynamic start, an unquoted glob or brace). */
+  optionLike: boolean;
+  /** An unquoted glob or brace expansion: `text` is a pattern, kept as written. */
+  pattern: boolean;
+}
+
+/** A simple command as words (the first is its name), and whether more arguments only known when it runs are appended (xargs). */
+export interface Argv {
+  words: Word[];
+  unknownArgs: boolean;
+}
+
+/**
+ * The judge's recursive steps, reached through the context: the files of
+ * the judge call each other in a circle (a word holds a substitution, which
+ * holds commands, whose words hold substitutions; a wrapper runs a command,
+ * `bash -c` a script), and calling these through the context keeps their
+ * imports one-way. index.ts sets them.
+ */
+export interface JudgeSteps {
+  /** Judges every command inside an expression (`walk`, judge.ts). */
+  walk: (node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number) => void;
+  /** Judges one statement (`judgeStatement`, judge.ts). */
+  statement: (node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number) => Outcome;
+  /** Judges a simple command given as words (`judgeArgv`, argv.ts). */
+  argv: (argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: number) => void;
+  /** Parses a script string and judges it in a child shell, bash -c and eval (`judgeScript`, parse.ts). */
+  script: (script: string, cwds: Cwds, ctx: JudgeContext, depth: number) => void;
+}
+
+/** What judging one call carries along: the table, the parts found so far, the bounds on work, the source being walked. */
+export interface JudgeContext {
+  table: CompiledTable;
+  /** Names of the functions the script defines (anywhere), so a call of one is not taken for a command. */
+  functions: Set<string>;
+  parts: Classification[];
+  /** How many `bash -c` / `eval` levels deep the script being judged is. */
+  nesting: number;
+  /** Statements and words judged so far in this call (shared by nested scripts). */
+  work: { done: number };
+  /** The source of the tree being walked (node text is sliced from it: web-tree-sitter's own `text` copies the rest of the source each time). */
+  source: string;
+  steps: JudgeSteps;
+}
+
+/** A node's text. */
+export function textOf(node: SyntaxNode, ctx: JudgeContext): string {
+  return ctx.source.slice(node.startIndex, node.endIndex);
+}
+
+/** A word's text without quoting, for messages. */
+export function show(word: Word | undefined): string {
+  return word?.text ?? '(expansion)';
+}
+
+/** An unquoted word's value: a backslash quotes the next character; a backslash-newline is removed. */
+function unescapeUnquoted(raw: string): string {
+  return raw.includes('\\') ? raw.replace(/\\(\n|[\s\S])/g, (_m, c: string) => (c === '\n' ? '' : c)) : raw;
+}
+
+/** Double-quoted text's value: a backslash quotes only `$`, backtick, `"`, `\` and newline. */
+function unescapeDouble(raw: string): string {
+  return raw.includes('\\') ? raw.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)) : raw;
+}
+
+/** An unquoted word that the shell expands: a glob (`*`, `?`, `[...]`) or a brace expansion (`{a,b}`, `{1..3}`). */
+export function isPattern(raw: string): boolean {
+  let escaped = false;
+  let brace = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (escaped) {
+      escaped = false;
+      continue;
+    }
+    if (c === '\\') escaped = true;
+    else if (c === '*' || c === '?') return true;
+    else if (c === '[' && raw.indexOf(']', i + 1) > i) return true;
+    else if (c === '{') brace = true;
+    else if (brace && (c === ',' || (c === '.' && raw[i + 1] === '.'))) return true;
+  }
+  return false;
+}
+
+const STATIC: Word = { text: '', optionLike: false, pattern: false };
+
+/** A word only known when the command runs, which may start with '-'. */
+export const DYNAMIC: Word = { text: null, optionLike: true, pattern: false };
+
+/** A word known as written (quoted, or from an argv array). */
+export function staticWord(text: string): Word {
+  return { ...STATIC, text };
+}
+
+/** A script that may set HOME: an assignment, or a builtin that takes the name. */
+const SETS_HOME =
+  /\bHOME\s*\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
+
+/**
+ * `$HOME` or `${HOME}`, in a script that never sets HOME: the home
+ * directory, `~` (so `rm -rf "$HOME/.ssh"` names `~/.ssh` rather than
+ * nothing). Null otherwise. Only at the start of a word (`startsWord`).
+ */
+function homeOf(node: SyntaxNode, ctx: JudgeContext): Word | null {
+  if (node.type !== 'simple_expansion' && node.type !== 'expansion') return null;
+  const text = textOf(node, ctx);
+  if (text !== '$HOME' && text !== '${HOME}') return null;
+  return SETS_HOME.test(ctx.source) ? null : staticWord('~');
+}
+
+/**
+ * Whether a node starts the word it is part of: anything but a later part of
+ * a concatenation (`a$HOME`, `x"$HOME"`, where `$HOME` is not the home
+ * directory `homeOf` makes it).
+ */
+function startsWord(node: SyntaxNode): boolean {
+  const parent = node.parent;
+  return parent?.type !== 'concatenation' || parent.firstNamedChild?.equals(node) === true;
+}
+
+/** A double-quoted string's value (`"$HOME/x"`, `"a $(b)"`); the substitutions inside it are judged. */
+function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
+  let text: string | null = '';
+  let first: Word | null = null;
+  for (const child of node.namedChildren) {
+    if (child === null) continue;
+    let part: Word;
+    const home = first === null ? homeOf(child, ctx) : null;
+    if (home !== null && startsWord(node)) part = home;
+    else if (child.type === 'string_content') part = staticWord(unescapeDouble(textOf(child, ctx)));
+    else if (child.type === 'string') part = wordOf(child, cwds, ctx, depth + 1);
+    else {
+      ctx.steps.walk(child, cwds, ctx, depth + 1);
+      part = DYNAMIC;
+    }
+    first ??= part;
+    text = text === null || part.text === null ? null : text + part.text;
+  }
+  if (text !== null) return staticWord(text);
+  const prefix = first?.text ?? '';
+  return { text: null, pattern: false, optionLike: first === null ? false : prefix === '' ? first.optionLike : prefix.startsWith('-') };
+}
+
+/** Parts written together as one word (`a"b"$c`): known when every part is. */
+function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
+  let text: string | null = '';
+  let prefix = '';
+  let firstDynamic: Word | null = null;
+  let pattern = false;
+  let unquoted = false;
+  for (const child of node.namedChildren) {
+    if (child === null) continue;
+    const part = wordOf(child, cwds, ctx, depth + 1);
+    if (part.pattern) pattern = true;
+    if (child.type === 'word') unquoted = true;
+    if (firstDynamic === null) {
+      if (part.text === null) firstDynamic = part;
+      else prefix += part.text;
+    }
+    text = text === null || part.text === null ? null : text + part.text;
+  }
+  // `{a,b}` is split by the grammar into `{`, `a,b`, `}`: look at the whole word (quotes included: over-approximates).
+  const raw = textOf(node, ctx);
+  if (unquoted && isPattern(raw)) pattern = true;
+  const optionLike =
+    prefix.startsWith('-') || (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) || (pattern && /^[*?[{]/.test(raw));
+  return { text, pattern, optionLike };
+}
+
+/**
+ * A word's value as far as it is known; every substitution inside it is
+ * judged (through `ctx.steps.walk`).
+ *
+ * @throws TooDeep past `MAX_SHELL_NODE_DEPTH`, TooBig past `MAX_SHELL_WORK` (the entry point turns both into a write).
+ */
+export function wordOf(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
+  if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
+  if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
+  switch (node.type) {
+    case 'word': {
+      const raw = textOf(node, ctx);
+      const text = unescapeUnquoted(raw);
+      const pattern = isPattern(raw);
+      return { text, pattern, optionLike: pattern && /^[*?[{]/.test(raw) };
+    }
+    case 'raw_string':
+      return staticWord(textOf(node, ctx).slice(1, -1));
+    case 'string':
+    case 'translated_string':
+      return stringWord(node, cwds, ctx, depth);
+    case 'concatenation':
+      return concatenationWord(node, cwds, ctx, depth);
+    case 'number':
+      if (node.namedChildCount === 0) return staticWord(textOf(node, ctx));
+      ctx.steps.walk(node, cwds, ctx, depth + 1);
+      return DYNAMIC;
+    case 'brace_expression':
+    case 'extglob_pattern': {
+      const raw = textOf(node, ctx);
+      return { text: raw, pattern: true, optionLike: /^[*?[{]/.test(raw) };
+    }
+    case 'process_substitution':
+      ctx.steps.walk(node, cwds, ctx, depth + 1);
+      return { text: null, pattern: false, optionLike: false };
+    default: {
+      // $X, ${X...}, $(...), `...`, $((...)), $'...', arrays: only known when it runs ($HOME starting a word: `homeOf`).
+      ctx.steps.walk(node, cwds, ctx, depth + 1);
+      const home = homeOf(node, ctx);
+      return home !== null && startsWord(node) ? home : DYNAMIC;
+    }
+  }
+}
