@@ -16,7 +16,8 @@
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
-import { createSessionGuard, validateSessionGuardOptions, type SessionGuard, type SessionGuardOptions } from '../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
+import { validateSessionGuardOptions, type SessionGuardOptions } from '../guard/session-guard-options.js';
 import { SnapshotError } from '../errors/snapshot-error.js';
 
 /**

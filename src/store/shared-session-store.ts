@@ -32,14 +32,13 @@ import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
 import {
   createSessionGuard,
-  validateSessionGuardOptions,
   type Decision,
   type FinalAnswerDecision,
   type RecordResult,
   type SessionGuard,
-  type SessionGuardOptions,
   type ToolCall,
 } from '../guard/session-guard.js';
+import { validateSessionGuardOptions, type SessionGuardOptions } from '../guard/session-guard-options.js';
 import { type PersistedSnapshot } from '../guard/snapshot.js';
 import { DEFAULT_IDLE_MS, evictIdleEntries, openSqliteTable } from './session-store.js';
 import { SnapshotError } from '../errors/snapshot-error.js';
