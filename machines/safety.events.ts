@@ -125,6 +125,30 @@ interface EventReading {
 }
 
 /**
+ * The values a normalized event is made from, each read once by its maker
+ * (undefined: absent): `type` as XState and the interpreter dispatch on it
+ * (inherited too), `success` whether the event's own `type` is
+ * `tool.succeeded` (as the readers see it), `targets` already cut
+ * (`cutTargets`). Always built as one literal at the call, with every key
+ * in this order: the constructor reads it and keeps nothing of it, so once
+ * the constructor is inlined the optimizing compiler need not allocate it,
+ * and the hot path pays nothing for the grouping.
+ */
+interface EventFields {
+  readonly type: unknown;
+  readonly success: boolean;
+  readonly tool: unknown;
+  readonly kind: unknown;
+  readonly callId: unknown;
+  readonly at: unknown;
+  readonly targets: unknown;
+  readonly destructive: unknown;
+  readonly selfVerified: unknown;
+  readonly kindUnstated: unknown;
+  readonly replyTo: unknown;
+}
+
+/**
  * An event read once: an immutable copy of the fields the machine reads,
  * whose readings (`toolOf`, `kindOf`, `booking`...) are computed once and
  * kept, instead of at every guard and action of a step. Made by
@@ -146,24 +170,11 @@ class NormalizedEvent {
   declare readonly replyTo?: unknown;
 
   /**
-   * From the fields' values, each read once by the caller (undefined:
-   * absent); `type` as XState and the interpreter dispatch on it (inherited
-   * too), `success` whether the event's own `type` is `tool.succeeded` (as
-   * the readers see it); `targets` already cut (`cutTargets`).
+   * From `fields`, the fields' values, each read once by the caller; the
+   * object is read here and not kept (see `EventFields`).
    */
-  constructor(
-    type: unknown,
-    success: boolean,
-    tool: unknown,
-    kind: unknown,
-    callId: unknown,
-    at: unknown,
-    targets: unknown,
-    destructive: unknown,
-    selfVerified: unknown,
-    kindUnstated: unknown,
-    replyTo: unknown,
-  ) {
+  constructor(fields: EventFields) {
+    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, kindUnstated, replyTo } = fields;
     const own = this as { -readonly [K in keyof NormalizedEvent]: unknown };
     own.type = type;
     if (tool !== undefined) own.tool = tool;
@@ -276,19 +287,19 @@ function rawCallIdOf(event: unknown): string | null {
  */
 export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEvent {
   if (readingOf(event) !== undefined) return event;
-  const normalized = new NormalizedEvent(
-    dispatchTypeOf(event),
-    field(event, 'type') === 'tool.succeeded',
-    field(event, 'tool'),
-    field(event, 'kind'),
-    field(event, 'callId'),
-    field(event, 'at'),
-    cutTargets(field(event, 'targets')),
-    field(event, 'destructive'),
-    field(event, 'selfVerified'),
-    field(event, 'kindUnstated'),
-    field(event, 'replyTo'),
-  );
+  const normalized = new NormalizedEvent({
+    type: dispatchTypeOf(event),
+    success: field(event, 'type') === 'tool.succeeded',
+    tool: field(event, 'tool'),
+    kind: field(event, 'kind'),
+    callId: field(event, 'callId'),
+    at: field(event, 'at'),
+    targets: cutTargets(field(event, 'targets')),
+    destructive: field(event, 'destructive'),
+    selfVerified: field(event, 'selfVerified'),
+    kindUnstated: field(event, 'kindUnstated'),
+    replyTo: field(event, 'replyTo'),
+  });
   return Object.freeze(normalized) as unknown as TEvent;
 }
 
@@ -318,6 +329,7 @@ function dispatchTypeOf(event: unknown): unknown {
  * Spec: DESIGN.md §3.3-3.5; issue 13 (the fast path).
  * @throws only what a getter of `fields` throws (the guard passes a plain object).
  */
+// eslint-disable-next-line max-params -- a documented public signature (README, its tests call it positionally): grouping its values would break every caller.
 export function toolEventOf(
   type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
   tool: string,
@@ -331,19 +343,19 @@ export function toolEventOf(
     kindUnstated?: boolean;
   },
 ): SafetyEvent {
-  const normalized = new NormalizedEvent(
+  const normalized = new NormalizedEvent({
     type,
-    type === 'tool.succeeded',
+    success: type === 'tool.succeeded',
     tool,
     kind,
-    fields.callId,
+    callId: fields.callId,
     at,
-    cutTargets(fields.targets),
-    fields.destructive,
-    fields.selfVerified,
-    fields.kindUnstated,
-    undefined,
-  );
+    targets: cutTargets(fields.targets),
+    destructive: fields.destructive,
+    selfVerified: fields.selfVerified,
+    kindUnstated: fields.kindUnstated,
+    replyTo: undefined,
+  });
   return normalized as unknown as SafetyEvent;
 }
 

@@ -4,18 +4,19 @@
  * its session as the safety machine's state and context, and runs every
  * event through the compiled interpreter of the machine (src/interpreter.ts);
  * a real XState actor is created only when `guard.actor` is asked for.
+ * What a caller gives it (tool-call.ts), what it answers (decision.ts) and
+ * its options (session-guard-options.ts) are defined beside it, and the
+ * public ones exported from here too.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3 (correlation by call id,
  * auto-completed verification, strict failed writes, time as an input), §1
  * and §5 (targets, destructive writes, self-verifying writes).
  */
 import { createActor, type Actor } from 'xstate';
-import { z } from 'zod';
 import { isCallIdInFlight, safetyMachine, toolEventOf, type SafetyMachine } from '../../machines/safety.machine.js';
 import { hasWriteInFlight } from '../../machines/safety.events.js';
 import type {
   GateDecidedEvent,
-  PendingRecovery,
   RecoverySucceededEvent,
   SafetyContext,
   SafetyEmitted,
@@ -24,116 +25,22 @@ import type {
   ToolKind,
 } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import { MAX_NAME_LENGTH, MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
+import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import type { Classification } from '../classify/classification.js';
 import { classifyCall } from '../classify/catalog/index.js';
-import { FSMBlockedError, SessionGuardError, type FSMBlockedErrorInit } from '../errors/index.js';
+import { SessionGuardError } from '../errors/index.js';
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from '../interpreter/index.js';
+import { blockedError, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
 import { selfVerifies } from './self-verify.js';
+import { validateSessionGuardOptions, type SessionGuardOptions } from './session-guard-options.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
+import { validCall, type RecordOptions, type ToolCall } from './tool-call.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 
-/**
- * One tool call as the model asked for it. `id` correlates `check` and
- * `record` (parallel calls need it; an empty id counts as none); `kind`
- * given skips classification. A record without an id matches the calls of
- * its tool checked without one: when several of them are in flight, its
- * `kind` and `targets`, or its `args` classified, say which one it is, and
- * without them the worst case is assumed (see `SessionGuard.record`).
- *
- * `targets` (DESIGN.md §5.1: paths, `<argument>=<value>` ids, `table:<name>`)
- * and `destructive` (§5.6), when given, are used as they are, like `kind`;
- * otherwise the guard's classifier gives them (none, and false, for a
- * kind-only classifier). A given `kind` without `targets` has no targets.
- */
-export interface ToolCall {
-  id?: string;
-  name: string;
-  args?: unknown;
-  kind?: ToolKind;
-  targets?: string[];
-  destructive?: boolean;
-}
-
-/**
- * Options of `SessionGuard.record`. `result`: the tool's result (its text, or
- * an object). A successful write whose result says `verification.ok === true`
- * verifies itself (DESIGN.md §1, `selfVerifies`).
- */
-export interface RecordOptions {
-  result?: unknown;
-}
-
-/** The gate's answer to `check`. */
-export type Decision = { allowed: true; kind: ToolKind } | { allowed: false; kind: ToolKind; error: FSMBlockedError };
-
-/** The gate's answer to `finalAnswer`. */
-export type FinalAnswerDecision = { allowed: true } | { allowed: false; error: FSMBlockedError };
-
-/** What `record` reports: the pending recovery this success cleared, if any. */
-export interface RecordResult {
-  recovered?: PendingRecovery;
-}
-
-/** Options of `createSessionGuard`. */
-export interface SessionGuardOptions {
-  /** The clock, epoch milliseconds; default `Date.now`. */
-  now?: () => number;
-  /**
-   * The classifier used when a call has no `kind` (or no `targets`): a
-   * kind-only `(name, args) => ToolKind`, or a full `CallClassifier`
-   * returning `{ kind, targets, destructive }` (src/classification.ts; told
-   * apart by what it returns); default the Pulse catalog's `classifyCall`. Read totally: a
-   * classifier that throws, or answers outside the vocabulary, fails closed
-   * to a `write`; malformed targets are none, a malformed destructive flag false.
-   */
-  classify?: (name: string, args?: unknown) => ToolKind | Classification;
-  /**
-   * Refuse a destructive write unless a `user_input` call succeeded since the
-   * last write (rule `needs-confirmation`, DESIGN.md §5.6); default false. On
-   * a restored session, true turns it on whatever the snapshot says.
-   */
-  confirmDestructive?: boolean;
-  /**
-   * Tools whose successful result reports the resulting state (a catalog's
-   * `selfVerifying` mark, e.g. `compileCatalog(catalog).isSelfVerifying`): a
-   * successful write of one verifies itself (DESIGN.md §5.8). Default none.
-   * What it throws counts as false.
-   */
-  selfVerifying?: (name: string) => boolean;
-  /**
-   * Complete verification as soon as a verifying read is recorded, as the
-   * original loop does; default true. With false, call `completeVerification()`.
-   * The machine does it (its input `autoCompleteVerification`, kept in the
-   * context and the persisted snapshot). On a restored session, true or
-   * false given here wins; not given, the snapshot's setting stays.
-   */
-  autoCompleteVerification?: boolean;
-  /**
-   * A failed write needs verification too (DESIGN.md §3.8); default false.
-   * On a restored session, true makes it strict whatever the snapshot says;
-   * otherwise the snapshot's setting stays.
-   */
-  strictFailedWrites?: boolean;
-  /**
-   * A snapshot from `guard.getPersistedSnapshot()` (or its JSON string) to
-   * resume from; validated first (`parsePersistedSnapshot`).
-   */
-  snapshot?: unknown;
-  /**
-   * Called with every decision (each `check` and `finalAnswer`, allowed or
-   * refused) once it is final, e.g. to count blocks (src/telemetry.ts). It
-   * gets a deep-frozen copy; a call it makes to the same guard throws
-   * `SessionGuardError` (`GUARD_REENTRANT`); an exception it throws is
-   * ignored: telemetry never changes or stops a decision.
-   */
-  onDecision?: (decision: GateDecidedEvent) => void;
-  /**
-   * Called when a successful call clears a pending recovery (a recovery,
-   * DESIGN.md §3.5). A deep-frozen copy, no calls back, exceptions ignored, as for `onDecision`.
-   */
-  onRecovery?: (event: RecoverySucceededEvent) => void;
-}
+// The guard's surface: what a caller gives it and what it answers, defined beside it and exported from here too.
+export { refusalOf, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
+export { type SessionGuardOptions } from './session-guard-options.js';
+export { type RecordOptions, type ToolCall } from './tool-call.js';
 
 /**
  * The safety gate of one chat session.
@@ -211,85 +118,6 @@ export interface SessionGuard {
   getPersistedSnapshot(): PersistedSnapshot;
 }
 
-/** A function-valued option (zod checks only that it is callable). */
-const callable = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', { message: 'must be a function' });
-
-/** The options `createSessionGuard` takes, each optional and of its type; any other key is refused. */
-const sessionGuardOptionsSchema = z.strictObject({
-  now: callable.optional(),
-  classify: callable.optional(),
-  confirmDestructive: z.boolean().optional(),
-  selfVerifying: callable.optional(),
-  autoCompleteVerification: z.boolean().optional(),
-  strictFailedWrites: z.boolean().optional(),
-  snapshot: z.unknown().optional(),
-  onDecision: callable.optional(),
-  onRecovery: callable.optional(),
-});
-
-/**
- * Checks the options of a session guard (or of a store's guards) before any
- * session exists: a misspelled option, or a flag that is not a boolean
- * (`confirmDestructive: 'true'`), would otherwise switch a safety rule off
- * without a word.
- *
- * @param options what the caller passed; `undefined` is no options.
- * @param where the function named in the message, e.g. `createSessionGuard`.
- * @param omitted options the caller may not give there (a store sets `now` and `snapshot` itself).
- * @throws TypeError naming the first bad option and what it must be, e.g.
- *   `createSessionGuard: options.confirmDestrutive is not an option (the options are now, classify, ...)`.
- */
-export function validateSessionGuardOptions(options: unknown, where: string, omitted: readonly string[] = []): void {
-  if (options === undefined) return;
-  const schema =
-    omitted.length === 0
-      ? sessionGuardOptionsSchema
-      : sessionGuardOptionsSchema.omit(Object.fromEntries(omitted.map((key) => [key, true])) as never);
-  const parsed = schema.safeParse(options);
-  if (parsed.success) return;
-  const issue = parsed.error.issues[0]!;
-  const known = Object.keys(schema.shape).join(', ');
-  if (issue.code === 'unrecognized_keys') {
-    throw new TypeError(`${where}: options.${issue.keys[0]} is not an option (the options are ${known})`);
-  }
-  if (issue.path.length === 0) throw new TypeError(`${where}: the options must be an object { ${known} } when given`);
-  const key = String(issue.path[0]);
-  const expected = key === 'now' || key === 'classify' || key === 'selfVerifying' || key.startsWith('on') ? 'a function' : 'a boolean';
-  throw new TypeError(`${where}: options.${key} must be ${expected} when given`);
-}
-
-/**
- * The call's fields, read once into a plain object, so a getter or proxy trap
- * can neither answer differently later nor throw anything but a TypeError.
- */
-function validCall(call: unknown, method: string): ToolCall {
-  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive? }`;
-  if (typeof call !== 'object' || call === null) throw new TypeError(shape());
-  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown };
-  try {
-    const { name, id, args, kind, targets, destructive } = call as Record<string, unknown>;
-    // Targets copied once, so a getter cannot answer differently to the machine.
-    const copied = Array.isArray(targets) ? [...(targets as unknown[])] : targets;
-    fields = { name, id, args, kind, targets: copied, destructive };
-  } catch (error) {
-    throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
-  }
-  if (typeof fields.name !== 'string') throw new TypeError(shape());
-  if (fields.id !== undefined && typeof fields.id !== 'string') {
-    throw new TypeError(`${method}: a tool call's id must be a string when given`);
-  }
-  if (fields.name.length > MAX_NAME_LENGTH || (fields.id !== undefined && fields.id.length > MAX_NAME_LENGTH)) {
-    throw new TypeError(`${method}: a tool call's name and id must be at most ${MAX_NAME_LENGTH} characters (MAX_NAME_LENGTH)`);
-  }
-  if (fields.targets !== undefined && (!Array.isArray(fields.targets) || !fields.targets.every((t) => typeof t === 'string'))) {
-    throw new TypeError(`${method}: a tool call's targets must be an array of strings when given`);
-  }
-  if (fields.destructive !== undefined && typeof fields.destructive !== 'boolean') {
-    throw new TypeError(`${method}: a tool call's destructive flag must be a boolean when given`);
-  }
-  return fields as ToolCall;
-}
-
 /** Calls a predicate on a tool name; false when it throws or answers anything but true. */
 function holds(predicate: ((name: string) => boolean) | undefined, name: string): boolean {
   if (predicate === undefined) return false;
@@ -323,39 +151,6 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
     return { kind, targets: list, destructive: destructive === true, echoes: echoes === true };
   } catch {
     return { kind: undefined, targets: [], destructive: false, echoes: false };
-  }
-}
-
-/**
- * Internal: a refusal's fields, as `FSMBlockedError` takes them, from the
- * machine's decision (one whose `allowed` is false): the one mapping of a
- * `gate.decided` event to a refusal, for the guard and the audit.
- */
-export function refusalOf(decision: GateDecidedEvent): FSMBlockedErrorInit {
-  return {
-    state: decision.state,
-    toolName: decision.tool,
-    toolKind: decision.kind,
-    rule: decision.rule!,
-    reason: decision.reason!,
-    recoveryId: decision.recoveryId,
-    target: decision.target ?? null,
-  };
-}
-
-/**
- * The refusal as an `FSMBlockedError`, built without a stack trace: it is a
- * value the guard returns (and a loop sends back to the model), not an
- * exception the guard throws, and capturing the guard's own frames cost an
- * eighth of a check on the fast path (`npm run bench`).
- */
-function blockedError(decision: GateDecidedEvent): FSMBlockedError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new FSMBlockedError(refusalOf(decision));
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Shared sessions in Redis: a `VersionedSnapshotStore` (src/shared-store.ts)
+ * Shared sessions in Redis: a `VersionedSnapshotStore` (versioned-stores.ts)
  * over the application's own ioredis client, for agent services with several
  * replicas behind a load balancer.
  *
@@ -40,7 +40,7 @@ import {
   type CompareAndSetResult,
   type VersionedSnapshot,
   type VersionedSnapshotStore,
-} from './shared-session-store.js';
+} from './versioned-stores.js';
 import { SessionStoreError } from '../errors/session-store-error.js';
 import { SnapshotError } from '../errors/snapshot-error.js';
 
@@ -100,7 +100,18 @@ export interface RedisClientLike {
 /** The name the script is defined under on the client. */
 const COMMAND = 'pulseSafetyCompareAndSet';
 
-type CasCommand = (key: string, expected: string, next: string, snapshot: string, ttl: string) => Promise<unknown>;
+/** The script's ARGV (see `COMPARE_AND_SET_LUA`): expected version, new version, snapshot, TTL in ms. */
+type CasArgv = [expected: string, next: string, snapshot: string, ttl: string];
+
+/** The script as ioredis defines it on the client: KEYS[1], then the ARGV. */
+type CasCommand = (key: string, ...argv: CasArgv) => Promise<unknown>;
+
+/** The store's options, validated: the key prefix, the TTL as the script takes it ('' for none), the timeout in ms. */
+interface RedisSettings {
+  readonly keyPrefix: string;
+  readonly ttl: string;
+  readonly timeoutMs: number;
+}
 
 /** A stored record read from its two fields: both present, or neither. */
 function readRecord(version: unknown, snapshot: unknown): VersionedSnapshot | undefined {
@@ -109,6 +120,128 @@ function readRecord(version: unknown, snapshot: unknown): VersionedSnapshot | un
     throw new SnapshotError(`stored snapshot: the session's hash has a version but no snapshot text`, []);
   }
   return { snapshot, version: readStoredVersion(version) };
+}
+
+/**
+ * The options, checked and defaulted.
+ * @throws TypeError on a bad `keyPrefix` (not a string), `ttlMs` (not positive) or `timeoutMs` (not a positive integer).
+ */
+function redisSettings(options: RedisSnapshotStoreOptions): RedisSettings {
+  const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+  if (typeof keyPrefix !== 'string') throw new TypeError('createRedisSnapshotStore: keyPrefix must be a string');
+  const ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
+  if (typeof ttlMs !== 'number' || !(ttlMs > 0)) {
+    throw new TypeError(`createRedisSnapshotStore: ttlMs must be a positive number of milliseconds (or Infinity), got ${String(ttlMs)}`);
+  }
+  const ttl = Number.isFinite(ttlMs) ? String(Math.max(1, Math.ceil(ttlMs))) : '';
+  const timeoutMs = options.timeoutMs ?? 5000;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError(`createRedisSnapshotStore: timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
+  }
+  return { keyPrefix, ttl, timeoutMs };
+}
+
+/**
+ * What a failed Redis operation on `key` rejects with: the store's own
+ * errors as they are; a `WRONGTYPE` answer (the key holds no hash) as a
+ * `SnapshotError`; anything else (connection refused, the offline queue
+ * flushed...) as `SessionStoreError` `unavailable`, with the error as cause.
+ */
+function redisFailure(error: unknown, what: string, sessionId: string, key: string): Error {
+  if (error instanceof SnapshotError || error instanceof SessionStoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/\bWRONGTYPE\b/.test(message)) {
+    return new SnapshotError(`stored session: the key ${JSON.stringify(key)} holds another type of value, not a session hash`, []);
+  }
+  return new SessionStoreError(
+    'unavailable',
+    `the Redis session store could not be reached or failed on ${what} of session ${JSON.stringify(sessionId)}: ${message}`,
+    { cause: error },
+  );
+}
+
+/**
+ * The script's answer (see `COMPARE_AND_SET_LUA`) as a `CompareAndSetResult`.
+ * @throws SessionStoreError `unavailable` on an answer the script never gives; SnapshotError on a hash without a version.
+ */
+function readCasReply(reply: unknown): CompareAndSetResult {
+  if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1 && reply[0] !== 2)) {
+    throw new SessionStoreError('unavailable', `the Redis compare-and-set answered ${JSON.stringify(reply)}`);
+  }
+  if (reply[0] === 2) throw new SnapshotError(`stored version: the session's hash has no version (field v)`, []);
+  if (reply[0] === 1) return { committed: true, version: readStoredVersion(reply[1]) };
+  return { committed: false, current: reply.length === 1 ? undefined : readRecord(reply[1], reply[2] ?? null) };
+}
+
+/**
+ * The Redis store: the client, the script defined on it, and the settings.
+ * A class, so a store holds its fields and no closure per method;
+ * `createRedisSnapshotStore` checks the client and options and makes one.
+ */
+class RedisSnapshotStore implements VersionedSnapshotStore {
+  private closed = false;
+
+  constructor(
+    private readonly client: RedisClientLike,
+    private readonly cas: CasCommand,
+    private readonly settings: RedisSettings,
+  ) {}
+
+  load(sessionId: string): Promise<VersionedSnapshot | undefined> {
+    return this.run('load', sessionId, async () => {
+      const [version, snapshot] = await this.client.hmget(this.settings.keyPrefix + sessionId, 'v', 's');
+      return readRecord(version, snapshot);
+    });
+  }
+
+  compareAndSet(sessionId: string, expectedVersion: number | null, snapshot: string, _at: number): Promise<CompareAndSetResult> {
+    return this.run('compare-and-set', sessionId, async (): Promise<CompareAndSetResult> => {
+      const next = expectedVersion === null ? firstSnapshotVersion() : expectedVersion + 1;
+      const expected = expectedVersion === null ? '' : String(expectedVersion);
+      return readCasReply(await this.cas(this.settings.keyPrefix + sessionId, expected, String(next), snapshot, this.settings.ttl));
+    });
+  }
+
+  delete(sessionId: string): Promise<void> {
+    return this.run('delete', sessionId, async () => void (await this.client.del(this.settings.keyPrefix + sessionId)));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** Runs one Redis operation with the timeout; the client's errors become `SessionStoreError`s (or `SnapshotError`s). */
+  private run<T>(what: string, sessionId: string, operation: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new SessionStoreError('closed', 'the Redis snapshot store is closed'));
+    const { keyPrefix, timeoutMs } = this.settings;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new SessionStoreError(
+            'unavailable',
+            `the Redis session store did not answer ${what} of session ${JSON.stringify(sessionId)} within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      timer.unref?.();
+      let pending: Promise<T>;
+      try {
+        pending = operation();
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(redisFailure(error, what, sessionId, keyPrefix + sessionId));
+        },
+      );
+    });
+  }
 }
 
 /**
@@ -127,106 +260,8 @@ export function createRedisSnapshotStore(client: RedisClientLike, options: Redis
   if (typeof (client as { defineCommand?: unknown } | null)?.defineCommand !== 'function') {
     throw new TypeError('createRedisSnapshotStore: expected an ioredis client (Redis or Cluster)');
   }
-  const keyPrefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
-  if (typeof keyPrefix !== 'string') throw new TypeError('createRedisSnapshotStore: keyPrefix must be a string');
-  const ttlMs = options.ttlMs ?? DEFAULT_SESSION_TTL_MS;
-  if (typeof ttlMs !== 'number' || !(ttlMs > 0)) {
-    throw new TypeError(`createRedisSnapshotStore: ttlMs must be a positive number of milliseconds (or Infinity), got ${String(ttlMs)}`);
-  }
-  const ttl = Number.isFinite(ttlMs) ? String(Math.max(1, Math.ceil(ttlMs))) : '';
-  const timeoutMs = options.timeoutMs ?? 5000;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new TypeError(`createRedisSnapshotStore: timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
-  }
+  const settings = redisSettings(options);
   client.defineCommand(COMMAND, { numberOfKeys: 1, lua: COMPARE_AND_SET_LUA });
   const cas = (client as unknown as Record<string, CasCommand>)[COMMAND]!.bind(client);
-  let closed = false;
-
-  /** Runs one Redis operation with the timeout; the client's errors become `SessionStoreError`s (or `SnapshotError`s). */
-  function run<T>(what: string, sessionId: string, operation: () => Promise<T>): Promise<T> {
-    if (closed) return Promise.reject(new SessionStoreError('closed', 'the Redis snapshot store is closed'));
-    const session = JSON.stringify(sessionId);
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new SessionStoreError(
-            'unavailable',
-            `the Redis session store did not answer ${what} of session ${session} within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      timer.unref?.();
-      let pending: Promise<T>;
-      try {
-        pending = operation();
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      pending.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          if (error instanceof SnapshotError || error instanceof SessionStoreError) {
-            reject(error);
-            return;
-          }
-          const message = error instanceof Error ? error.message : String(error);
-          if (/\bWRONGTYPE\b/.test(message)) {
-            reject(
-              new SnapshotError(
-                `stored session: the key ${JSON.stringify(keyPrefix + sessionId)} holds another type of value, not a session hash`,
-                [],
-              ),
-            );
-            return;
-          }
-          reject(
-            new SessionStoreError(
-              'unavailable',
-              `the Redis session store could not be reached or failed on ${what} of session ${session}: ${message}`,
-              {
-                cause: error,
-              },
-            ),
-          );
-        },
-      );
-    });
-  }
-
-  return {
-    load(sessionId) {
-      return run('load', sessionId, async () => {
-        const [version, snapshot] = await client.hmget(keyPrefix + sessionId, 'v', 's');
-        return readRecord(version, snapshot);
-      });
-    },
-    compareAndSet(sessionId, expectedVersion, snapshot, _at) {
-      return run('compare-and-set', sessionId, async (): Promise<CompareAndSetResult> => {
-        const next = expectedVersion === null ? firstSnapshotVersion() : expectedVersion + 1;
-        const reply = await cas(
-          keyPrefix + sessionId,
-          expectedVersion === null ? '' : String(expectedVersion),
-          String(next),
-          snapshot,
-          ttl,
-        );
-        if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1 && reply[0] !== 2)) {
-          throw new SessionStoreError('unavailable', `the Redis compare-and-set answered ${JSON.stringify(reply)}`);
-        }
-        if (reply[0] === 2) throw new SnapshotError(`stored version: the session's hash has no version (field v)`, []);
-        if (reply[0] === 1) return { committed: true, version: readStoredVersion(reply[1]) };
-        return { committed: false, current: reply.length === 1 ? undefined : readRecord(reply[1], reply[2] ?? null) };
-      });
-    },
-    delete(sessionId) {
-      return run('delete', sessionId, async () => void (await client.del(keyPrefix + sessionId)));
-    },
-    async close() {
-      closed = true;
-    },
-  };
+  return new RedisSnapshotStore(client, cas, settings);
 }

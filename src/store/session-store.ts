@@ -1,8 +1,8 @@
 /**
  * A session store: the safety gates of many chat sessions, by session id.
  *
- * Two tiers. A pluggable `SnapshotStore` (in memory, or SQLite for a real
- * deployment) keeps every session's persisted snapshot and is saved on every
+ * Two tiers. A pluggable `SnapshotStore` (snapshot-stores.ts: in memory, or
+ * SQLite for a real deployment) keeps every session's persisted snapshot and is saved on every
  * decision, so it is the source of truth. In front of it, live sessions (an
  * XState actor each) are created on first use, restored from the snapshot
  * store when it has the session, and evicted from memory after an idle time;
@@ -14,31 +14,13 @@
  * Spec: ASSISTANT_SAFETY.md (a session's state); DESIGN.md §3.7 (time as an
  * input: the clock is injectable, epoch milliseconds; no timers).
  */
-import { createRequire } from 'node:module';
-import type BetterSqlite3 from 'better-sqlite3';
-import { createSessionGuard, validateSessionGuardOptions, type SessionGuard, type SessionGuardOptions } from '../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
+import { validateSessionGuardOptions, type SessionGuardOptions } from '../guard/session-guard-options.js';
 import { SnapshotError } from '../errors/snapshot-error.js';
+import { createMemoryStore, type SnapshotStore } from './snapshot-stores.js';
 
-/**
- * Where persisted snapshots live: JSON text (`PersistedSnapshot`) by session
- * id. Implementations must be synchronous and durable once `save` returns,
- * as far as their medium allows.
- */
-export interface SnapshotStore {
-  /** The snapshot saved for the session, or undefined when there is none. */
-  load(sessionId: string): string | undefined;
-  /** Saves (inserts or replaces) the session's snapshot; `at` is the time of the decision, epoch ms. */
-  save(sessionId: string, snapshot: string, at: number): void;
-  /** Forgets the session. */
-  delete(sessionId: string): void;
-  /**
-   * Forgets every session last saved before `before` (epoch ms): a retention
-   * job. A forgotten session starts again from RESOLVING. Returns how many.
-   */
-  prune(before: number): number;
-  /** Releases the medium (closes a database). Further calls throw. */
-  close(): void;
-}
+// The snapshot stores are defined beside the session store and exported from here too.
+export { createMemoryStore, createSqliteStore, type SnapshotStore, type SqliteStoreOptions } from './snapshot-stores.js';
 
 /** Options of `createSessionStore`. */
 export interface SessionStoreOptions {
@@ -85,127 +67,6 @@ export interface SessionStore {
 /** The default idle time before a live session is evicted from memory: 15 minutes. */
 export const DEFAULT_IDLE_MS = 15 * 60_000;
 
-/** A snapshot store in a `Map`: for tests, and for one process that may lose its sessions on exit. */
-export function createMemoryStore(): SnapshotStore {
-  const rows = new Map<string, { snapshot: string; at: number }>();
-  let closed = false;
-  function open(): Map<string, { snapshot: string; at: number }> {
-    if (closed) throw new Error('the memory snapshot store is closed');
-    return rows;
-  }
-  return {
-    load: (sessionId) => open().get(sessionId)?.snapshot,
-    save: (sessionId, snapshot, at) => void open().set(sessionId, { snapshot, at }),
-    delete: (sessionId) => void open().delete(sessionId),
-    prune(before) {
-      let count = 0;
-      for (const [id, row] of open()) {
-        if (row.at < before) {
-          rows.delete(id);
-          count += 1;
-        }
-      }
-      return count;
-    },
-    close() {
-      closed = true;
-      rows.clear();
-    },
-  };
-}
-
-/** Options of `createSqliteStore`. */
-export interface SqliteStoreOptions {
-  /**
-   * SQLite's `synchronous` setting (in WAL mode). `FULL`, the default, makes
-   * each decision survive power loss; `NORMAL` survives a crashed or killed
-   * process, and may lose the latest decisions on power loss.
-   */
-  synchronous?: 'FULL' | 'NORMAL';
-  /** Table name (letters, digits, underscores); default `safety_sessions`. */
-  table?: string;
-}
-
-/**
- * Opens a SQLite database for a session table (better-sqlite3, loaded on
- * first use, so the library works without it): the table name and the
- * `synchronous` setting validated, WAL journal, the table created from
- * `columns` when absent. Shared by `createSqliteStore` and
- * `createSqliteVersionedStore` (src/shared-store.ts).
- *
- * @param caller the public function's name, for messages.
- * @param alternative what to use without better-sqlite3, for the message.
- * @throws Error when better-sqlite3 is not installed, or the database cannot be opened.
- * @throws TypeError on a bad table name or `synchronous`.
- */
-export function openSqliteTable(
-  caller: string,
-  path: string,
-  options: { table: string; synchronous?: unknown; timeoutMs?: number; columns: string; alternative: string },
-): { db: BetterSqlite3.Database; table: string } {
-  const { table } = options;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
-    throw new TypeError(`${caller}: table must be letters, digits and underscores, got ${JSON.stringify(table)}`);
-  }
-  const synchronous = options.synchronous ?? 'FULL';
-  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
-    throw new TypeError(`${caller}: synchronous must be 'FULL' or 'NORMAL', got ${JSON.stringify(synchronous)}`);
-  }
-  let Database: typeof BetterSqlite3;
-  try {
-    Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-  } catch (error) {
-    throw new Error(
-      `${caller} needs the optional dependency better-sqlite3 (npm i better-sqlite3@12); without it use ${options.alternative}`,
-      { cause: error },
-    );
-  }
-  const db = new Database(path, options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs });
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (${options.columns}) WITHOUT ROWID`);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return { db, table };
-}
-
-/**
- * A snapshot store in a SQLite database file (better-sqlite3, loaded on
- * first call): the embedded default for a real deployment. One table
- * `(id TEXT PRIMARY KEY, snapshot TEXT, updated_at INTEGER)`, WAL journal,
- * one statement per save. One process should own a session at a time (the
- * session store caches live sessions in memory).
- *
- * @param path the database file (created if absent), or `:memory:`.
- * @throws Error when better-sqlite3 is not installed, or the database cannot be opened.
- * @throws TypeError on a bad table name.
- */
-export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SnapshotStore {
-  const { db, table } = openSqliteTable('createSqliteStore', path, {
-    table: options.table ?? 'safety_sessions',
-    synchronous: options.synchronous,
-    columns: 'id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, updated_at INTEGER NOT NULL',
-    alternative: 'createMemoryStore() or a SnapshotStore of your own',
-  });
-  const load = db.prepare<[string], { snapshot: string }>(`SELECT snapshot FROM ${table} WHERE id = ?`);
-  const save = db.prepare<[string, string, number]>(
-    `INSERT INTO ${table} (id, snapshot, updated_at) VALUES (?, ?, ?) ` +
-      'ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at',
-  );
-  const remove = db.prepare<[string]>(`DELETE FROM ${table} WHERE id = ?`);
-  const prune = db.prepare<[number]>(`DELETE FROM ${table} WHERE updated_at < ?`);
-  return {
-    load: (sessionId) => load.get(sessionId)?.snapshot,
-    save: (sessionId, snapshot, at) => void save.run(sessionId, snapshot, Math.trunc(at)),
-    delete: (sessionId) => void remove.run(sessionId),
-    prune: (before) => prune.run(before).changes,
-    close: () => void db.close(),
-  };
-}
-
 interface Live {
   guard: SessionGuard;
   lastUsed: number;
@@ -229,72 +90,105 @@ export function evictIdleEntries(live: Map<string, { lastUsed: number }>, at: nu
 }
 
 /**
- * Creates a session store (see `SessionStore`).
- *
- * @example
- * const sessions = createSessionStore({ store: createSqliteStore('safety.db') });
- * const guard = sessions.session(chatId);
- * const decision = guard.check({ id: call.id, name: call.name, args: call.args }); // saved
- *
- * @throws TypeError when `idleMs` is not a non-negative number.
+ * The session store: live guards by session id, least recently used first,
+ * in front of the snapshot store. A class, so the store's state lives in
+ * its fields; `createSessionStore` validates the options and makes one.
  */
-export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
-  const store = options.store ?? createMemoryStore();
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  if (typeof idleMs !== 'number' || Number.isNaN(idleMs) || idleMs < 0) {
-    throw new TypeError(`createSessionStore: idleMs must be a non-negative number of milliseconds, got ${String(idleMs)}`);
-  }
-  const now = options.now ?? Date.now;
-  validateSessionGuardOptions(options.guard, 'createSessionStore: guard', ['now', 'snapshot']);
-  const guardOptions = options.guard ?? {};
+class Sessions implements SessionStore {
   /** Live sessions, least recently used first. */
-  const live = new Map<string, Live>();
+  private readonly live = new Map<string, Live>();
 
-  function clock(): number {
-    const at = now();
+  private readonly store: SnapshotStore;
+  private readonly idleMs: number;
+  private readonly now: () => number;
+  private readonly guardOptions: Omit<SessionGuardOptions, 'now' | 'snapshot'>;
+
+  constructor(options: Required<SessionStoreOptions>) {
+    this.store = options.store;
+    this.idleMs = options.idleMs;
+    this.now = options.now;
+    this.guardOptions = options.guard;
+  }
+
+  session(sessionId: string): SessionGuard {
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new TypeError(`session: the session id must be a non-empty string, got ${JSON.stringify(sessionId)}`);
+    }
+    this.use(sessionId);
+    return this.handle(sessionId);
+  }
+
+  has(sessionId: string): boolean {
+    return this.live.has(sessionId);
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  sweep(): number {
+    return evictIdleEntries(this.live, this.clock(), this.idleMs);
+  }
+
+  delete(sessionId: string): void {
+    this.live.delete(sessionId);
+    this.store.delete(sessionId);
+  }
+
+  close(): void {
+    this.live.clear();
+    this.store.close();
+  }
+
+  private clock(): number {
+    const at = this.now();
     if (typeof at !== 'number' || !Number.isFinite(at)) {
       throw new TypeError(`the session store's clock returned ${String(at)}, not a finite epoch-millisecond number`);
     }
     return at;
   }
 
-  const evictIdle = (at: number): number => evictIdleEntries(live, at, idleMs);
-
   /** The live session, restored or created when absent; marked as just used. */
-  function use(sessionId: string): Live {
-    const at = clock();
-    evictIdle(at);
-    let session = live.get(sessionId);
+  private use(sessionId: string): Live {
+    const at = this.clock();
+    evictIdleEntries(this.live, at, this.idleMs);
+    let session = this.live.get(sessionId);
     if (session === undefined) {
-      const saved = store.load(sessionId);
-      let guard: SessionGuard;
-      try {
-        guard = createSessionGuard({ ...guardOptions, now, ...(saved === undefined ? {} : { snapshot: saved }) });
-      } catch (error) {
-        if (error instanceof SnapshotError) {
-          throw new SnapshotError(`session ${JSON.stringify(sessionId)}: ${error.message}`, error.path);
-        }
-        throw error;
-      }
-      session = { guard, lastUsed: at, saved };
+      const saved = this.store.load(sessionId);
+      session = { guard: this.restore(sessionId, saved), lastUsed: at, saved };
     } else {
-      live.delete(sessionId); // re-inserted below: most recently used last
+      this.live.delete(sessionId); // re-inserted below: most recently used last
       session.lastUsed = at;
     }
-    live.set(sessionId, session);
+    this.live.set(sessionId, session);
     return session;
   }
 
+  /**
+   * A guard in the saved session (a new one when none is saved).
+   * @throws SnapshotError naming the session when the saved snapshot does not validate.
+   */
+  private restore(sessionId: string, saved: string | undefined): SessionGuard {
+    try {
+      return createSessionGuard({ ...this.guardOptions, now: this.now, ...(saved === undefined ? {} : { snapshot: saved }) });
+    } catch (error) {
+      if (error instanceof SnapshotError) {
+        throw new SnapshotError(`session ${JSON.stringify(sessionId)}: ${error.message}`, error.path);
+      }
+      throw error;
+    }
+  }
+
   /** Runs a guard method on the live session and saves the snapshot if it changed. */
-  function act<T>(sessionId: string, method: (guard: SessionGuard) => T): T {
-    const session = use(sessionId);
+  private act<T>(sessionId: string, method: (guard: SessionGuard) => T): T {
+    const session = this.use(sessionId);
     const result = method(session.guard);
     const snapshot = JSON.stringify(session.guard.getPersistedSnapshot());
     if (snapshot !== session.saved) {
       try {
-        store.save(sessionId, snapshot, session.lastUsed);
+        this.store.save(sessionId, snapshot, session.lastUsed);
       } catch (error) {
-        live.delete(sessionId); // not durable: the next use restores the last saved snapshot
+        this.live.delete(sessionId); // not durable: the next use restores the last saved snapshot
         throw error;
       }
       session.saved = snapshot;
@@ -303,48 +197,47 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
   }
 
   /** A stateless handle: every access goes through `use`, so it survives evictions. */
-  function handle(sessionId: string): SessionGuard {
+  private handle(sessionId: string): SessionGuard {
+    const use = () => this.use(sessionId).guard;
+    const act = <T>(method: (guard: SessionGuard) => T): T => this.act(sessionId, method);
     return {
       get state() {
-        return use(sessionId).guard.state;
+        return use().state;
       },
       get context() {
-        return use(sessionId).guard.context;
+        return use().context;
       },
       get actor() {
-        return use(sessionId).guard.actor;
+        return use().actor;
       },
-      check: (call) => act(sessionId, (guard) => guard.check(call)),
-      record: (call, outcome, options) => act(sessionId, (guard) => guard.record(call, outcome, options)),
-      finalAnswer: () => act(sessionId, (guard) => guard.finalAnswer()),
-      completeVerification: () => act(sessionId, (guard) => guard.completeVerification()),
-      reset: () => act(sessionId, (guard) => guard.reset()),
-      resetKeepProgress: () => act(sessionId, (guard) => guard.resetKeepProgress()),
-      tick: () => act(sessionId, (guard) => guard.tick()),
-      getPersistedSnapshot: () => use(sessionId).guard.getPersistedSnapshot(),
+      check: (call) => act((guard) => guard.check(call)),
+      record: (call, outcome, options) => act((guard) => guard.record(call, outcome, options)),
+      finalAnswer: () => act((guard) => guard.finalAnswer()),
+      completeVerification: () => act((guard) => guard.completeVerification()),
+      reset: () => act((guard) => guard.reset()),
+      resetKeepProgress: () => act((guard) => guard.resetKeepProgress()),
+      tick: () => act((guard) => guard.tick()),
+      getPersistedSnapshot: () => use().getPersistedSnapshot(),
     };
   }
+}
 
-  return {
-    session(sessionId) {
-      if (typeof sessionId !== 'string' || sessionId === '') {
-        throw new TypeError(`session: the session id must be a non-empty string, got ${JSON.stringify(sessionId)}`);
-      }
-      use(sessionId);
-      return handle(sessionId);
-    },
-    has: (sessionId) => live.has(sessionId),
-    get size() {
-      return live.size;
-    },
-    sweep: () => evictIdle(clock()),
-    delete(sessionId) {
-      live.delete(sessionId);
-      store.delete(sessionId);
-    },
-    close() {
-      live.clear();
-      store.close();
-    },
-  };
+/**
+ * Creates a session store (see `SessionStore`).
+ *
+ * @example
+ * const sessions = createSessionStore({ store: createSqliteStore('safety.db') });
+ * const guard = sessions.session(chatId);
+ * const decision = guard.check({ id: call.id, name: call.name, args: call.args }); // saved
+ *
+ * @throws TypeError when `idleMs` is not a non-negative number, or on a bad guard option (`validateSessionGuardOptions`).
+ */
+export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
+  const store = options.store ?? createMemoryStore();
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  if (typeof idleMs !== 'number' || Number.isNaN(idleMs) || idleMs < 0) {
+    throw new TypeError(`createSessionStore: idleMs must be a non-negative number of milliseconds, got ${String(idleMs)}`);
+  }
+  validateSessionGuardOptions(options.guard, 'createSessionStore: guard', ['now', 'snapshot']);
+  return new Sessions({ store, idleMs, now: options.now ?? Date.now, guard: options.guard ?? {} });
 }

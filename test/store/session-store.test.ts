@@ -13,13 +13,8 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_VERSION } from '../../src/guard/snapshot.js';
 import { SnapshotError } from '../../src/errors/snapshot-error.js';
-import {
-  createMemoryStore,
-  createSessionStore,
-  createSqliteStore,
-  type SessionStore,
-  type SnapshotStore,
-} from '../../src/store/session-store.js';
+import { createSessionStore, type SessionStore } from '../../src/store/session-store.js';
+import { createMemoryStore, createSqliteStore, type SnapshotStore } from '../../src/store/snapshot-stores.js';
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;

@@ -10,15 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSessionGuard, type ToolCall } from '../../src/guard/session-guard.js';
+import { createSharedSessionStore, type SharedSessionStoreOptions } from '../../src/store/shared-session-store.js';
 import {
   createMemoryVersionedStore,
-  createSharedSessionStore,
   createSqliteVersionedStore,
   firstSnapshotVersion,
   readStoredVersion,
-  type SharedSessionStoreOptions,
   type VersionedSnapshotStore,
-} from '../../src/store/shared-session-store.js';
+} from '../../src/store/versioned-stores.js';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
 import { describeVersionedStore } from '../support/versioned-store-suite.js';
 import { SessionStoreError } from '../../src/errors/session-store-error.js';
