@@ -53,8 +53,8 @@ export default tseslint.config(
     // more than four positional parameters become one options object.
     files: ['src/**/*.ts', 'machines/**/*.ts'],
     rules: {
-      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
-      'max-params': ['warn', 4],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
+      'max-params': ['error', 4],
     },
   },
   {

@@ -26,7 +26,7 @@
  *   against a plain breadth-first search over the reference with the same
  *   events and state abstraction;
  * - shell and SQL classification: median µs per command (memo cleared) over
- *   the test tables (test/shell.cases.ts, test/sql.cases.ts), beside the
+ *   the test tables (test/classify/shell/cases.ts, test/classify/sql/cases.ts), beside the
  *   decision cost (check + record) measured in the same run, and the memo's
  *   hit rate when the incident transcripts (test/fixtures/incidents/) are audited.
  * - the Redis store (bench/redis.ts, in a child process): check + record per
@@ -674,7 +674,7 @@ function classificationRows(): void {
     });
   }
   notes.push(
-    `Classification tables: ${shellCases.length} shell commands and ${sqlAll.length} SQL statements (test/shell.cases.ts, test/sql.cases.ts).`,
+    `Classification tables: ${shellCases.length} shell commands and ${sqlAll.length} SQL statements (test/classify/shell/cases.ts, test/classify/sql/cases.ts).`,
   );
 
   // The memo on real sequences: the incident transcripts, each audited with the catalog auto would pick.

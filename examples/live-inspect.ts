@@ -5,7 +5,7 @@
  * server with the WebSocket inspector; the page's Live tab lists the
  * sessions it sees and follows the chosen one on the chart.
  *
- *   npm start                                  # or: node dist/src/cli.js serve
+ *   npm start                                  # or: node dist/src/bin.js serve
  *   npm run build && node dist/examples/live-inspect.js [--url <ws url>] [--step-ms <ms>] [--manual]
  *
  * It plays a short agent session through `createSessionGuard`: a resolve, a

@@ -1,7 +1,7 @@
 /**
  * Exporting the gate's counters to Prometheus, without a client library.
  *
- * The counters (src/telemetry.ts) are plain data; `toPrometheusText` renders
+ * The counters (src/telemetry/metrics.ts) are plain data; `toPrometheusText` renders
  * them in the Prometheus text exposition format (version 0.0.4), which is
  * what a `/metrics` endpoint serves:
  *

@@ -47,7 +47,7 @@ export const MAX_ESTABLISHED_TARGETS = 256;
 
 /**
  * The most targets the machine reads from one event. Mirrors
- * `MAX_TARGETS_PER_CALL` of src/classification.ts (machines/ imports nothing
+ * `MAX_TARGETS_PER_CALL` of src/classify/classification.ts (machines/ imports nothing
  * from src/; a test checks the two agree). A write event naming more is
  * refused as `unknown-target`: its targets cannot all be checked.
  */
@@ -56,7 +56,7 @@ export const MAX_TARGETS_PER_EVENT = 32;
 /**
  * The longest target string kept whole, characters; a longer one is cut to
  * its first ones and a mark (`cutTarget` in safety.targets.ts). Mirrors
- * `MAX_TARGET_LENGTH` of src/classification.ts (a test checks the two agree).
+ * `MAX_TARGET_LENGTH` of src/classify/classification.ts (a test checks the two agree).
  */
 export const MAX_TARGET_LENGTH = 512;
 
@@ -64,7 +64,7 @@ export const MAX_TARGET_LENGTH = 512;
  * Longest tool name and call id a session keeps, characters: the machine
  * keeps the first `MAX_NAME_LENGTH` of a longer one (so a raw actor holds no
  * more), the adapter refuses one with a `TypeError`, and a persisted snapshot
- * naming a longer one is refused (src/snapshot.ts). Real names are far
+ * naming a longer one is refused (src/guard/snapshot.ts). Real names are far
  * shorter: MCP advises at most 128 characters for a tool name, OpenAI allows
  * 64 for a function name.
  */

@@ -4,7 +4,7 @@
  * and the bounded, least-recently-established-first list of established
  * targets. Pure functions on strings; no I/O, no imports from src/.
  *
- * Target strings are those of src/classification.ts (`pathTarget`,
+ * Target strings are those of src/classify/classification.ts (`pathTarget`,
  * `idTarget`, `tableTarget`):
  * - a path: absolute (`/etc/nginx.conf`), home-relative (`~`, `~/notes`), or
  *   relative (`src/app.ts`, `.`), compared as written when no working

@@ -403,7 +403,7 @@ export class RunAuditor {
     audit.calls += 1;
     if (kind === 'write') audit.writes += 1;
     if (decided.allowed) return { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
-    // The refusal as FSMBlockedError would give it (errors.ts builds both), without an Error per refusal.
+    // The refusal as FSMBlockedError would give it (src/errors/ builds both), without an Error per refusal.
     const refusal = refusalOf(decided);
     const message = blockedMessage(refusal);
     audit.blockedCalls += 1;
@@ -452,7 +452,7 @@ export class RunAuditor {
     const id = call?.id ?? (this.madeUp.has(step.id) ? this.unheldId(step.id) : step.id);
     const name = call?.name ?? step.name;
     if (name === '') return null; // the result of no call the transcript shows: nothing to record
-    // The transcript's reading (src/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
+    // The transcript's reading (src/guard/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
     const failed = step.outcome === 'error' || this.failsByMarker(name, step.text);
     const result = this.guard.record(
       call ? { id, name, kind: call.kind } : { id, name },

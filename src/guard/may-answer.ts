@@ -15,7 +15,7 @@ import { safetyInterpreter, type InterpreterState } from '../interpreter/index.j
 
 /**
  * What `guard.finalAnswer()` would answer now, computed by the compiled
- * interpreter of the safety machine (src/interpreter.ts) on the guard's
+ * interpreter of the safety machine (src/interpreter/) on the guard's
  * current state: the machine's own rules, no second copy, and no actor
  * created (a guard of `createSessionGuard` is read as it is; any other
  * object with an `actor` is read from the actor's snapshot). Nothing about

@@ -19,7 +19,7 @@ export interface SessionGuardOptions {
   /**
    * The classifier used when a call has no `kind` (or no `targets`): a
    * kind-only `(name, args) => ToolKind`, or a full `CallClassifier`
-   * returning `{ kind, targets, destructive }` (src/classification.ts; told
+   * returning `{ kind, targets, destructive }` (src/classify/classification.ts; told
    * apart by what it returns); default the Pulse catalog's `classifyCall`. Read totally: a
    * classifier that throws, or answers outside the vocabulary, fails closed
    * to a `write`; malformed targets are none, a malformed destructive flag false.
@@ -59,7 +59,7 @@ export interface SessionGuardOptions {
   snapshot?: unknown;
   /**
    * Called with every decision (each `check` and `finalAnswer`, allowed or
-   * refused) once it is final, e.g. to count blocks (src/telemetry.ts). It
+   * refused) once it is final, e.g. to count blocks (src/telemetry/metrics.ts). It
    * gets a deep-frozen copy; a call it makes to the same guard throws
    * `SessionGuardError` (`GUARD_REENTRANT`); an exception it throws is
    * ignored: telemetry never changes or stops a decision.

@@ -2,7 +2,7 @@
  * The thin adapter an agent loop calls: check a tool call before it runs,
  * record its outcome after, ask before the final answer. Each guard holds
  * its session as the safety machine's state and context, and runs every
- * event through the compiled interpreter of the machine (src/interpreter.ts);
+ * event through the compiled interpreter of the machine (src/interpreter/);
  * a real XState actor is created only when `guard.actor` is asked for.
  * What a caller gives it (tool-call.ts), what it answers (decision.ts) and
  * its options (session-guard-options.ts) are defined beside it, and the
@@ -45,7 +45,7 @@ export { type RecordOptions, type ToolCall } from './tool-call.js';
 /**
  * The safety gate of one chat session.
  *
- * Every method throws `SessionGuardError` (src/errors.ts) without touching the
+ * Every method throws `SessionGuardError` (src/errors/) without touching the
  * session when called from one of the guard's own telemetry hooks
  * (`GUARD_REENTRANT`), or once the actor is stopped or failed, e.g. after
  * `guard.actor.stop()` (`GUARD_STOPPED`): never a silent no-op.
@@ -113,7 +113,7 @@ export interface SessionGuard {
   tick(): void;
   /**
    * The session as compact plain JSON with a schema version (`PersistedSnapshot`,
-   * src/snapshot.ts), for `createSessionGuard({ snapshot })`.
+   * src/guard/snapshot.ts), for `createSessionGuard({ snapshot })`.
    */
   getPersistedSnapshot(): PersistedSnapshot;
 }
@@ -176,7 +176,7 @@ function lastEmitted<T extends SafetyEmitted['type']>(
 
 /**
  * The guard. Decisions run through the compiled interpreter of the safety
- * machine (src/interpreter.ts) on a plain `{ value, context }` state: no
+ * machine (src/interpreter/) on a plain `{ value, context }` state: no
  * actor, no snapshot object, no listener per session. `actor` creates a real
  * XState actor on first use, from the current state
  * (`safetyMachine.resolveState`), and from then on the actor is the driver:
@@ -571,7 +571,7 @@ export function createReplayGuard(options: SessionGuardOptions): ReplayGuard {
 
 /**
  * Creates the safety gate of one session. Its decisions run through the
- * compiled interpreter of the safety machine (src/interpreter.ts), the
+ * compiled interpreter of the safety machine (src/interpreter/), the
  * statechart's own transitions, guards and actions; `guard.actor` creates a
  * real XState actor from the session on first use, which then drives it.
  *

@@ -4,7 +4,7 @@
  *
  * Each decision (`check`, `record`, `finalAnswer`, `completeVerification`,
  * `reset`, `resetKeepProgress`) is ONE atomic compare-and-set of the
- * session's compact snapshot (`PersistedSnapshot`, src/snapshot.ts) in a
+ * session's compact snapshot (`PersistedSnapshot`, src/guard/snapshot.ts) in a
  * `VersionedSnapshotStore`: the gate is restored from the snapshot at some
  * version (or a live gate kept from this process's last commit at that
  * version is reused), the call is applied, and the new snapshot is stored

@@ -1,7 +1,7 @@
 /**
  * Validation of a safety machine snapshot that an application streams to
  * the visualizer (`@xstate.actor` or `@xstate.snapshot`), before any session
- * or view sees it. The rules are the persisted snapshot's (src/snapshot.ts,
+ * or view sees it. The rules are the persisted snapshot's (src/guard/snapshot.ts,
  * validated with zod by `persistedSnapshotSchema`): the state must be one
  * of the machine's, and state and context must be a combination the machine
  * can reach, with every field of the right type and range. A context is

@@ -33,7 +33,7 @@ describe('shadow mode', () => {
   });
 
   test("a refusal's message and tool result are those of the guard's FSMBlockedError for the same call", () => {
-    // The audit builds them without an Error (src/errors.ts builds both); a guard driven by hand gives the reference.
+    // The audit builds them without an Error (src/errors/ builds both); a guard driven by hand gives the reference.
     const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), ok('w'), call('v', 'pulse_control'), answer());
     const audit = auditRun(steps);
     const guard = createSessionGuard({ now: () => 0 });

@@ -1,5 +1,5 @@
 /**
- * Reading a tool call's failure from its result (src/outcome.ts, DESIGN §5.7):
+ * Reading a tool call's failure from its result (src/guard/outcome.ts, DESIGN §5.7):
  * each failure form, each success form (false-positive traps included),
  * catalog markers, and results that cannot be read.
  */

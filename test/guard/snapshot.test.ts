@@ -1,5 +1,5 @@
 /**
- * Persistence: the compact, versioned, validated snapshot (src/snapshot.ts)
+ * Persistence: the compact, versioned, validated snapshot (src/guard/snapshot.ts)
  * and `createSessionGuard({ snapshot })`.
  */
 import fc from 'fast-check';

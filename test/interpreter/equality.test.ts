@@ -1,5 +1,5 @@
 /**
- * Proof of equality: the compiled interpreter (src/interpreter.ts) and
+ * Proof of equality: the compiled interpreter (src/interpreter/) and
  * XState's own interpreter run the safety machine alike. Every event of
  * every generated path is given to an XState actor and to the compiled
  * machine, and both must reach the same state and context (key order
@@ -13,7 +13,7 @@
  * guard sends), and must reach the same state, context and emitted events.
  *
  * The paths are those the path tests and the oracle's differential tests
- * replay, from the same public generators (src/testing.ts
+ * replay, from the same public generators (src/testing/
  * `getShortestSafetyPaths` and `getSimpleSafetyPaths`): the machine's own
  * vocabulary (explicit CompleteVerification, unchecked outcomes) plain and
  * strict, with targets and confirmDestructive, the simple paths, and a

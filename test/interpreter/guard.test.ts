@@ -1,5 +1,5 @@
 /**
- * The session guard on the compiled interpreter (src/adapter.ts): no XState
+ * The session guard on the compiled interpreter (src/guard/session-guard.ts): no XState
  * actor until `guard.actor` is read; then one, created from the session as
  * it is, which drives the session from then on; `mayAnswer` never creates
  * it; a step that throws stops the guard as a failed actor does. The

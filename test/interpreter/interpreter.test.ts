@@ -1,5 +1,5 @@
 /**
- * The compiled interpreter (src/interpreter.ts): what it refuses to compile,
+ * The compiled interpreter (src/interpreter/): what it refuses to compile,
  * and how it runs a flat machine, one behaviour per test, on tiny machines
  * built with `setup()` here, each beside XState's own run where the
  * behaviour is XState's. The safety machine's equality with XState is

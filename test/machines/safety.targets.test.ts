@@ -31,7 +31,7 @@ import {
   tableTarget,
 } from '../../src/classify/classification.js';
 
-describe('the caps mirror src/classification.ts', () => {
+describe('the caps mirror src/classify/classification.ts', () => {
   it('targets per event are the targets per call', () => {
     expect(MAX_TARGETS_PER_EVENT).toBe(MAX_TARGETS_PER_CALL);
   });

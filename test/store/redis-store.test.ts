@@ -1,5 +1,5 @@
 /**
- * Shared sessions in Redis (src/redis-store.ts): the versioned store suite
+ * Shared sessions in Redis (src/store/redis-store.ts): the versioned store suite
  * against a real redis-server, the key layout and TTL, the Lua script
  * surviving a script flush, and failing closed when Redis cannot be reached
  * or holds something that is not a session.

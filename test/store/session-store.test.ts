@@ -1,5 +1,5 @@
 /**
- * The session store (src/store.ts): sessions by id, created on first use,
+ * The session store (src/store/session-store.ts): sessions by id, created on first use,
  * evicted from memory after an idle time, saved on every decision, in memory
  * or in SQLite; and a process killed mid-session.
  */

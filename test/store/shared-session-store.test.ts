@@ -1,5 +1,5 @@
 /**
- * Sessions shared by many processes (src/shared-store.ts): the versioned
+ * Sessions shared by many processes (src/store/shared-session-store.ts): the versioned
  * store suite on the memory and SQLite stores, and the shared session
  * store's own behaviour (retries, telemetry once per commit, failing closed,
  * one queue per session in a process), on the memory store.

@@ -1,6 +1,6 @@
 /**
  * Public agent incidents, retold as transcripts in each agent's own log
- * format (test/incidents/, invented names and paths), audited through the
+ * format (test/fixtures/incidents/, invented names and paths), audited through the
  * command line exactly as a user would: with the catalog that fits and with
  * `--catalog auto` (the default).
  */

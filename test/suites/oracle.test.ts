@@ -4,7 +4,7 @@
  * alone) are given the same operations at the same times, and must give the
  * same decision, and describe the same session, after every step.
  *
- * Two sources of operations: every generated path (src/testing.ts), and
+ * Two sources of operations: every generated path (src/testing/), and
  * fast-check sequences of up to 40 operations with clock jumps and
  * interleaved parallel calls (check A, check B, record B, record A), among
  * them calls of one tool without ids and records that name only the tool,

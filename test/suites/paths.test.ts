@@ -1,6 +1,6 @@
 /**
  * Model-based tests: @xstate/graph walks the safety machine's graph, made
- * finite by the abstraction in src/testing.ts, and every generated path is
+ * finite by the abstraction in src/testing/, and every generated path is
  * replayed through the adapter (`createSessionGuard`), the system under
  * test, with the invariants asserted at every step. A coverage test then
  * fails if any structural transition of the machine was never taken.

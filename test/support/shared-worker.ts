@@ -1,5 +1,5 @@
 /**
- * One worker process of the multi-process test (test/multiprocess.test.ts):
+ * One worker process of the multi-process test (test/suites/multiprocess.test.ts):
  * sends interleaved checks, records and final answers for sessions shared
  * with the other workers, through `createSharedSessionStore` over Redis or
  * one SQLite file, and logs every committed call as a JSON line on stdout:

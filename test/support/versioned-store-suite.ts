@@ -1,7 +1,7 @@
 /**
- * The tests every `VersionedSnapshotStore` passes (src/shared-store.ts):
- * run against the memory, SQLite (test/shared-store.test.ts) and Redis
- * (test/redis-store.test.ts) stores, on the store alone and through
+ * The tests every `VersionedSnapshotStore` passes (src/store/shared-session-store.ts):
+ * run against the memory, SQLite (test/store/shared-session-store.test.ts) and Redis
+ * (test/store/redis-store.test.ts) stores, on the store alone and through
  * `createSharedSessionStore` with two session stores standing for two
  * processes.
  */

@@ -1,6 +1,6 @@
 /**
  * Telemetry: the guard's onDecision / onRecovery hooks and the counters of
- * DESIGN.md §1 (src/telemetry.ts).
+ * DESIGN.md §1 (src/telemetry/metrics.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';

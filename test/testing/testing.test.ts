@@ -1,5 +1,5 @@
 /**
- * `pulse-safety-fsm/testing` (src/testing.ts): the generated paths, their
+ * `pulse-safety-fsm/testing` (src/testing/): the generated paths, their
  * expected decisions, and the abstraction they are enumerated over.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §3, §5 (paths with targets).

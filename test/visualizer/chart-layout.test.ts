@@ -1,5 +1,5 @@
 /**
- * Chart layout in a worker thread (src/visualizer/charts.ts): Graphviz's
+ * Chart layout in a worker thread (src/visualizer/chart-layout.ts): Graphviz's
  * answer, its errors, and the bound on layouts waiting.
  */
 import { describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@
  * them out one at a time, streaming this project's JSONL.
  *
  * Spec: ASSISTANT_SAFETY.md "Tool kinds" (what a call is); DESIGN.md §5.7
- * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
+ * (whether a call failed is read from its result: `src/guard/outcome.ts`); §5.1 (a
  * call's working directory, when the log records one).
  */
 import { TranscriptError } from '../../errors/transcript-error.js';

@@ -6,7 +6,7 @@
  * the readers of one entry share (`ReaderContext`).
  *
  * Spec: DESIGN.md §5.7 (whether a call failed is read from its result:
- * `outcome.ts`); §5.1 (a call's working directory, when the log records one).
+ * `src/guard/outcome.ts`); §5.1 (a call's working directory, when the log records one).
  */
 import { TranscriptError } from '../../errors/transcript-error.js';
 import { MAX_NAME_LENGTH } from '../../../machines/safety.policy.js';

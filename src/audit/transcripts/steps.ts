@@ -5,7 +5,7 @@
  * audit and the visualizer depend on the steps alone.
  *
  * Spec: ASSISTANT_SAFETY.md "Tool kinds" (what a call is); DESIGN.md §5.7
- * (whether a call failed is read from its result: `outcome.ts`); §5.1 (a
+ * (whether a call failed is read from its result: `src/guard/outcome.ts`); §5.1 (a
  * call's working directory, when the log records one).
  */
 

@@ -225,8 +225,8 @@ function argumentTargets(tool: CompiledTool, args: object | null, cwd: string | 
  * case-sensitive; argument values trimmed and case-insensitive; a keyed tool
  * whose argument is missing or not a string is a `write`, one whose value
  * matches no case or pattern takes the rule's `fallback` (default `write`);
- * a shell or SQL tool is judged by parsing its command (src/shell.ts,
- * src/sql.ts); an MCP tool by its annotations; an unknown tool follows the
+ * a shell or SQL tool is judged by parsing its command (src/classify/shell/,
+ * src/classify/sql/); an MCP tool by its annotations; an unknown tool follows the
  * catalog's word fallback, else is a `write`. Targets are the tool's
  * `targets` arguments (paths made absolute against its `cwd` argument) plus
  * what the command names. A write is destructive when the rule, the command

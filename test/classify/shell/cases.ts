@@ -1,7 +1,7 @@
 /**
  * Real-world shell commands of coding and operations agents, with the
  * classification each must get (DESIGN.md §5.5, §5.6), for
- * `test/shell.test.ts`. Every row is classified with `cwd: '/repo'`.
+ * `test/classify/shell/shell.test.ts`. Every row is classified with `cwd: '/repo'`.
  *
  * The expectations are written from what the command does, not read from
  * the classifier: `kind`, the exact `targets` (sorted: path operands and

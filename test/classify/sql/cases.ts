@@ -1,7 +1,7 @@
 /**
  * Real-world SQL statements with the classification DESIGN.md §5.5, §5.1 and
  * §5.6 call for, written out by hand (not produced by the classifier). Shared
- * by test/sql.test.ts.
+ * by test/classify/sql/sql.test.ts.
  */
 import type { ToolKind } from '../../../machines/safety.types.js';
 import type { SqlDialect } from '../../../src/classify/sql/index.js';

@@ -1,5 +1,5 @@
 /**
- * The `serve` and `demo` subcommands (src/visualizer/command.ts): their
+ * The `serve` and `demo` subcommands (src/cli/commands/serve.ts): their
  * options and their failures, which must be one clear line and exit code 2.
  */
 import { Command } from 'commander';
