@@ -176,6 +176,16 @@ describe('the documentation', () => {
     expect(brokenLinks(PAGES, disk)).toEqual([]);
   });
 
+  it('keeps the README a five-minute read: at most 300 lines, the reference in docs/', () => {
+    expect(disk.read('README.md').split('\n').length).toBeLessThanOrEqual(300);
+  });
+
+  it('gives the quick start as exactly the two commands of a fresh machine', () => {
+    const quickStart = disk.read('README.md').split('## Quick start')[1]?.split('\n## ')[0] ?? '';
+    const block = /```sh\n([^`]*)```/.exec(quickStart)?.[1] ?? '';
+    expect(block.trim().split('\n')).toEqual(['npm ci && npm start', 'npm test']);
+  });
+
   it.each(PAGES.filter((page) => page !== 'README.md'))('%s opens with a title and a one-sentence summary', (page) => {
     expect(openingProblem(disk.read(page))).toBeNull();
   });
