@@ -9,8 +9,6 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
-import { safetyMachine } from '../../machines/safety.machine.js';
 import {
   ANSWER_BLOCK_REASONS,
   MAX_ESTABLISHED_TARGETS,
@@ -19,45 +17,14 @@ import {
   TOOL_BLOCK_REASONS,
   reasonWithTarget,
 } from '../../machines/safety.policy.js';
-import type { GateDecidedEvent, SafetyEvent, SafetyInput, SafetyState, ToolKind } from '../../machines/safety.types.js';
+import type { SafetyEvent, SafetyInput, ToolKind } from '../../machines/safety.types.js';
 import { parsePersistedSnapshot, toPersistedSnapshot } from '../../src/guard/snapshot.js';
+import { start, type Session } from '../support/safety-session.js';
 
 const T = 1_700_000_000_000;
 const DIR = '/srv/app';
 const FILE = '/srv/app/app.conf';
 const OTHER = '/srv/other';
-
-/**
- * A started actor. Verification is completed by its own event
- * (`autoCompleteVerification: false`) unless `input` says otherwise, so the
- * tests see VERIFYING with its evidence; the machine's own completion is
- * tested on its own.
- */
-function start(input?: SafetyInput) {
-  const actor = createActor(safetyMachine, { input: { autoCompleteVerification: false, ...input } });
-  const decisions: GateDecidedEvent[] = [];
-  actor.on('gate.decided', (event) => decisions.push(event));
-  actor.start();
-  return {
-    actor,
-    decisions,
-    send(event: SafetyEvent) {
-      actor.send(event);
-    },
-    get state() {
-      return actor.getSnapshot().value as SafetyState;
-    },
-    get context() {
-      return actor.getSnapshot().context;
-    },
-    get lastDecision(): GateDecidedEvent {
-      const decision = decisions.at(-1);
-      if (decision === undefined) throw new Error('no gate.decided was emitted');
-      return decision;
-    },
-  };
-}
-type Session = ReturnType<typeof start>;
 
 interface Extra {
   callId?: string;
