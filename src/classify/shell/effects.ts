@@ -11,7 +11,7 @@ import { isDryRun, optionIn, type ParsedArgs, type ParsedOption } from './parse-
 import { readPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { CompiledRule, Effect } from './table-compile.js';
-import type { JudgeContext, Word } from './words.js';
+import { show, type JudgeContext, type Word } from './words.js';
 
 /** One command (or subcommand) being judged against its rule. */
 export interface RuleCall {
@@ -90,7 +90,8 @@ function defeatsDryRun(rule: CompiledRule, option: ParsedOption): boolean {
 
 /**
  * What a command's options do under its rule (DESIGN.md §5.5, §5.6): an
- * option not known to a strict rule writes; exec, write and destructive
+ * option the rule does not list writes (the table lists what is known, and
+ * only what it lists can be a read); exec, write and destructive
  * options and option values say so; the last dry-run option given decides
  * (`--dry-run=none` undoes it), `--no-dry-run` undoes it; path and directory
  * options add targets. An argument only known when it runs may be any option
@@ -110,7 +111,7 @@ export function collectOptionEffects(rule: CompiledRule, args: ParsedArgs, call:
     targets: [...call.targets],
   };
   let dryDefeated = false;
-  if (rule.strict && args.unknown.length > 0) effects.writes.push(SHELL_REASONS['unknown-option'](label, args.unknown[0]!));
+  if (args.unknown.length > 0) effects.execWrites.push(SHELL_REASONS['unknown-option'](label, args.unknown[0]!));
   for (const option of args.options) {
     noteOption(rule, option, effects);
     if (rule.dryRunNames.has(option.given)) effects.dry = isDryRun(option, rule); // the last one given wins: --dry-run=none
@@ -119,7 +120,11 @@ export function collectOptionEffects(rule: CompiledRule, args: ParsedArgs, call:
   }
   const stops = rule.subcommands !== null || (rule.run !== null && rule.run.mode !== 'exec' && rule.run.mode !== 'eval');
   if ((args.uncertain || call.unknownArgs) && rule.sensitive && !stops) {
-    effects.execWrites.push(SHELL_REASONS['dynamic-arguments'](label));
+    effects.execWrites.push(
+      args.undecided === undefined
+        ? SHELL_REASONS['dynamic-arguments'](label)
+        : SHELL_REASONS['undecided-word'](label, show(args.undecided)),
+    );
     dryDefeated = true;
     if (rule.mayBeDestructive) effects.destructives.push(SHELL_REASONS['dynamic-arguments-destructive'](label));
   }

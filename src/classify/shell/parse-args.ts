@@ -35,6 +35,8 @@ export interface ParsedArgs {
   unknown: string[];
   /** A word only known when it runs may be an option. */
   uncertain: boolean;
+  /** The first such word (a glob like `-o/p?` or `*`, an expansion), for the reason. */
+  undecided?: Word;
   /** Commands started by exec options (find -exec ... ;). */
   execs: Word[][];
 }
@@ -94,7 +96,10 @@ class ArgsParser {
   /** An operand (`beforeDoubleDash`: not after `--`); with a stop, it and every word after it are the rest. */
   private operand(i: number, beforeDoubleDash: boolean): number {
     const word = this.words[i]!;
-    if (beforeDoubleDash && word.optionLike) this.out.uncertain = true;
+    if (beforeDoubleDash && word.optionLike) {
+      this.out.uncertain = true;
+      this.out.undecided ??= word;
+    }
     if (this.stop) {
       this.out.rest = this.words.slice(i);
       return this.words.length;
@@ -174,9 +179,15 @@ class ArgsParser {
     if (this.out.leading === Infinity) this.out.leading = this.out.operands.length;
   }
 
+  /**
+   * Notes an option; one the rule does not list as written is unknown. An
+   * abbreviation of a listed long option (`--dry` for `--dry-run`) is unknown
+   * too: the program may have an option of exactly that name the table does
+   * not list. Its candidates still count (`--forc` is as destructive as `--force`).
+   */
   private addOption(given: string, name: string, names: string[], value: Word | undefined): void {
     this.out.options.push({ given, name, names, value });
-    if (names.length === 0) this.out.unknown.push(name);
+    if (!this.rule.known.has(given.startsWith('--') && this.rule.singleDash ? given.slice(1) : given)) this.out.unknown.push(given);
   }
 
   /**

@@ -71,10 +71,12 @@ export const SHELL_REASONS = Object.freeze({
   'program-by-path': (name: string) => `'${name}' runs a program by its path`,
   'unknown-command': (command: string) => `'${command}' is not a known read-only command`,
   'shows-information': (command: string) => `'${command}' only shows information`,
-  'unknown-option': (command: string, option: string) => `'${command} ${option}' is not an option this classifier knows`,
+  'unknown-option': (command: string, option: string) => `'${command} ${option}' is not an option the command table knows to be read-only`,
   'runs-program': (command: string) => `'${command}' runs another program`,
   writes: (command: string) => `'${command}' writes`,
   destructive: (command: string) => `'${command}' is destructive`,
+  'undecided-word': (command: string, word: string) =>
+    `'${command}': '${word}' may be an option or an operand, which is only known when it runs`,
   'dynamic-arguments': (command: string) => `'${command}' has arguments only known when it runs`,
   'dynamic-arguments-destructive': (command: string) => `'${command}' has arguments only known when it runs, which may be destructive`,
   'dry-run': (command: string) => `'${command}' is a dry run`,

@@ -38,7 +38,8 @@ export interface CompiledRule {
   flags: Set<string>;
   value: Set<string>;
   twoValue: Set<string>;
-  strict: boolean;
+  /** No option of the program writes: a word only known when it runs may be one (`inertOptions`). */
+  inert: boolean;
   write: Set<string>;
   exec: Set<string>;
   destructiveOptions: Set<string>;
@@ -177,7 +178,7 @@ function markSensitivity(compiled: CompiledRule): void {
     compiled.script !== null ||
     compiled.run !== null ||
     compiled.subcommands !== null ||
-    compiled.strict;
+    !compiled.inert;
 }
 
 /** One rule of the table, compiled (its subcommands too). */
@@ -194,7 +195,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     flags: set(rule.flags),
     value: set(rule.valueOptions),
     twoValue: set(rule.twoValueOptions),
-    strict: rule.strictOptions === true || subcommands !== null,
+    inert: rule.inertOptions === true,
     write: set(rule.writeOptions),
     exec: set(rule.execOptions),
     destructiveOptions: set(rule.destructiveOptions),

@@ -73,7 +73,7 @@ export interface ShellCommandRule {
   flags?: string[];
   valueOptions?: string[];
   twoValueOptions?: string[];
-  strictOptions?: boolean;
+  inertOptions?: boolean;
   globalOptions?: boolean;
   writeOptions?: string[];
   execOptions?: string[];
@@ -116,12 +116,24 @@ const ruleShape = {
       "'gnu' (default): '-abc' is '-a -b -c', '--long=value', '--long value', unambiguous '--lo' abbreviates '--long'; " +
         "'single-dash': every word starting with '-' is one option, '--x' is '-x', '-x=value' (find, terraform)",
     ),
-  flags: optionList.optional().describe('known options without a value (needed only where options are strict)'),
+  flags: optionList
+    .optional()
+    .describe('read-only options without a value; an option the rule does not list anywhere makes the command a write'),
   valueOptions: optionList
     .optional()
-    .describe("options that take the next word as value ('-C dir'), also attached ('-Cdir', '--opt=value')"),
+    .describe(
+      "options that take the next word as value ('-C dir'), also attached ('-Cdir', '--opt=value'): read-only unless " +
+        'another field says otherwise (writeOptions, execOptions, optionValues, pathOptions …)',
+    ),
   twoValueOptions: optionList.optional().describe("options that take the next two words ('jq --arg name value')"),
-  strictOptions: z.boolean().optional().describe('an option not listed anywhere in the rule is a write; always so before a subcommand'),
+  inertOptions: z
+    .boolean()
+    .optional()
+    .describe(
+      'no option the program has (in any version) writes, runs a program or sends data anywhere: a word only known when it runs ' +
+        '(a glob like \'*.ts\', "$f") may then be an option without making a write. Every option the rule does not list is a ' +
+        'write all the same; only words that cannot be told apart are let through',
+    ),
   globalOptions: z
     .boolean()
     .optional()
@@ -253,6 +265,12 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
         return { path: [...path, field, option], message: `'${option}' must also be listed in valueOptions (it takes a value)` };
       }
     }
+  }
+  if (rule.inertOptions === true) {
+    const writing = (['writeOptions', 'execOptions', 'destructiveOptions', 'optionValues', 'script', 'run'] as const).find(
+      (field) => rule[field] !== undefined,
+    );
+    if (writing !== undefined) return { path: [...path, 'inertOptions'], message: `a rule with inertOptions cannot have ${writing}` };
   }
   if (rule.run !== undefined && rule.subcommands !== undefined) {
     return { path: [...path, 'run'], message: 'a rule cannot both run a command and have subcommands' };

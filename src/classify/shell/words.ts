@@ -99,6 +99,15 @@ export function isPattern(raw: string): boolean {
   return false;
 }
 
+/**
+ * Whether a glob may expand to a word starting with '-' (an option, to the
+ * program): it starts with '-' itself (`-o/p?`: left as written when nothing
+ * matches), or with a wildcard that may match a file named `-rf`.
+ */
+function globMayBeOption(text: string, raw: string): boolean {
+  return text.startsWith('-') || /^[*?[{]/.test(raw);
+}
+
 const STATIC: Word = { text: '', optionLike: false, pattern: false };
 
 /** A word only known when the command runs, which may start with '-'. */
@@ -180,7 +189,9 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
   const raw = textOf(node, ctx);
   if (unquoted && isPattern(raw)) pattern = true;
   const optionLike =
-    prefix.startsWith('-') || (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) || (pattern && /^[*?[{]/.test(raw));
+    prefix.startsWith('-') ||
+    (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) ||
+    (pattern && globMayBeOption(text ?? prefix, raw));
   return { text, pattern, optionLike };
 }
 
@@ -198,7 +209,7 @@ export function wordOf(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
       const raw = textOf(node, ctx);
       const text = unescapeUnquoted(raw);
       const pattern = isPattern(raw);
-      return { text, pattern, optionLike: pattern && /^[*?[{]/.test(raw) };
+      return { text, pattern, optionLike: pattern && globMayBeOption(text, raw) };
     }
     case 'raw_string':
       return staticWord(textOf(node, ctx).slice(1, -1));
@@ -214,7 +225,7 @@ export function wordOf(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     case 'brace_expression':
     case 'extglob_pattern': {
       const raw = textOf(node, ctx);
-      return { text: raw, pattern: true, optionLike: /^[*?[{]/.test(raw) };
+      return { text: raw, pattern: true, optionLike: globMayBeOption(raw, raw) };
     }
     case 'process_substitution':
       ctx.steps.walk(node, cwds, ctx, depth + 1);
