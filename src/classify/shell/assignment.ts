@@ -1,8 +1,10 @@
 /**
  * Variable assignments (DESIGN.md §5.5): `X=1`, `export X=1`, `for X in`,
- * `env X=1`, `read X`. They change only the shell, unless the variable is
- * one the table lists (`PATH`, `LD_PRELOAD`, `GIT_*`, pagers: what changes
- * which program runs or what it runs) and the value is not listed as safe.
+ * `env X=1`, `read X`. A shell variable changes only the shell, unless the
+ * variable is one the table lists (`PATH`, `LD_PRELOAD`, `GIT_*`, pagers:
+ * what changes which program runs or what it runs) and the value is not
+ * listed as safe. A variable put in programs' environment (`X=1 cmd`,
+ * `export X`) is a write unless the table knows it to be inert.
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Classification } from '../classification.js';
@@ -20,23 +22,49 @@ function riskyVariable(name: string, table: CompiledTable): Set<string> | undefi
   return undefined;
 }
 
-/** A part for an assignment of `value` (null: unknown) to `name`: a write for a listed variable and a value not listed. */
-export function assignmentPart(name: string, value: string | null, ctx: JudgeContext): Classification {
-  const allowed = riskyVariable(name, ctx.table);
-  if (allowed !== undefined && (value === null || !allowed.has(value))) {
-    return writePart([], false, SHELL_REASONS['assignment-listed'](name));
-  }
-  return minorReadPart([], SHELL_REASONS.assignment(name));
+/**
+ * Where an assignment's value goes: `shell`, a shell variable only (`X=1`,
+ * `read X`, `for X in`), or `environment`, the environment of programs the
+ * shell runs (`X=1 cmd`, `export X=1`, `declare -x X`, `env X=1 cmd`).
+ */
+export type AssignmentScope = 'shell' | 'environment';
+
+/** Whether the table knows a variable to be inert in the environment (`LANG`, `LC_*`, `NO_COLOR`). */
+function inertVariable(name: string, table: CompiledTable): boolean {
+  return table.inertVariables.has(name) || table.inertPrefixes.some((prefix) => name.startsWith(prefix));
 }
 
-/** Judges a `variable_assignment` node (`X=v`, `X+=v`, `a[i]=v`): its subscript and value are walked, then its part pushed. */
-export function judgeAssignment(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): void {
+/**
+ * A part for an assignment of `value` (null: unknown) to `name` (DESIGN.md
+ * §5.5): a write for a variable the table lists (`variables`: what changes
+ * which program runs or what it runs) with a value it does not list; in the
+ * environment of programs, a write unless the table knows the variable to
+ * be inert (`inertVariables`); a shell variable otherwise changes only the shell.
+ */
+export function assignmentPart(name: string, value: string | null, ctx: JudgeContext, scope: AssignmentScope = 'shell'): Classification {
+  const allowed = riskyVariable(name, ctx.table);
+  if (allowed !== undefined) {
+    if (value === null || !allowed.has(value)) return writePart([], false, SHELL_REASONS['assignment-listed'](name));
+    return minorReadPart([], SHELL_REASONS.assignment(name));
+  }
+  if (scope === 'shell') return minorReadPart([], SHELL_REASONS.assignment(name));
+  if (inertVariable(name, ctx.table)) return minorReadPart([], SHELL_REASONS['assignment-inert'](name));
+  return writePart([], false, SHELL_REASONS['assignment-environment'](name));
+}
+
+/**
+ * Judges a `variable_assignment` node (`X=v`, `X+=v`, `a[i]=v`): its
+ * subscript and value are walked, then its part pushed. `scope`: where the
+ * value goes, a shell variable (`X=v` alone) or programs' environment
+ * (`X=v cmd`, `export X=v`).
+ */
+export function judgeAssignment(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, at: { depth: number; scope: AssignmentScope }): void {
   const nameNode = node.childForFieldName('name');
   const valueNode = node.childForFieldName('value');
   const base = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name') : nameNode;
   const name = base === null ? '' : textOf(base, ctx);
-  if (nameNode?.type === 'subscript') ctx.steps.walk(nameNode, cwds, ctx, depth + 1);
-  const value = valueNode === null ? staticWord('') : wordOf(valueNode, cwds, ctx, depth + 1);
+  if (nameNode?.type === 'subscript') ctx.steps.walk(nameNode, cwds, ctx, at.depth + 1);
+  const value = valueNode === null ? staticWord('') : wordOf(valueNode, cwds, ctx, at.depth + 1);
   const appends = node.children.some((c) => c?.type === '+=');
-  ctx.parts.push(assignmentPart(name, appends && value.text !== null ? `+${value.text}` : value.text, ctx));
+  ctx.parts.push(assignmentPart(name, appends && value.text !== null ? `+${value.text}` : value.text, ctx, at.scope));
 }

@@ -61,7 +61,7 @@ export function judgeCommand(command: CommandNodes, cwds: Cwds, ctx: JudgeContex
   const { name: nameNode, args, assignments } = command;
   for (const statement of command.trailing) ctx.steps.statement(statement, cwds, ctx, depth + 1); // cwd: conservatively, the same
   if (nameNode === null) {
-    for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, depth + 1);
+    for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, { depth: depth + 1, scope: 'shell' });
     if (args.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['arguments-without-command']));
     return same(cwds);
   }
@@ -76,7 +76,7 @@ export function judgeCommand(command: CommandNodes, cwds: Cwds, ctx: JudgeContex
     const changes = name.text === null || name.pattern || MAY_CHANGE_CWD.has(name.text) || ctx.functions.has(name.text);
     outcome = changes ? { ok: [null], fail: cwds } : same(cwds);
   }
-  for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, depth + 1); // X=1 cmd: for cmd only
+  for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, { depth: depth + 1, scope: 'environment' }); // X=1 cmd: for cmd only
   return outcome;
 }
 

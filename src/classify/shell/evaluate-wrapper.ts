@@ -56,7 +56,7 @@ function skipAssignments(rest: Word[], index: number, effects: Effects, ctx: Jud
     const text = rest[index]!.text;
     const match = text === null ? null : /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(text);
     if (match === null) break;
-    const part = assignmentPart(match[1]!, match[2]!, ctx);
+    const part = assignmentPart(match[1]!, match[2]!, ctx, 'environment');
     if (part.kind === 'write') effects.writes.push(part.reason!.replace(/^shell: /, ''));
   }
   return index;

@@ -82,6 +82,29 @@ function judgeBranches(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
   return seen;
 }
 
+/** Whether a declaration puts its variables in programs' environment: `export`, or an option word with `x` (`declare -x`, `-gx`). */
+function exports(node: SyntaxNode, ctx: JudgeContext): boolean {
+  if (node.children[0]?.type === 'export') return true;
+  return node.namedChildren.some((child) => child?.type === 'word' && /^-[a-zA-Z]*x/.test(textOf(child, ctx)));
+}
+
+/** `export`, `declare`, `local`, `readonly`, `typeset`: each assignment judged in its scope; `export X` exports X's value. */
+function judgeDeclaration(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): void {
+  let any = false;
+  const scope = exports(node, ctx) ? 'environment' : 'shell';
+  for (const child of node.namedChildren) {
+    if (child === null) continue;
+    if (child.type === 'variable_assignment') {
+      judgeAssignment(child, cwds, ctx, { depth: depth + 1, scope });
+      any = true;
+    } else if (child.type === 'variable_name' && scope === 'environment') {
+      ctx.parts.push(assignmentPart(textOf(child, ctx), null, ctx, scope));
+      any = true;
+    } else walk(child, cwds, ctx, depth + 1);
+  }
+  if (!any) ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only'](node.children[0]?.type ?? 'declare')));
+}
+
 /** Whether a subtree holds a command that may change the shell's directory. */
 function changesDirectory(node: SyntaxNode, ctx: JudgeContext): boolean {
   const stack: SyntaxNode[] = [node];
@@ -153,27 +176,17 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
       return same(cwds);
     }
     case 'variable_assignment':
-      judgeAssignment(node, cwds, ctx, depth + 1);
+      judgeAssignment(node, cwds, ctx, { depth: depth + 1, scope: 'shell' });
       return same(cwds);
     case 'variable_assignments':
       for (const child of node.namedChildren) {
-        if (child?.type === 'variable_assignment') judgeAssignment(child, cwds, ctx, depth + 1);
+        if (child?.type === 'variable_assignment') judgeAssignment(child, cwds, ctx, { depth: depth + 1, scope: 'shell' });
         else if (child !== null) walk(child, cwds, ctx, depth + 1);
       }
       return same(cwds);
-    case 'declaration_command': {
-      // export, declare, local, readonly, typeset
-      let any = false;
-      for (const child of node.namedChildren) {
-        if (child === null) continue;
-        if (child.type === 'variable_assignment') {
-          judgeAssignment(child, cwds, ctx, depth + 1);
-          any = true;
-        } else walk(child, cwds, ctx, depth + 1);
-      }
-      if (!any) ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only'](node.children[0]?.type ?? 'declare')));
+    case 'declaration_command':
+      judgeDeclaration(node, cwds, ctx, depth);
       return same(cwds);
-    }
     case 'unset_command':
       for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
       ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only']('unset')));

@@ -52,6 +52,9 @@ export const SHELL_REASONS = Object.freeze({
   // --- statements, assignments, redirections ---------------------------------------
   'assignment-listed': (name: string) => `assigning ${name} can change what later commands run`,
   assignment: (name: string) => `assigning ${name} changes only the shell`,
+  'assignment-inert': (name: string) => `${name} changes only how programs format what they print`,
+  'assignment-environment': (name: string) =>
+    `putting ${name} in the environment of programs can change what they run; the command table does not know it to be inert`,
   arithmetic: 'arithmetic changes only the shell',
   'shell-only': (name: string) => `'${name}' changes only the shell`,
   test: 'a test reads',

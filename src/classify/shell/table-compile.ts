@@ -80,6 +80,9 @@ export interface CompiledTable {
   nullDevices: Set<string>;
   variables: Map<string, Set<string>>;
   variablePrefixes: [string, Set<string>][];
+  /** Variables known to be inert in programs' environment, and the prefixes of such (`LC_*` as `LC_`). */
+  inertVariables: Set<string>;
+  inertPrefixes: string[];
 }
 
 /** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
@@ -268,6 +271,8 @@ export function compileTable(table: ShellTable): CompiledTable {
     nullDevices: new Set(valid.nullDevices),
     variables,
     variablePrefixes,
+    inertVariables: new Set(valid.inertVariables.filter((name) => !name.endsWith('*'))),
+    inertPrefixes: valid.inertVariables.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1)),
   };
   compiledTables.set(table, compiled);
   return compiled;

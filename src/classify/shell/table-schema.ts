@@ -237,6 +237,12 @@ export const shellTableSchema = z
         "variables whose assignment can change which program runs or what it runs ('PATH', 'LD_*', 'GIT_*'): " +
           'an assignment (X=v cmd, env X=v, export, bare) is a write unless the value is listed (PAGER: ["cat"])',
       ),
+    inertVariables: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "must be a variable name, or a prefix ending in '*'"))
+      .describe(
+        "variables known to change nothing but how programs format what they print ('LANG', 'LC_*', 'NO_COLOR'): " +
+          'put in the environment of programs (X=v cmd, export, env X=v, declare -x), any other variable is a write',
+      ),
   })
   .describe('the shell command table: which commands, subcommands and options are read-only, write or destructive');
 
