@@ -80,26 +80,53 @@ export function classifyCall(name: string, args?: unknown): Classification {
 }
 
 /** What `pickCatalog` chose, and how well it fits. */
-export interface CatalogChoice {
-  name: BuiltinCatalogName;
+export interface CatalogChoice<N extends string = BuiltinCatalogName> {
+  name: N;
   /** Distinct tool names of the input the chosen catalog lists. */
   known: number;
   /** Distinct tool names in the input. */
   total: number;
+  /** The other shipped catalogs that list as many of the names (a tie the strictest won); empty when none. */
+  tiedWith: N[];
+}
+
+/** How many of the names a catalog would let through as reads (or resolves) by name alone: fewer is stricter. */
+function permissiveness(catalog: Catalog, names: Set<string>): number {
+  const compiled = compileCatalog(catalog);
+  return [...names].filter((tool) => compiled.kindOf(tool, {}) !== 'write').length;
 }
 
 /**
  * `--catalog auto`: the shipped catalog that lists the most distinct tool
- * names of a transcript (ties go to the earlier in `builtinCatalogs`' order,
- * `pulse` first; no names at all gives `pulse`).
+ * names of a transcript. On a tie the strictest candidate wins, the one that
+ * judges the fewest of the names as reads by their name alone (then the
+ * earlier in `builtinCatalogs`' order, `pulse` first), and `tiedWith` names
+ * the others; no names at all gives `pulse`. `candidates` (by name, in
+ * order of preference on a full tie) are the shipped catalogs by default;
+ * the first of them is the answer when none knows any name.
+ *
+ * @throws CatalogError when a candidate does not validate (only on a tie, where candidates are compiled).
  */
-export function pickCatalog(toolNames: Iterable<string>): CatalogChoice {
+export function pickCatalog<N extends string = BuiltinCatalogName>(
+  toolNames: Iterable<string>,
+  candidates: Readonly<Record<N, Catalog>> = builtinCatalogs as unknown as Record<N, Catalog>,
+): CatalogChoice<N> {
   const names = new Set([...toolNames].map((name) => name.trim()));
-  let best: CatalogChoice = { name: 'pulse', known: -1, total: names.size };
-  for (const [name, catalog] of Object.entries(builtinCatalogs) as [BuiltinCatalogName, Catalog][]) {
+  const entries = Object.entries(candidates) as [N, Catalog][];
+  const counts = entries.map(([name, catalog]) => {
     const listed = new Set(Object.keys(catalog.tools).map((tool) => tool.trim()));
-    const known = [...names].filter((tool) => listed.has(tool)).length;
-    if (known > best.known) best = { name, known, total: names.size };
+    return { name, known: [...names].filter((tool) => listed.has(tool)).length };
+  });
+  const most = Math.max(...counts.map((c) => c.known));
+  const tied = counts.filter((c) => c.known === most).map((c) => c.name);
+  if (names.size === 0 || most === 0) return { name: entries[0]![0], known: 0, total: names.size, tiedWith: [] };
+  let best = tied[0]!;
+  if (tied.length > 1) {
+    let least = Infinity;
+    for (const name of tied) {
+      const reads = permissiveness(candidates[name], names);
+      if (reads < least) [best, least] = [name, reads];
+    }
   }
-  return best;
+  return { name: best, known: most, total: names.size, tiedWith: tied.filter((name) => name !== best) };
 }

@@ -41,7 +41,8 @@ import { EXIT, InputError, readCatalog, withDefaults, type CommandIo } from '../
  */
 function autoCatalog(names: Iterable<string>): { catalog: CompiledCatalog; label: string; warning: string | null } {
   const choice = pickCatalog(names);
-  const label = `auto: ${choice.name}, knows ${choice.known} of ${choice.total} tool names`;
+  const tie = choice.tiedWith.length > 0 ? `; a tie with ${choice.tiedWith.join(', ')}, the strictest chosen` : '';
+  const label = `auto: ${choice.name}, knows ${choice.known} of ${choice.total} tool names${tie}`;
   const warning =
     choice.total > 0 && choice.known * 2 < choice.total
       ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes, or by the catalog's fallback where it has one (name a catalog with --catalog)`

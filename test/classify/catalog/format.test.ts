@@ -13,6 +13,7 @@ import {
   createCallClassifier,
   parseCatalog,
   pickCatalog,
+  type Catalog,
 } from '../../../src/classify/catalog/index.js';
 import { CatalogError } from '../../../src/errors/index.js';
 
@@ -229,14 +230,24 @@ describe('the JSON Schema of the format', () => {
 
 describe('pickCatalog (--catalog auto)', () => {
   it('picks the catalog that lists the most distinct tool names', () => {
-    expect(pickCatalog(['Read', 'Bash', 'Read', 'mcp__x__y'])).toEqual({ name: 'claude-code', known: 2, total: 3 });
+    expect(pickCatalog(['Read', 'Bash', 'Read', 'mcp__x__y'])).toEqual({ name: 'claude-code', known: 2, total: 3, tiedWith: [] });
     expect(pickCatalog(['run_shell_command', 'read_file'])).toMatchObject({ name: 'gemini-cli', known: 2 });
     expect(pickCatalog(['get_reservation_details', 'cancel_reservation'])).toMatchObject({ name: 'tau-airline', known: 2 });
   });
 
   it('falls back to pulse when no catalog knows any name', () => {
-    expect(pickCatalog(['frobnicate'])).toEqual({ name: 'pulse', known: 0, total: 1 });
-    expect(pickCatalog([])).toEqual({ name: 'pulse', known: 0, total: 0 });
+    expect(pickCatalog(['frobnicate'])).toEqual({ name: 'pulse', known: 0, total: 1, tiedWith: [] });
+    expect(pickCatalog([])).toEqual({ name: 'pulse', known: 0, total: 0, tiedWith: [] });
+  });
+
+  it('on a tie picks the strictest candidate, whatever the order, and names the others', () => {
+    const permissive: Catalog = { name: 'permissive', tools: { files_read: 'read', files_write: 'read' } };
+    const strict: Catalog = { name: 'strict', tools: { files_read: 'read', files_write: 'write' } };
+    const names = ['files_read', 'files_write', 'other'];
+    expect(pickCatalog(names, { permissive, strict })).toEqual({ name: 'strict', known: 2, total: 3, tiedWith: ['permissive'] });
+    expect(pickCatalog(names, { strict, permissive })).toEqual({ name: 'strict', known: 2, total: 3, tiedWith: ['permissive'] });
+    // Shipped catalogs: gemini-cli and codex both list read_file; equally strict, the earlier wins, and the tie is said.
+    expect(pickCatalog(['read_file'])).toEqual({ name: 'gemini-cli', known: 1, total: 1, tiedWith: ['codex'] });
   });
 });
 
