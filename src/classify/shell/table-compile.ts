@@ -271,8 +271,8 @@ export function compileTable(table: ShellTable): CompiledTable {
     nullDevices: new Set(valid.nullDevices),
     variables,
     variablePrefixes,
-    inertVariables: new Set(valid.inertVariables.filter((name) => !name.endsWith('*'))),
-    inertPrefixes: valid.inertVariables.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1)),
+    inertVariables: new Set((valid.inertVariables ?? []).filter((name) => !name.endsWith('*'))),
+    inertPrefixes: (valid.inertVariables ?? []).filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1)),
   };
   compiledTables.set(table, compiled);
   return compiled;

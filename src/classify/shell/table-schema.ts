@@ -239,9 +239,10 @@ export const shellTableSchema = z
       ),
     inertVariables: z
       .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, "must be a variable name, or a prefix ending in '*'"))
+      .optional()
       .describe(
         "variables known to change nothing but how programs format what they print ('LANG', 'LC_*', 'NO_COLOR'): " +
-          'put in the environment of programs (X=v cmd, export, env X=v, declare -x), any other variable is a write',
+          'put in the environment of programs (X=v cmd, export, env X=v, declare -x), any other variable is a write; default none',
       ),
   })
   .describe('the shell command table: which commands, subcommands and options are read-only, write or destructive');

@@ -39,7 +39,7 @@ describe('variables put in the environment of programs', () => {
   });
 
   it('every inert variable of the shipped table is a read as a prefix assignment', () => {
-    for (const name of defaultShellTable.inertVariables) {
+    for (const name of defaultShellTable.inertVariables ?? []) {
       const variable = name.replace(/\*$/, 'X');
       expect(kind(`${variable}=1 true`).kind, variable).toBe('read');
     }
