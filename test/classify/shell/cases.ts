@@ -588,6 +588,10 @@ export const everydayCases: ShellCase[] = [
   read('npm ls --all --depth=1'),
   read('apt-cache policy nginx'),
   read('apt-get -s -y install nginx'),
+  read('brew list --versions'),
+  write('brew info --github wget'),
+  read('cargo search serde --limit 5'),
+  read('cargo -q locate-project --workspace'),
   // databases: not parsed here
   write('psql -c "select 1"'),
   write('sqlite3 app.db .tables'),
