@@ -9,6 +9,7 @@ import { UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
 import { assignmentPart } from './assignment.js';
 import { isSafeAwkProgram } from './awk.js';
 import { resolveTargets } from './cwd.js';
+import { checkCurl } from './curl.js';
 import { ownPart, type Effects, type RuleCall } from './effects.js';
 import { optionIn, type ParsedArgs } from './parse-args.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -132,7 +133,8 @@ function addPathTargets(rule: CompiledRule, effects: Effects, paths: Word[], cal
 
 /**
  * Judges a leaf command (DESIGN.md §5.5): the commands its exec options
- * start (find -exec), its script, its operands, its path targets; then
+ * start (find -exec), its script, its operands, its path targets, curl's
+ * URLs and `-w` format (`checkCurl`); then
  * pushes its own part, a read when its rule is read-only and nothing in it
  * writes.
  */
@@ -146,6 +148,7 @@ export function evaluateLeaf(rule: CompiledRule, effects: Effects, args: ParsedA
   checkWrittenOperands(rule, effects, paths, call);
   checkAssignedOperands(rule, effects, args, call);
   addPathTargets(rule, effects, paths, call);
+  if (ctx.table.commands.get('curl') === rule) checkCurl(effects, args);
   ctx.parts.push(
     ownPart(effects, rule.read ? 'read' : 'write', rule.read ? SHELL_REASONS['read-only'](label) : SHELL_REASONS.writes(label)),
   );

@@ -96,4 +96,8 @@ export const SHELL_REASONS = Object.freeze({
   'unsafe-script': (command: string) => `'${command}' runs a script that can write files or run programs`,
   'operands-write': (command: string, count: number) => `'${command}' with ${count === 1 ? 'an operand' : 'operands'} writes`,
   'writes-to': (command: string, target: string) => `'${command}' writes to '${target}'`,
+  'curl-url-scheme': (command: string, url: string) =>
+    `'${command}' sends to '${url}', which is not known to be an http or https URL (other schemes send bytes to services)`,
+  'curl-write-out': (command: string) =>
+    `'${command}' can write a file (%output{…}, or a format read from a file or only known when it runs)`,
 });

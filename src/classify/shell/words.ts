@@ -19,6 +19,8 @@ export interface Word {
   optionLike: boolean;
   /** An unquoted glob or brace expansion: `text` is a pattern, kept as written. */
   pattern: boolean;
+  /** For a word only known when it runs (`text` null): its start as written, when known (`https://` of `"https://$host/x"`). */
+  prefix?: string;
 }
 
 /** A simple command as words (the first is its name), and whether more arguments only known when it runs are appended (xargs). */
@@ -147,6 +149,7 @@ function startsWord(node: SyntaxNode): boolean {
 /** A double-quoted string's value (`"$HOME/x"`, `"a $(b)"`); the substitutions inside it are judged. */
 function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
   let text: string | null = '';
+  let lead = '';
   let first: Word | null = null;
   for (const child of node.namedChildren) {
     if (child === null) continue;
@@ -160,11 +163,13 @@ function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numb
       part = DYNAMIC;
     }
     first ??= part;
+    if (text !== null) lead = part.text === null ? text + (part.prefix ?? '') : lead;
     text = text === null || part.text === null ? null : text + part.text;
   }
   if (text !== null) return staticWord(text);
   const prefix = first?.text ?? '';
-  return { text: null, pattern: false, optionLike: first === null ? false : prefix === '' ? first.optionLike : prefix.startsWith('-') };
+  const optionLike = first === null ? false : prefix === '' ? first.optionLike : prefix.startsWith('-');
+  return { text: null, pattern: false, optionLike, prefix: lead };
 }
 
 /** Parts written together as one word (`a"b"$c`): known when every part is. */
@@ -181,7 +186,7 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
     if (child.type === 'word') unquoted = true;
     if (firstDynamic === null) {
       if (part.text === null) firstDynamic = part;
-      else prefix += part.text;
+      prefix += part.text ?? part.prefix ?? '';
     }
     text = text === null || part.text === null ? null : text + part.text;
   }
@@ -192,7 +197,7 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
     prefix.startsWith('-') ||
     (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) ||
     (pattern && globMayBeOption(text ?? prefix, raw));
-  return { text, pattern, optionLike };
+  return text === null ? { text, pattern, optionLike, prefix } : { text, pattern, optionLike };
 }
 
 /**
