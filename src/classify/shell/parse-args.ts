@@ -41,6 +41,14 @@ export interface ParsedArgs {
   execs: Word[][];
 }
 
+/**
+ * Whether a glob's wildcards all come after the `=` of a long option
+ * (`--glob=*.rs`): whatever it expands to is that option, with some value.
+ */
+function globInValueOnly(text: string): boolean {
+  return /^--[^*?[{=]+=/.test(text);
+}
+
 /** The options a long option `--name` may be: itself when known, else the known options it abbreviates. */
 function longCandidates(rule: CompiledRule, name: string): string[] {
   if (rule.known.has(name)) return [name];
@@ -81,7 +89,7 @@ class ArgsParser {
     const word = this.words[i]!;
     if (this.out.afterDoubleDash !== Infinity) return this.operand(i, false);
     const text = word.text;
-    const isOption = text !== null && !word.pattern && text.length > 1 && text.startsWith('-');
+    const isOption = text !== null && (!word.pattern || globInValueOnly(text)) && text.length > 1 && text.startsWith('-');
     if (!isOption) return this.operand(i, true);
     if (text === '--') {
       this.out.afterDoubleDash = this.out.operands.length;
@@ -116,7 +124,8 @@ class ArgsParser {
     let name = eq === -1 ? text : text.slice(0, eq);
     if (rule.singleDash && name.startsWith('--')) name = name.slice(1);
     if (this.exec?.has(name)) return this.execCommand(name, i);
-    let value: Word | undefined = eq === -1 ? undefined : staticWord(text.slice(eq + 1));
+    const word = this.words[i]!;
+    let value: Word | undefined = eq === -1 ? undefined : { ...staticWord(text.slice(eq + 1)), pattern: word.pattern };
     const names = longCandidates(rule, name);
     const resolved = names.length === 1 ? names[0]! : name;
     if (value === undefined && names.length === 1 && (rule.value.has(resolved) || rule.twoValue.has(resolved))) {
@@ -138,6 +147,10 @@ class ArgsParser {
     for (let j = 1; j < text.length; j++) {
       const name = `-${text[j]}`;
       const known = rule.known.has(name);
+      if (rule.optionalValue.has(name)) {
+        this.addOption(name, name, [name], j + 1 < text.length ? staticWord(text.slice(j + 1)) : undefined);
+        break;
+      }
       if (rule.value.has(name) || rule.twoValue.has(name)) {
         let value: Word | undefined;
         if (j + 1 < text.length) value = staticWord(text.slice(j + 1));

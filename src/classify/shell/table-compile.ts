@@ -38,6 +38,8 @@ export interface CompiledRule {
   flags: Set<string>;
   value: Set<string>;
   twoValue: Set<string>;
+  /** Options whose value is optional and only attached (`-Iseconds`, `--color=always`). */
+  optionalValue: Set<string>;
   /** No option of the program writes: a word only known when it runs may be one (`inertOptions`). */
   inert: boolean;
   write: Set<string>;
@@ -136,6 +138,7 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
     ...(rule.flags ?? []),
     ...(rule.valueOptions ?? []),
     ...(rule.twoValueOptions ?? []),
+    ...(rule.optionalValueOptions ?? []),
     ...(rule.writeOptions ?? []),
     ...(rule.execOptions ?? []),
     ...(rule.destructiveOptions ?? []),
@@ -198,6 +201,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     flags: set(rule.flags),
     value: set(rule.valueOptions),
     twoValue: set(rule.twoValueOptions),
+    optionalValue: set(rule.optionalValueOptions),
     inert: rule.inertOptions === true,
     write: set(rule.writeOptions),
     exec: set(rule.execOptions),

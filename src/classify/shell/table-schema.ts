@@ -73,6 +73,7 @@ export interface ShellCommandRule {
   flags?: string[];
   valueOptions?: string[];
   twoValueOptions?: string[];
+  optionalValueOptions?: string[];
   inertOptions?: boolean;
   globalOptions?: boolean;
   writeOptions?: string[];
@@ -126,6 +127,9 @@ const ruleShape = {
         'another field says otherwise (writeOptions, execOptions, optionValues, pathOptions …)',
     ),
   twoValueOptions: optionList.optional().describe("options that take the next two words ('jq --arg name value')"),
+  optionalValueOptions: optionList
+    .optional()
+    .describe("read-only options whose value is optional and only ever attached ('date -Iseconds', '--color=always'), never the next word"),
   inertOptions: z
     .boolean()
     .optional()

@@ -172,6 +172,14 @@ function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numb
   return { text: null, pattern: false, optionLike, prefix: lead };
 }
 
+/** The unquoted parts of a concatenation as written, joined (quoted parts dropped): what bash may glob or brace-expand. */
+function unquotedText(node: SyntaxNode, ctx: JudgeContext): string {
+  return node.namedChildren
+    .filter((child) => child !== null && ['word', 'brace_expression', 'extglob_pattern'].includes(child.type))
+    .map((child) => textOf(child!, ctx))
+    .join('');
+}
+
 /** Parts written together as one word (`a"b"$c`): known when every part is. */
 function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
   let text: string | null = '';
@@ -190,9 +198,9 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
     }
     text = text === null || part.text === null ? null : text + part.text;
   }
-  // `{a,b}` is split by the grammar into `{`, `a,b`, `}`: look at the whole word (quotes included: over-approximates).
+  // `{a,b}` is split by the grammar into `{`, `a,b`, `}`: look at the unquoted parts together (`--include='*.ts'` is no glob).
   const raw = textOf(node, ctx);
-  if (unquoted && isPattern(raw)) pattern = true;
+  if (unquoted && isPattern(unquotedText(node, ctx))) pattern = true;
   const optionLike =
     prefix.startsWith('-') ||
     (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) ||
