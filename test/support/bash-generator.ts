@@ -64,18 +64,16 @@ export const PAYLOAD_PROGRAMS = [
 const SHELLS = ['bash', 'sh', 'dash'];
 
 /**
- * The sandbox's programs: every read command of the table (and the shells)
- * real, every other command of the table and every payload name a stub.
+ * The sandbox's programs: every command of the table with a read form (the
+ * command or one of its subcommands is a read: `yarn workspaces list`) and
+ * the shells real, every other command of the table and every payload name
+ * a stub.
  */
 export function sandboxPrograms(): SandboxPrograms {
-  const real: string[] = [];
-  const stubs = new Set(PAYLOAD_PROGRAMS);
-  for (const name of Object.keys(commands)) {
-    if (stubs.has(name)) continue;
-    if (ruleOf(name)?.read === true || SHELLS.includes(name)) real.push(name);
-    else stubs.add(name);
-  }
-  return { real, stubs: [...stubs] };
+  const payloads = new Set(PAYLOAD_PROGRAMS);
+  const real = new Set([...readForms().map((form) => form.words[0] ?? ''), ...SHELLS].filter((name) => !payloads.has(name)));
+  const stubs = [...payloads, ...Object.keys(commands).filter((name) => !real.has(name) && !payloads.has(name))];
+  return { real: [...real], stubs };
 }
 
 /** A read form of the table: the words that name it (program, subcommands) and its rule. */
