@@ -25,7 +25,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyShellCommand } from '../../src/classify/shell/index.js';
 import { bashCorpus } from '../support/bash-corpus.js';
-import { generatedCommands, readForms, sandboxPrograms } from '../support/bash-generator.js';
+import { PAYLOAD_PROGRAMS, generatedCommands, readForms, sandboxPrograms } from '../support/bash-generator.js';
+import shellTable from '../../src/catalogs/shell-commands.json' with { type: 'json' };
 import { SANDBOX_WORK, createSandbox, sandboxPlan, sandboxSkipNote, type Sandbox, type SandboxRun } from '../support/bash-sandbox.js';
 
 const DEEP = process.env.DEEP === '1';
@@ -71,6 +72,18 @@ async function escapeOf(sandbox: Sandbox, command: string, limitMs: number): Pro
   const seen = harm(run);
   return seen === null ? null : escapeReport(command, result.reason ?? 'no reason', seen, run);
 }
+
+describe("the harness's programs", () => {
+  it('every command of the table is real (it has a read form, or is a shell) or a stub; every payload name is a stub', () => {
+    const { real, stubs } = sandboxPrograms();
+    const readPrograms = new Set(readForms().map((form) => form.words[0]));
+    expect(real.filter((name) => stubs.includes(name))).toEqual([]);
+    expect(stubs).toEqual(expect.arrayContaining([...PAYLOAD_PROGRAMS, 'rm', 'tar', 'python3', 'make']));
+    expect(real).toEqual(expect.arrayContaining(['git', 'sort', 'sed', 'awk', 'jq', 'curl', 'find', 'xargs', 'env', 'bash', 'sh']));
+    expect(real.filter((name) => !readPrograms.has(name))).toEqual(['bash', 'sh', 'dash']);
+    expect(new Set([...real, ...stubs])).toEqual(new Set([...Object.keys(shellTable.commands), ...PAYLOAD_PROGRAMS]));
+  });
+});
 
 describe.skipIf(skipNote !== '')(`the differential harness against real bash${skipNote}`, () => {
   let sandbox: Sandbox;
