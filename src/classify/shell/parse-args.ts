@@ -88,6 +88,7 @@ class ArgsParser {
   private next(i: number): number {
     const word = this.words[i]!;
     if (this.out.afterDoubleDash !== Infinity) return this.operand(i, false);
+    if (this.rule.optionsFirst && this.out.operands.length > 0) return this.operand(i, false);
     const text = word.text;
     const isOption = text !== null && (!word.pattern || globInValueOnly(text)) && text.length > 1 && text.startsWith('-');
     if (!isOption) return this.operand(i, true);

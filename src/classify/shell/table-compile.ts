@@ -42,6 +42,8 @@ export interface CompiledRule {
   optionalValue: Set<string>;
   /** No option of the program writes: a word only known when it runs may be one (`inertOptions`). */
   inert: boolean;
+  /** Options end at the first operand (`optionsFirst`). */
+  optionsFirst: boolean;
   write: Set<string>;
   exec: Set<string>;
   destructiveOptions: Set<string>;
@@ -203,6 +205,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     twoValue: set(rule.twoValueOptions),
     optionalValue: set(rule.optionalValueOptions),
     inert: rule.inertOptions === true,
+    optionsFirst: rule.optionsFirst === true,
     write: set(rule.writeOptions),
     exec: set(rule.execOptions),
     destructiveOptions: set(rule.destructiveOptions),

@@ -75,6 +75,7 @@ export interface ShellCommandRule {
   twoValueOptions?: string[];
   optionalValueOptions?: string[];
   inertOptions?: boolean;
+  optionsFirst?: boolean;
   globalOptions?: boolean;
   writeOptions?: string[];
   execOptions?: string[];
@@ -137,6 +138,13 @@ const ruleShape = {
       'no option the program has (in any version) writes, runs a program or sends data anywhere: a word only known when it runs ' +
         '(a glob like \'*.ts\', "$f") may then be an option without making a write. Every option the rule does not list is a ' +
         'write all the same; only words that cannot be told apart are let through',
+    ),
+  optionsFirst: z
+    .boolean()
+    .optional()
+    .describe(
+      "options end at the first operand, as with bash's builtins and POSIX getopt ('printf FORMAT \"$x\"'): a later word only known " +
+        'when it runs is an operand, not an option',
     ),
   globalOptions: z
     .boolean()
