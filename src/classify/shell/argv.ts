@@ -50,5 +50,14 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
     ctx.parts.push(writePart([], false, SHELL_REASONS['unknown-command'](name)));
     return;
   }
-  evaluateRule(rule, { label: name, words: words.slice(1), cwds, ctx, depth: depth + 1, unknownArgs: argv.unknownArgs, targets: [] });
+  evaluateRule(rule, {
+    label: name,
+    words: words.slice(1),
+    cwds,
+    ctx,
+    depth: depth + 1,
+    unknownArgs: argv.unknownArgs,
+    targets: [],
+    stdin: argv.stdin ?? null,
+  });
 }

@@ -12,6 +12,7 @@ import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import { judgeRedirect } from './redirect.js';
+import { stdinText } from './stdin.js';
 import { fieldedChildren, REDIRECT_TYPES, STATEMENT_TYPES } from './syntax.js';
 import { wordOf, type JudgeContext, type Word } from './words.js';
 
@@ -24,6 +25,8 @@ export interface CommandNodes {
   assignments: SyntaxNode[];
   /** Statements tree-sitter hung on its redirections (`cat <<EOF | sh`). */
   trailing: SyntaxNode[];
+  /** Its redirections in order, the statement's around it included (its input: `stdinText`). */
+  redirects: SyntaxNode[];
 }
 
 /**
@@ -35,7 +38,7 @@ export interface CommandNodes {
  */
 export function collectCommand(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): CommandNodes {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
-  const command: CommandNodes = { name: null, args: [], assignments: [], trailing: [] };
+  const command: CommandNodes = { name: null, args: [], assignments: [], trailing: [], redirects: [] };
   for (const { child, field } of fieldedChildren(node)) {
     if (!child.isNamed) continue;
     if (field === 'name') command.name = child;
@@ -43,6 +46,7 @@ export function collectCommand(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     else if (child.type === 'variable_assignment') command.assignments.push(child);
     else if (REDIRECT_TYPES.has(child.type)) {
       const spill = judgeRedirect(child, cwds, ctx, depth + 1);
+      command.redirects.push(child);
       command.args.push(...spill.extra);
       command.trailing.push(...spill.trailing);
     } else if (STATEMENT_TYPES.has(child.type)) ctx.steps.statement(child, cwds, ctx, depth + 1);
@@ -72,7 +76,7 @@ export function judgeCommand(command: CommandNodes, cwds: Cwds, ctx: JudgeContex
   if (name.text !== null && !name.pattern && !ctx.functions.has(name.text) && ['cd', 'pushd', 'popd'].includes(name.text)) {
     outcome = changeDirectory(name.text, words.slice(1), cwds, ctx);
   } else {
-    judgeArgv({ words, unknownArgs: false }, cwds, ctx, depth + 1);
+    judgeArgv({ words, unknownArgs: false, stdin: stdinText(command.redirects, ctx) }, cwds, ctx, depth + 1);
     const changes = name.text === null || name.pattern || MAY_CHANGE_CWD.has(name.text) || ctx.functions.has(name.text);
     outcome = changes ? { ok: [null], fail: cwds } : same(cwds);
   }

@@ -26,6 +26,8 @@ export interface RuleCall {
   unknownArgs: boolean;
   /** Targets it inherits: its parent command's path and directory options (`git -C d status`). */
   targets: string[];
+  /** What it reads on its input when its redirections say so (a here-document's text); null or absent: not known. */
+  stdin?: string | null;
 }
 
 /** What a command's options (and then its operands) do; reasons are `SHELL_REASONS` strings. */

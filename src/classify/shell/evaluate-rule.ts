@@ -8,6 +8,7 @@
  */
 import { collectOptionEffects, hasOwnEffects, ownPart, type Effects, type RuleCall } from './effects.js';
 import { evaluateLeaf } from './evaluate-leaf.js';
+import { evaluateSql } from './evaluate-sql.js';
 import { evaluateWrapper, type WrapperRule } from './evaluate-wrapper.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
 import { parseArgs, type ParsedArgs } from './parse-args.js';
@@ -68,5 +69,6 @@ export function evaluateRule(rule: CompiledRule, call: RuleCall): void {
   const effects = collectOptionEffects(rule, args, call);
   if (rule.subcommands !== null) evaluateSubcommand(rule, effects, args, call);
   else if (isWrapper(rule)) evaluateWrapper(rule, effects, args, call);
+  else if (rule.sql !== null) evaluateSql(rule.sql, effects, args, call);
   else evaluateLeaf(rule, effects, args, call);
 }

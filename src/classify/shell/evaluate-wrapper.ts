@@ -103,7 +103,9 @@ function evaluateArgvWrapper(rule: WrapperRule, effects: Effects, args: ParsedAr
     const reason = run.selfWrites ? SHELL_REASONS.writes(label) : SHELL_REASONS['runs-command'](label);
     ctx.parts.push(ownPart(effects, run.selfWrites ? 'write' : 'read', reason));
   }
-  ctx.steps.argv({ words: inner, unknownArgs: call.unknownArgs || run.appendsArguments }, effects.here, ctx, call.depth + 1);
+  // xargs reads its own input; the command it runs does not get it.
+  const stdin = run.appendsArguments ? null : (call.stdin ?? null);
+  ctx.steps.argv({ words: inner, unknownArgs: call.unknownArgs || run.appendsArguments, stdin }, effects.here, ctx, call.depth + 1);
 }
 
 /**

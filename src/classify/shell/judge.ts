@@ -242,9 +242,12 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
   const body = node.childForFieldName('body');
   const extra: SyntaxNode[] = [];
   const trailing: SyntaxNode[] = [];
+  const redirects: SyntaxNode[] = [];
   for (const child of node.namedChildren) {
-    if (child === null || child === body) continue;
+    // Nodes are fresh objects on each access: compare by id (else the body is judged again as a trailing statement).
+    if (child === null || (body !== null && child.id === body.id)) continue;
     if (REDIRECT_TYPES.has(child.type)) {
+      redirects.push(child);
       const spill = judgeRedirect(child, cwds, ctx, depth + 1);
       extra.push(...spill.extra);
       trailing.push(...spill.trailing);
@@ -259,6 +262,7 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
   } else if (body.type === 'command') {
     const command = collectCommand(body, cwds, ctx, depth + 1);
     command.args.push(...extra);
+    command.redirects.push(...redirects);
     outcome = judgeCommand(command, cwds, ctx, depth + 1);
   } else {
     if (extra.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['words-after-compound-redirect']));

@@ -100,4 +100,15 @@ export const SHELL_REASONS = Object.freeze({
     `'${command}' sends to '${url}', which is not known to be an http or https URL (other schemes send bytes to services)`,
   'curl-write-out': (command: string) =>
     `'${command}' can write a file (%output{…}, or a format read from a file or only known when it runs)`,
+
+  // --- SQL run by a database client (evaluate-sql.ts, sql-clients.ts) ---------------------
+  'sql-judged': (command: string, reason: string) => `'${command}' runs SQL: ${reason}`,
+  'sql-read': (command: string) => `'${command}' runs read-only SQL`,
+  'sql-no-input': (command: string) => `'${command}' reads no SQL`,
+  'sql-from-file': (command: string, file: string) => `'${command}' runs SQL from a file ('${file}'), whose content is not known`,
+  'sql-dynamic': (command: string) => `'${command}' runs SQL only known when it runs`,
+  'sql-stdin-unknown': (command: string) => `'${command}' reads SQL from its input, which is not known before it runs`,
+  'sql-meta-command': (command: string, meta: string) => `'${command}' runs the client command '${meta}', not known to be read-only`,
+  'sql-mysql-lexical': (command: string, what: string) => `'${command}' runs MySQL text with ${what}, which is not judged`,
+  'sql-duckdb-copy': (command: string) => `'${command}' runs COPY, which may read or write files in DuckDB`,
 });

@@ -26,6 +26,18 @@ export interface CompiledRun {
   exec: Set<string>;
 }
 
+/** A rule's `sql` (see the table schema's `sql`), compiled: where the SQL a database client runs comes from. */
+export interface CompiledSql {
+  client: 'psql' | 'sqlite3' | 'mysql' | 'duckdb';
+  commands: Set<string>;
+  inits: Set<string>;
+  files: Set<string>;
+  noInput: Set<string>;
+  /** The first operand is a database file, the others SQL. */
+  sqlOperands: boolean;
+  stdin: boolean;
+}
+
 /** A rule compiled: its option lists as sets, its subcommands compiled in turn. */
 export interface CompiledRule {
   read: boolean;
@@ -69,6 +81,7 @@ export interface CompiledRule {
   remoteOperands: boolean;
   script: { language: 'sed' | 'awk'; options: Set<string>; files: Set<string> } | null;
   run: CompiledRun | null;
+  sql: CompiledSql | null;
   subcommands: Map<string, CompiledRule> | null;
   /** An argument only known when it runs could make it write. */
   sensitive: boolean;
@@ -121,6 +134,20 @@ function compileRun(run: ShellCommandRule['run']): CompiledRun | null {
   };
 }
 
+/** A rule's `sql`, compiled; null when the rule runs no SQL. */
+function compileSql(sql: ShellCommandRule['sql']): CompiledSql | null {
+  if (sql === undefined) return null;
+  return {
+    client: sql.client,
+    commands: set(sql.commandOptions),
+    inits: set(sql.initOptions),
+    files: set(sql.fileOptions),
+    noInput: set(sql.noInputOptions),
+    sqlOperands: sql.operands === 'database-then-sql',
+    stdin: sql.stdin === true,
+  };
+}
+
 /** `optionValues` as option to { value upper-cased and trimmed (or `*`): effect }. */
 function compileOptionValues(rule: ShellCommandRule): Map<string, Map<string, Effect>> {
   const optionValues = new Map<string, Map<string, Effect>>();
@@ -152,6 +179,7 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
     ...(rule.patternOptions ?? []),
     ...(rule.listOptions ?? []),
     ...(run?.unlessOptions ?? []),
+    ...(rule.sql?.noInputOptions ?? []),
     ...(run?.execOptions ?? []),
     ...(run?.replaceOptions ?? []),
     ...(run?.shellOption !== undefined ? [run.shellOption] : run?.mode === 'shell' ? ['-c'] : []),
@@ -185,6 +213,7 @@ function markSensitivity(compiled: CompiledRule): void {
     compiled.assignsOperands ||
     compiled.script !== null ||
     compiled.run !== null ||
+    compiled.sql !== null ||
     compiled.subcommands !== null ||
     !compiled.inert;
 }
@@ -237,6 +266,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
         ? null
         : { language: rule.script.language, options: set(rule.script.options), files: set(rule.script.fileOptions) },
     run: compileRun(rule.run),
+    sql: compileSql(rule.sql),
     subcommands,
     sensitive: false,
     mayBeDestructive: false,

@@ -36,6 +36,39 @@ const scriptSchema = z
   })
   .describe('the command runs a script given as an argument (sed, awk), judged by a small checker of that language');
 
+const sqlSchema = z
+  .strictObject({
+    client: z
+      .enum(['psql', 'sqlite3', 'mysql', 'duckdb'])
+      .describe(
+        "the client, which says how its SQL is read: 'psql' (PostgreSQL; backslash meta-commands), 'sqlite3' (SQLite; dot-commands), " +
+          "'duckdb' (read by the PostgreSQL parser; dot-commands; COPY is a write), 'mysql' (read by the SQLite reader once comments, " +
+          "backslashes and '#' are refused; SHOW/DESCRIBE of a name are reads)",
+      ),
+    commandOptions: optionList
+      .optional()
+      .describe("value options whose value is SQL the client runs before it exits ('psql -c', 'mysql -e'): judged as SQL"),
+    initOptions: optionList
+      .optional()
+      .describe("value options whose value is SQL run before the client reads its input ('sqlite3 -cmd', 'mysql --init-command')"),
+    fileOptions: optionList.optional().describe("value options naming a file of SQL ('psql -f'): its content is unknown, so a write"),
+    noInputOptions: optionList.optional().describe("options with which the client reads no SQL ('psql -l' lists the databases)"),
+    operands: z
+      .enum(['database', 'database-then-sql'])
+      .optional()
+      .describe(
+        "'database' (default): operands name the database (and user), not targets; " +
+          "'database-then-sql': the first operand is a database file (a path target), the others SQL (sqlite3 db 'SELECT ...')",
+      ),
+    stdin: z
+      .boolean()
+      .optional()
+      .describe(
+        'without SQL given otherwise, it reads SQL from its input: judged when a here-document or here-string gives it, else a write',
+      ),
+  })
+  .describe('the command runs SQL (a database client): its SQL is judged by the SQL classifier, and the tables it names are targets');
+
 const runSchema = z
   .strictObject({
     mode: z
@@ -98,6 +131,7 @@ export interface ShellCommandRule {
   remoteOperands?: boolean;
   script?: z.infer<typeof scriptSchema>;
   run?: z.infer<typeof runSchema>;
+  sql?: z.infer<typeof sqlSchema>;
   subcommands?: Record<string, ShellCommandRule>;
 }
 
@@ -205,6 +239,7 @@ const ruleShape = {
   remoteOperands: z.boolean().optional().describe('operands like HOST:PATH or a URL are on another machine, not path targets (rsync, scp)'),
   script: scriptSchema.optional(),
   run: runSchema.optional(),
+  sql: sqlSchema.optional(),
 };
 
 /** The zod schema of one command's rule; recursive through `subcommands`. */
@@ -278,6 +313,10 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
   if (rule.script !== undefined) {
     mustTakeValue.push(['script', [...(rule.script.options ?? []), ...(rule.script.fileOptions ?? [])]]);
   }
+  if (rule.sql !== undefined) {
+    const sql = rule.sql;
+    mustTakeValue.push(['sql', [...(sql.commandOptions ?? []), ...(sql.initOptions ?? []), ...(sql.fileOptions ?? [])]]);
+  }
   for (const [field, options] of mustTakeValue) {
     for (const option of options) {
       if (!values.has(option)) {
@@ -286,10 +325,13 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
     }
   }
   if (rule.inertOptions === true) {
-    const writing = (['writeOptions', 'execOptions', 'destructiveOptions', 'optionValues', 'script', 'run'] as const).find(
+    const writing = (['writeOptions', 'execOptions', 'destructiveOptions', 'optionValues', 'script', 'run', 'sql'] as const).find(
       (field) => rule[field] !== undefined,
     );
     if (writing !== undefined) return { path: [...path, 'inertOptions'], message: `a rule with inertOptions cannot have ${writing}` };
+  }
+  if (rule.sql !== undefined && (rule.run !== undefined || rule.subcommands !== undefined || rule.script !== undefined)) {
+    return { path: [...path, 'sql'], message: 'a rule that runs SQL cannot also run a command, a script or have subcommands' };
   }
   if (rule.run !== undefined && rule.subcommands !== undefined) {
     return { path: [...path, 'run'], message: 'a rule cannot both run a command and have subcommands' };

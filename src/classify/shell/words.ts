@@ -27,6 +27,8 @@ export interface Word {
 export interface Argv {
   words: Word[];
   unknownArgs: boolean;
+  /** What it reads on its input when its redirections say so (a here-document's text); null or absent: not known. */
+  stdin?: string | null;
 }
 
 /**

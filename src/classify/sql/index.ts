@@ -31,14 +31,24 @@
  * write; the common builtins (`count`, `now`, `lower`, `json_extract`, ...)
  * are listed so ordinary queries stay reads.
  *
+ * PostgreSQL also runs functions a statement does not name: attribute
+ * notation (`t.fn` is `fn(t)` when `t` has no column `fn`), operators of
+ * `ANY`/`ALL` subqueries and `ORDER BY ... USING`, a cast's type input
+ * function, `TABLESAMPLE` methods; each is judged (postgres-nodes.ts), and a
+ * node kind the walk does not know is a write. A qualified column the
+ * statement does not prove a column (`SELECT o.id FROM orders o`) is
+ * therefore a write.
+ *
  * What the text cannot show, and is therefore not seen: a view, rule, policy
- * or default that calls a side-effecting function when a table is read; a
- * user-defined cast or type input function; a function shadowing a builtin
- * through `search_path` ahead of `pg_catalog`.
+ * or default that calls a side-effecting function when a table is read; an
+ * operator or cast of a user-defined type applied to a column of that type;
+ * a function, type or operator shadowing a builtin through `search_path`
+ * ahead of `pg_catalog`.
  *
  * This folder: `function-policy.ts` (functions and operators, from the data
  * file), `facts.ts` (what a walk found, and the classification it makes),
- * `postgres.ts`, `sqlite-lexer.ts` and `sqlite.ts` (each dialect's parse and
+ * `postgres.ts`, `postgres-nodes.ts` (what PostgreSQL runs besides named
+ * functions), `sqlite-lexer.ts` and `sqlite.ts` (each dialect's parse and
  * walk), `reasons.ts` (`SQL_REASONS`). This file is the surface:
  * `classifySql`, its input checks and the memo.
  */

@@ -12,6 +12,7 @@ import { worstOf } from '../classification.js';
 import { isRecord } from '../../util/own.js';
 import { classification, errorMessage, failClosedSql, judge, newFacts, qualifiedName, type Facts, type Json } from './facts.js';
 import { functionProblem, operatorProblem, POSTGRES_POLICY, type FunctionPolicy } from './function-policy.js';
+import { attributeProblem, pgNodeProblems, provenColumns, stringValues } from './postgres-nodes.js';
 import { SQL_REASONS } from './reasons.js';
 
 /** Whether libpg-query's WebAssembly module loaded; when it did not, every Postgres text fails closed. */
@@ -29,14 +30,6 @@ const NEUTRAL_TRANSACTIONS = new Set(['TRANS_STMT_BEGIN', 'TRANS_STMT_START', 'T
 /** Statement types that change rows. */
 const DATA_MODIFYING = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
 
-/** The `sval`s of a list of `{ String: { sval } }` nodes (a qualified name's parts). */
-function stringValues(list: unknown): string[] {
-  if (!Array.isArray(list)) return [];
-  return list
-    .map((item) => (isRecord(item) && isRecord(item.String) ? item.String.sval : undefined))
-    .filter((s): s is string => typeof s === 'string');
-}
-
 /** A RangeVar's table name, qualified as written. */
 function rangeVarName(fields: Json): string {
   return qualifiedName([fields.catalogname, fields.schemaname, fields.relname]);
@@ -50,9 +43,20 @@ function cteNames(withClause: unknown): string[] {
     .filter((name): name is string => typeof name === 'string');
 }
 
+/** What a walk over one statement judges by: the dialect's policy, and the columns the statement proves (postgres-nodes.ts). */
+interface PgWalk {
+  policy: FunctionPolicy;
+  proven: ReadonlyMap<string, Set<string>>;
+}
+
 /** Notes what a node of type `type` (its `fields`) contributes. */
-function notePgNode(type: string, fields: Json, facts: Facts, policy: FunctionPolicy): void {
-  if (type === 'FuncCall') {
+function notePgNode(type: string, fields: Json, facts: Facts, walk: PgWalk): void {
+  const policy = walk.policy;
+  facts.calls.push(...pgNodeProblems(type, fields, policy));
+  if (type === 'ColumnRef' && policy.dialect === 'postgres') {
+    const problem = attributeProblem(fields.fields, walk.proven, policy);
+    if (problem !== null) facts.calls.push(problem);
+  } else if (type === 'FuncCall') {
     const problem = functionProblem(stringValues(fields.funcname), policy);
     if (problem !== null) facts.calls.push(problem);
   } else if (type === 'A_Expr') {
@@ -80,6 +84,7 @@ function notePgNode(type: string, fields: Json, facts: Facts, policy: FunctionPo
 /** Walks every node under `root` (subqueries, CTEs, LATERAL, function arguments: nothing is skipped). */
 function inspectPg(root: unknown, policy: FunctionPolicy): Facts {
   const facts = newFacts();
+  const walk: PgWalk = { policy, proven: policy.dialect === 'postgres' ? provenColumns(root) : new Map() };
   const visit = (value: unknown, ctes: ReadonlySet<string>): void => {
     if (Array.isArray(value)) {
       for (const item of value) visit(item, ctes);
@@ -94,7 +99,7 @@ function inspectPg(root: unknown, policy: FunctionPolicy): Facts {
       if (qualified || !scope.has(value.relname)) facts.tables.push(rangeVarName(value));
     }
     for (const [key, child] of Object.entries(value)) {
-      if (/^[A-Z]/.test(key) && isRecord(child)) notePgNode(key, child, facts, policy);
+      if (/^[A-Z]/.test(key) && isRecord(child)) notePgNode(key, child, facts, walk);
       // The table an INSERT, UPDATE, DELETE or MERGE changes is a table, never a CTE of the same name.
       if (DATA_MODIFYING.has(key) && isRecord(child) && isRecord(child.relation)) {
         const relation = isRecord(child.relation.RangeVar) ? child.relation.RangeVar : child.relation;

@@ -39,6 +39,11 @@ export const SQL_REASONS = Object.freeze({
   'select-into-creates-table': 'SELECT ... INTO creates a table',
   'explain-without-analyze': 'EXPLAIN without ANALYZE does not run its statement',
   'copy-not-to-client': 'COPY FROM, or TO a file or program, is not a read-only statement',
+  'type-not-builtin': (name: string) => `type '${name}' is not a builtin type (its input function or checks may be user code)`,
+  'sample-method': (name: string) => `TABLESAMPLE method '${name}' is not a builtin`,
+  'attribute-notation': (reference: string, name: string, qualifier: string) =>
+    `'${reference}' may call a function ${name}(${qualifier}) (attribute notation): not proven a column, and ${name} is not a read-only function`,
+  'unknown-node': (type: string) => `a ${type} node, which the classifier does not know`,
 
   // --- SQLite ------------------------------------------------------------------------
   'sqlite-not-read': (message: string) => `not read as SQLite: ${message}`,

@@ -678,6 +678,16 @@ export const everydayCases: ShellCase[] = [
   // databases: not parsed here
   write('psql -c "select 1"'),
   write('sqlite3 app.db .tables'),
+  // databases: their SQL judged by the SQL classifier (test/classify/shell/sql.test.ts has more)
+  read('psql -c "select 1"'),
+  read('psql -c "SELECT * FROM orders"', ['table:orders']),
+  write('psql -c "DELETE FROM orders WHERE id = 1"', ['table:orders']),
+  read('sqlite3 app.db .tables', ['/repo/app.db']),
+  write('sqlite3 app.db ".shell id"', ['/repo/app.db']),
+  read("mysql -e 'SELECT * FROM orders'", ['table:orders']),
+  write('mysql shop < dump.sql'),
+  read("duckdb -c 'SELECT * FROM events'", ['table:events']),
+  write('duckdb -c "COPY events TO \'x.csv\'"'),
   write('redis-cli get key'),
   // containers and clusters
   read('docker ps -a'),

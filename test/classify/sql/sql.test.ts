@@ -9,6 +9,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import sqlFunctions from '../../../src/catalogs/sql-functions.json' with { type: 'json' };
 import { clearSqlMemo, classifySql, MAX_SQL_BYTES, SQL_MEMO_CAPACITY, sqlMemoStats } from '../../../src/classify/sql/index.js';
+import { POSTGRES_POLICY } from '../../../src/classify/sql/function-policy.js';
+import { classifyPgStatement } from '../../../src/classify/sql/postgres.js';
 import { postgresCases, sqliteCases, type SqlCase } from './cases.js';
 
 const label = (c: SqlCase) => `${c.sql}${c.note === undefined ? '' : ` (${c.note})`}`;
@@ -280,5 +282,34 @@ describe('the memo', () => {
     classifySql('SELECT 1');
     clearSqlMemo();
     expect(sqlMemoStats()).toEqual({ hits: 0, misses: 0, size: 0 });
+  });
+});
+
+describe('what PostgreSQL runs besides the functions a statement names', () => {
+  it('names attribute notation in the reason', () => {
+    expect(classifySql('SELECT t.fn FROM orders t').reason).toBe(
+      "sql: 't.fn' may call a function fn(t) (attribute notation): not proven a column, and fn is not a read-only function",
+    );
+  });
+
+  it('names a cast to a type that is not a builtin', () => {
+    expect(classifySql("SELECT 'x'::mytype").reason).toMatch(/type 'mytype' is not a builtin type/);
+  });
+
+  it('a node kind the walk does not know is a write, even in a SELECT', () => {
+    const tree = { SelectStmt: { targetList: [{ ResTarget: { val: { SomeFutureExpr: { arg: 1 } } } }] } };
+    expect(classifyPgStatement(tree, POSTGRES_POLICY)).toMatchObject({
+      kind: 'write',
+      reason: 'sql: a SomeFutureExpr node, which the classifier does not know',
+    });
+  });
+
+  it('every node kind of the read cases is known (the list is not stale)', () => {
+    const reads = postgresCases.filter((c) => c.kind === 'read').map((c) => classifySql(c.sql));
+    expect(reads.filter((r) => /does not know/.test(r.reason ?? ''))).toEqual([]);
+  });
+
+  it('SQLite reads qualified columns as columns (no attribute notation there)', () => {
+    expect(classifySql('SELECT t.fn FROM orders t', { dialect: 'sqlite' }).kind).toBe('read');
   });
 });
