@@ -675,9 +675,6 @@ export const everydayCases: ShellCase[] = [
   write('brew info --github wget'),
   read('cargo search serde --limit 5'),
   read('cargo -q locate-project --workspace'),
-  // databases: not parsed here
-  write('psql -c "select 1"'),
-  write('sqlite3 app.db .tables'),
   // databases: their SQL judged by the SQL classifier (test/classify/shell/sql.test.ts has more)
   read('psql -c "select 1"'),
   read('psql -c "SELECT * FROM orders"', ['table:orders']),
@@ -837,11 +834,11 @@ export const everydayCases: ShellCase[] = [
   destroy('echo $(( $(rm -rf x) + 1 ))', ['/repo/x']),
   read('x=$(cat version.txt); echo "$x"', ['/repo/version.txt']),
   read('X=1'),
-  read('export NODE_ENV=production'),
+  write('export NODE_ENV=production'), // not known to be inert: it changes what node programs do, not only how they print
   read('local_var=1; echo $local_var'),
   read('unset FOO'),
   read('declare -a arr=(1 2 3)'),
-  read('FOO=1 BAR=2 ls', ['/repo']),
+  write('FOO=1 BAR=2 ls'), // FOO is not known to be inert in ls's environment
   read('GIT_PAGER=cat git log -3'),
   write('GIT_PAGER=less git log -3'),
   write('PATH=/tmp/evil:$PATH ls'),

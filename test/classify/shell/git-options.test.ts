@@ -34,10 +34,11 @@ describe('git and gh options that write or run programs', () => {
     expect(result.reason).toBe(`shell: ${reason}`);
   });
 
-  it('a glob in an option word may be --output: a write naming the word', () => {
-    const result = classify('git log --output=/p*');
+  it('a glob in an option word: in its value it is that option (--output writes); before it, a write naming the word', () => {
+    expect(classify('git log --output=/p*')).toMatchObject({ kind: 'write', reason: "shell: 'git log --output' writes" });
+    const result = classify('git log --outp?t=/p');
     expect(result.kind).toBe('write');
-    expect(result.reason).toContain("'--output=/p*' may be an option or an operand");
+    expect(result.reason).toContain("'--outp?t=/p' may be an option or an operand");
   });
 
   it('a dry run of git push with --force is a write but not destructive: nothing is pushed, the hook runs', () => {
