@@ -143,8 +143,10 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     }
     case 'function_definition': {
       // Judged as if called; a call of it is a write anyway (the function is not a known command).
+      const name = node.childForFieldName('name');
       for (const child of node.namedChildren) {
-        if (child === null || child === node.childForFieldName('name')) continue;
+        // nodes are compared by identity in the tree: web-tree-sitter makes a new object for each access
+        if (child === null || (name !== null && child.equals(name))) continue;
         if (child.type === 'file_redirect' || child.type === 'heredoc_redirect' || child.type === 'herestring_redirect') {
           judgeRedirect(child, cwds, ctx, depth + 1);
         } else if (STATEMENT_TYPES.has(child.type)) judgeStatement(child, cwds, ctx, depth + 1);
@@ -230,7 +232,8 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
   const extra: SyntaxNode[] = [];
   const trailing: SyntaxNode[] = [];
   for (const child of node.namedChildren) {
-    if (child === null || child === body) continue;
+    // by identity in the tree (`equals`): web-tree-sitter makes a new object for each access, so `===` never holds
+    if (child === null || (body !== null && child.equals(body))) continue;
     if (REDIRECT_TYPES.has(child.type)) {
       const spill = judgeRedirect(child, cwds, ctx, depth + 1);
       extra.push(...spill.extra);

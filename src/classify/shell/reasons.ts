@@ -35,6 +35,15 @@ export const SHELL_REASONS = Object.freeze({
   'shells-nested-too-deep': (limit: number) => `shells nested more than ${limit} deep`,
   'inner-script-problem': (problem: string) => `the inner script ${problem}`,
 
+  // --- here-documents read as bash reads them (heredoc.ts) ------------------------------
+  'heredoc-delimiter': (raw: string) => `the here-document delimiter '${raw}' is one bash versions or the parser may read differently`,
+  'heredoc-line': (raw: string) => `the line of the here-document '${raw}' does not end where a plain reading says`,
+  'heredoc-unterminated': (raw: string) => `the here-document '${raw}' has no end line: bash reads it to the end of the script`,
+  'heredoc-continuation': (raw: string) =>
+    `the here-document '${raw}' has a line continuation, which bash joins before looking for its end`,
+  'heredoc-differs': (raw: string) => `the here-document '${raw}' may end on another line for bash than for the parser`,
+  'heredoc-unparsed': (raw: string) => `the here-document '${raw}' holds an expansion the parser did not read`,
+
   // --- code bash evaluates from text (parse.ts, `evaluatedCode`) -------------------
   'quoted-substitution':
     'a quoted string holds a command substitution bash may run (array subscripts in arithmetic, declare, read, test -v)',
