@@ -10,11 +10,12 @@ import { assignmentPart, judgeAssignment } from './assignment.js';
 import { collectCommand, judgeCommand } from './command.js';
 import { MAY_CHANGE_CWD, same, union, type Cwds, type Outcome } from './cwd.js';
 import { MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import { expansionAssignment, judgeDeclaration, variableNameProblem } from './names.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import { judgeRedirect } from './redirect.js';
 import { REDIRECT_TYPES, STATEMENT_TYPES } from './syntax.js';
-import { textOf, type JudgeContext } from './words.js';
+import { staticWord, textOf, wordOf, type JudgeContext } from './words.js';
 
 /**
  * Judges every command inside an expression (substitutions, nested statements).
@@ -31,6 +32,8 @@ export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: num
     judgeStatement(node, cwds, ctx, depth + 1);
     return;
   }
+  const assigns = expansionAssignment(node, ctx); // ${X:=v}
+  if (assigns !== null) ctx.parts.push(assigns);
   for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
 }
 
@@ -163,23 +166,17 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
         else if (child !== null) walk(child, cwds, ctx, depth + 1);
       }
       return same(cwds);
-    case 'declaration_command': {
-      // export, declare, local, readonly, typeset
-      let any = false;
-      for (const child of node.namedChildren) {
-        if (child === null) continue;
-        if (child.type === 'variable_assignment') {
-          judgeAssignment(child, cwds, ctx, depth + 1);
-          any = true;
-        } else walk(child, cwds, ctx, depth + 1);
-      }
-      if (!any) ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only'](node.children[0]?.type ?? 'declare')));
+    case 'declaration_command':
+      judgeDeclaration(node, cwds, ctx, depth + 1);
+      return same(cwds);
+    case 'unset_command': {
+      const words = node.namedChildren
+        .filter((c): c is SyntaxNode => c !== null && c.type !== 'comment')
+        .map((c) => (c.type === 'variable_name' ? staticWord(textOf(c, ctx)) : wordOf(c, cwds, ctx, depth + 1)));
+      const problem = variableNameProblem('unset', words);
+      ctx.parts.push(problem === null ? minorReadPart([], SHELL_REASONS['shell-only']('unset')) : writePart([], false, problem));
       return same(cwds);
     }
-    case 'unset_command':
-      for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
-      ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only']('unset')));
-      return same(cwds);
     case 'test_command':
       for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
       ctx.parts.push(minorReadPart([], SHELL_REASONS.test));

@@ -58,6 +58,15 @@ export const SHELL_REASONS = Object.freeze({
   'arithmetic-context': 'an arithmetic context evaluates a variable, and with it any array subscript it holds',
   let: '`let` evaluates its arguments arithmetically, variables and subscripts included',
 
+  // --- variable names bash resolves when a command runs (names.ts) -------------------
+  'dynamic-variable-name': (command: string, word: string) =>
+    `'${command}' takes a variable name only known when it runs ('${word}'), which may assign or evaluate anything`,
+  'evaluated-subscript': (command: string, word: string) =>
+    `'${command}' takes the variable name '${word}', whose subscript bash evaluates (variables and command substitutions in it included)`,
+  nameref: (command: string, option: string) =>
+    `'${command} ${option}' makes a name reference: an assignment to it changes the variable it names`,
+  'declaration-word': (command: string, word: string) => `'${command} ${word}' is not a declaration this classifier knows`,
+
   // --- statements, assignments, redirections ---------------------------------------
   'assignment-listed': (name: string) => `assigning ${name} can change what later commands run`,
   assignment: (name: string) => `assigning ${name} changes only the shell`,
