@@ -90,7 +90,15 @@ import { createMemo } from '../../util/memo.js';
 import { judgeArgv } from './argv.js';
 import type { Cwds } from './cwd.js';
 import { judgeStatement, walk } from './judge.js';
-import { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import {
+  MAX_SHELL_ARGV_WORDS,
+  MAX_SHELL_COMMAND_BYTES,
+  MAX_SHELL_CWD_LENGTH,
+  MAX_SHELL_NODE_DEPTH,
+  MAX_SHELL_WORK,
+  TooBig,
+  TooDeep,
+} from './limits.js';
 import { inputProblem, judgeScript, judgeSource } from './parse.js';
 import { isMinorPart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -98,7 +106,7 @@ import { compileTable, type CompiledTable } from './table-compile.js';
 import { defaultShellTable, type ShellTable } from './table-schema.js';
 import { staticWord, type JudgeContext, type JudgeSteps, type Word } from './words.js';
 
-export { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK };
+export { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_CWD_LENGTH, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK };
 export { defaultShellTable, parseShellTable, shellTableSchema, type ShellTable } from './table-schema.js';
 /**
  * The rest of the surface: nothing in the package imports these, but they
@@ -186,7 +194,7 @@ function classifyCaught(command: unknown, table: CompiledTable, cwd: string | un
       error instanceof TooDeep || error instanceof RangeError
         ? failClosed(`shell: ${SHELL_REASONS['nested-too-deep'](MAX_SHELL_NODE_DEPTH)}`)
         : error instanceof TooBig
-          ? failClosed(`shell: ${SHELL_REASONS['too-much-work'](MAX_SHELL_WORK)}`)
+          ? failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['work-over-budget'](MAX_SHELL_WORK))}`)
           : failClosed(`shell: ${SHELL_REASONS['not-judged']}`),
     );
   }
@@ -237,6 +245,9 @@ export function classifyShellCommand(command: unknown, options?: { table?: Shell
       return freeze(failClosed(`shell: ${SHELL_REASONS['table-invalid'](message)}`));
     }
     const cwdOption = options?.cwd;
+    if (typeof cwdOption === 'string' && cwdOption.length > MAX_SHELL_CWD_LENGTH) {
+      return freeze(failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['cwd-too-long'](MAX_SHELL_CWD_LENGTH))}`));
+    }
     const cwd = typeof cwdOption === 'string' && cwdOption !== '' && inputProblem(cwdOption) === null ? cwdOption : undefined;
     const key = memoKey(command, table, cwd);
     const cached = key === null ? undefined : memo.get(key);

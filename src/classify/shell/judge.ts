@@ -24,6 +24,7 @@ import { staticWord, textOf, wordOf, type JudgeContext } from './words.js';
  */
 export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): void {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
+  if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
   if (node.type === 'command_substitution' || node.type === 'process_substitution') {
     judgeSequence(node, cwds, ctx, depth + 1); // a subshell: its cd does not leak
     return;

@@ -25,7 +25,10 @@ export const SHELL_REASONS = Object.freeze({
   'argv-word-problem': (index: number, problem: string) => `argv[${index}] ${problem}`,
   'table-invalid': (message: string) => `the command table is not valid (${message})`,
   'nested-too-deep': (limit: number) => `the command is nested more than ${limit} levels deep`,
-  'too-much-work': (limit: number) => `the command has more than ${limit} words and commands to judge`,
+  'too-complex': (what: string) => `the command is too complex to judge (${what})`,
+  'work-over-budget': (limit: number) => `more than ${limit} words, commands and expressions`,
+  'cwd-too-long': (limit: number) => `a working directory longer than ${limit} characters`,
+  'heredoc-line-cost': (limit: number) => `a here-document with a line whose expansions times its length pass ${limit}`,
   'not-judged': 'the command could not be judged',
   'runs-nothing': 'the command runs nothing',
 
