@@ -8,6 +8,7 @@ import { posix } from 'node:path';
 import type { Cwds } from './cwd.js';
 import { evaluateRule } from './evaluate-rule.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
+import { variableNameProblem } from './names.js';
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { Argv, JudgeContext } from './words.js';
@@ -37,6 +38,8 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
     ctx.parts.push(writePart([], false, SHELL_REASONS['function-call'](name)));
     return;
   }
+  const nameProblem = variableNameProblem(name, words.slice(1));
+  if (nameProblem !== null) ctx.parts.push(writePart([], false, nameProblem)); // and judged on, for targets
   if (name.includes('/')) {
     const dir = posix.dirname(posix.normalize(name));
     if (!ctx.table.trusted.has(dir)) {

@@ -5,6 +5,7 @@
  * cannot follow what such text runs, so a tree holding one is a write.
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
+import { testOperandProblem } from './names.js';
 import { SHELL_REASONS } from './reasons.js';
 
 /**
@@ -64,12 +65,14 @@ export function evaluatedCode(root: SyntaxNode, source: string): string | null {
       case 'arithmetic_expansion':
       case 'compound_statement':
       case 'test_command': {
+        const named = node.type === 'test_command' ? testOperandProblem(node, source) : null;
+        if (named !== null) return named;
         const t = text();
         const arithmetic =
           node.type === 'arithmetic_expansion' ||
           (node.type === 'compound_statement' && t.startsWith('((')) ||
-          (node.type === 'test_command' && /\s-(eq|ne|lt|le|gt|ge|v)\s/.test(t));
-        if (arithmetic && /\$|[A-Za-z_]/.test(t.replace(/^\$?\(\(|\)\)$|^\[\[|\]\]$|\s-(eq|ne|lt|le|gt|ge|v)\s/g, ' '))) {
+          (node.type === 'test_command' && /\s-(eq|ne|lt|le|gt|ge)\s/.test(t));
+        if (arithmetic && /\$|[A-Za-z_]/.test(t.replace(/^\$?\(\(|\)\)$|^\[\[|\]\]$|\s-(eq|ne|lt|le|gt|ge)\s/g, ' '))) {
           return SHELL_REASONS['arithmetic-context'];
         }
         break;

@@ -44,12 +44,23 @@
  *   (`/dev/null`, ...) or to a descriptor (`2>&1`) it is not. Here-documents
  *   and here-strings are input; an input redirection's file is a read target.
  *   Redirections are not destructive (a `>` that truncates is a plain write).
+ * - Here-documents are read as bash reads them (`heredoc.ts`): the delimiter
+ *   by quote removal (`E"O"F` is `EOF`, and quoted), the body ending at the
+ *   line bash stops at; where the tree may end it elsewhere, or the
+ *   delimiter is one bash versions read differently (`$'EOF'`), a write. An
+ *   unquoted body is expanded as a double-quoted string: its `$(...)`,
+ *   `${...}`, arithmetic and backticks are judged.
  * - An assignment (`X=1`, `export X=1`, `local`, `unset`), `cd` and the other
  *   shell-internal commands are reads without targets: they change nothing
  *   outside the shell. An assignment to a variable in the table's `variables`
  *   (`PATH`, `LD_PRELOAD`, `GIT_*`, pagers, ...: what changes which program
  *   runs or what it runs) is a write unless the value is listed as safe
  *   (`PAGER=cat`). That list is a deny list and cannot be complete.
+ *   Declarations are judged after quote removal (`export "BASH_ENV=x"`,
+ *   `export BASH_EN\V=x` assign BASH_ENV); a variable name only known when
+ *   it runs (`declare "$x=1"`, `test -v "$x"`, `read "$x"`, `unset "$x"`),
+ *   a subscript bash evaluates (`a[i]`) and a name reference (`declare -n`)
+ *   are writes (`names.ts`); `${X:=v}` is an assignment to X.
  * - `cd` is followed: a later relative path is resolved against the new
  *   directory when `cd` succeeded (`cd d && rm x`), against both the old and
  *   the new one when it may have failed (`cd d; rm x`), and kept as written
@@ -67,15 +78,22 @@
  *   write, not destructive (DESIGN.md §5.6 names recursive or forced removal).
  * - Bad input (not a string or an array of strings, longer than
  *   `MAX_SHELL_COMMAND_BYTES`, a NUL character, a lone surrogate, nesting
- *   deeper than `MAX_SHELL_NODE_DEPTH`, a command that does not parse) is a
- *   write without targets. Nothing here throws.
+ *   deeper than `MAX_SHELL_NODE_DEPTH`, a command that does not parse, an
+ *   ERROR or MISSING node anywhere in its tree) is a write without targets.
+ *   Cost is bounded: past `MAX_SHELL_WORK` statements, words and expression
+ *   nodes, with a working directory longer than `MAX_SHELL_CWD_LENGTH`, or
+ *   with here-document lines tree-sitter would read in quadratic time
+ *   (`MAX_HEREDOC_LINE_COST`), the call is a write (`too-complex`). Nothing
+ *   here throws.
  *
  * This folder, along the judge's seams: `table-schema.ts` (the table's
  * format, `parseShellTable`, the shipped table) and `table-compile.ts` (the
  * table compiled for judging); `parse.ts` (tree-sitter, input checks, a
  * script parsed and judged) and `evaluated-code.ts`; `judge.ts` (the walk
  * over statements), `command.ts`, `redirect.ts`, `assignment.ts`, `words.ts`
- * (words and the judge's context), `cwd.ts` (working directories); `argv.ts`
+ * (words and the judge's context), `heredoc.ts` (here-documents as bash
+ * reads them), `names.ts` (declarations and variable names bash resolves),
+ * `cwd.ts` (working directories); `argv.ts`
  * (a command's name looked up), `parse-args.ts` (its options), `effects.ts`,
  * `evaluate-rule.ts`, `evaluate-wrapper.ts`, `evaluate-leaf.ts` (its rule
  * applied), `sed.ts` and `awk.ts` (script checkers); `parts.ts`,
@@ -90,7 +108,15 @@ import { createMemo } from '../../util/memo.js';
 import { judgeArgv } from './argv.js';
 import type { Cwds } from './cwd.js';
 import { judgeStatement, walk } from './judge.js';
-import { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import {
+  MAX_SHELL_ARGV_WORDS,
+  MAX_SHELL_COMMAND_BYTES,
+  MAX_SHELL_CWD_LENGTH,
+  MAX_SHELL_NODE_DEPTH,
+  MAX_SHELL_WORK,
+  TooBig,
+  TooDeep,
+} from './limits.js';
 import { inputProblem, judgeScript, judgeSource } from './parse.js';
 import { isMinorPart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -98,7 +124,7 @@ import { compileTable, type CompiledTable } from './table-compile.js';
 import { defaultShellTable, type ShellTable } from './table-schema.js';
 import { staticWord, type JudgeContext, type JudgeSteps, type Word } from './words.js';
 
-export { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK };
+export { MAX_SHELL_ARGV_WORDS, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_CWD_LENGTH, MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK };
 export { defaultShellTable, parseShellTable, shellTableSchema, type ShellTable } from './table-schema.js';
 /**
  * The rest of the surface: nothing in the package imports these, but they
@@ -186,7 +212,7 @@ function classifyCaught(command: unknown, table: CompiledTable, cwd: string | un
       error instanceof TooDeep || error instanceof RangeError
         ? failClosed(`shell: ${SHELL_REASONS['nested-too-deep'](MAX_SHELL_NODE_DEPTH)}`)
         : error instanceof TooBig
-          ? failClosed(`shell: ${SHELL_REASONS['too-much-work'](MAX_SHELL_WORK)}`)
+          ? failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['work-over-budget'](MAX_SHELL_WORK))}`)
           : failClosed(`shell: ${SHELL_REASONS['not-judged']}`),
     );
   }
@@ -237,6 +263,9 @@ export function classifyShellCommand(command: unknown, options?: { table?: Shell
       return freeze(failClosed(`shell: ${SHELL_REASONS['table-invalid'](message)}`));
     }
     const cwdOption = options?.cwd;
+    if (typeof cwdOption === 'string' && cwdOption.length > MAX_SHELL_CWD_LENGTH) {
+      return freeze(failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['cwd-too-long'](MAX_SHELL_CWD_LENGTH))}`));
+    }
     const cwd = typeof cwdOption === 'string' && cwdOption !== '' && inputProblem(cwdOption) === null ? cwdOption : undefined;
     const key = memoKey(command, table, cwd);
     const cached = key === null ? undefined : memo.get(key);

@@ -10,11 +10,12 @@ import { assignmentPart, judgeAssignment } from './assignment.js';
 import { collectCommand, judgeCommand } from './command.js';
 import { MAY_CHANGE_CWD, same, union, type Cwds, type Outcome } from './cwd.js';
 import { MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import { expansionAssignment, judgeDeclaration, variableNameProblem } from './names.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import { judgeRedirect } from './redirect.js';
 import { REDIRECT_TYPES, STATEMENT_TYPES } from './syntax.js';
-import { textOf, type JudgeContext } from './words.js';
+import { staticWord, textOf, wordOf, type JudgeContext } from './words.js';
 
 /**
  * Judges every command inside an expression (substitutions, nested statements).
@@ -23,6 +24,7 @@ import { textOf, type JudgeContext } from './words.js';
  */
 export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): void {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
+  if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
   if (node.type === 'command_substitution' || node.type === 'process_substitution') {
     judgeSequence(node, cwds, ctx, depth + 1); // a subshell: its cd does not leak
     return;
@@ -31,6 +33,8 @@ export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: num
     judgeStatement(node, cwds, ctx, depth + 1);
     return;
   }
+  const assigns = expansionAssignment(node, ctx); // ${X:=v}
+  if (assigns !== null) ctx.parts.push(assigns);
   for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
 }
 
@@ -80,29 +84,6 @@ function judgeBranches(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     }
   }
   return seen;
-}
-
-/** Whether a declaration puts its variables in programs' environment: `export`, or an option word with `x` (`declare -x`, `-gx`). */
-function exports(node: SyntaxNode, ctx: JudgeContext): boolean {
-  if (node.children[0]?.type === 'export') return true;
-  return node.namedChildren.some((child) => child?.type === 'word' && /^-[a-zA-Z]*x/.test(textOf(child, ctx)));
-}
-
-/** `export`, `declare`, `local`, `readonly`, `typeset`: each assignment judged in its scope; `export X` exports X's value. */
-function judgeDeclaration(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): void {
-  let any = false;
-  const scope = exports(node, ctx) ? 'environment' : 'shell';
-  for (const child of node.namedChildren) {
-    if (child === null) continue;
-    if (child.type === 'variable_assignment') {
-      judgeAssignment(child, cwds, ctx, { depth: depth + 1, scope });
-      any = true;
-    } else if (child.type === 'variable_name' && scope === 'environment') {
-      ctx.parts.push(assignmentPart(textOf(child, ctx), null, ctx, scope));
-      any = true;
-    } else walk(child, cwds, ctx, depth + 1);
-  }
-  if (!any) ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only'](node.children[0]?.type ?? 'declare')));
 }
 
 /** Whether a subtree holds a command that may change the shell's directory. */
@@ -166,8 +147,10 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     }
     case 'function_definition': {
       // Judged as if called; a call of it is a write anyway (the function is not a known command).
+      const name = node.childForFieldName('name');
       for (const child of node.namedChildren) {
-        if (child === null || child === node.childForFieldName('name')) continue;
+        // nodes are compared by identity in the tree: web-tree-sitter makes a new object for each access
+        if (child === null || (name !== null && child.equals(name))) continue;
         if (child.type === 'file_redirect' || child.type === 'heredoc_redirect' || child.type === 'herestring_redirect') {
           judgeRedirect(child, cwds, ctx, depth + 1);
         } else if (STATEMENT_TYPES.has(child.type)) judgeStatement(child, cwds, ctx, depth + 1);
@@ -185,12 +168,16 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
       }
       return same(cwds);
     case 'declaration_command':
-      judgeDeclaration(node, cwds, ctx, depth);
+      judgeDeclaration(node, cwds, ctx, depth + 1);
       return same(cwds);
-    case 'unset_command':
-      for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
-      ctx.parts.push(minorReadPart([], SHELL_REASONS['shell-only']('unset')));
+    case 'unset_command': {
+      const words = node.namedChildren
+        .filter((c): c is SyntaxNode => c !== null && c.type !== 'comment')
+        .map((c) => (c.type === 'variable_name' ? staticWord(textOf(c, ctx)) : wordOf(c, cwds, ctx, depth + 1)));
+      const problem = variableNameProblem('unset', words);
+      ctx.parts.push(problem === null ? minorReadPart([], SHELL_REASONS['shell-only']('unset')) : writePart([], false, problem));
       return same(cwds);
+    }
     case 'test_command':
       for (const child of node.namedChildren) if (child !== null) walk(child, cwds, ctx, depth + 1);
       ctx.parts.push(minorReadPart([], SHELL_REASONS.test));
@@ -244,8 +231,8 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
   const trailing: SyntaxNode[] = [];
   const redirects: SyntaxNode[] = [];
   for (const child of node.namedChildren) {
-    // Nodes are fresh objects on each access: compare by id (else the body is judged again as a trailing statement).
-    if (child === null || (body !== null && child.id === body.id)) continue;
+    // by identity in the tree (`equals`): web-tree-sitter makes a new object for each access, so `===` never holds
+    if (child === null || (body !== null && child.equals(body))) continue;
     if (REDIRECT_TYPES.has(child.type)) {
       redirects.push(child);
       const spill = judgeRedirect(child, cwds, ctx, depth + 1);

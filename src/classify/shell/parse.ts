@@ -10,7 +10,7 @@ import { Language, Parser, Query } from 'web-tree-sitter';
 import type { Cwds } from './cwd.js';
 import { evaluatedCode } from './evaluated-code.js';
 import { judgeSequence } from './judge.js';
-import { MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NESTING } from './limits.js';
+import { MAX_HEREDOC_LINE_COST, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NESTING } from './limits.js';
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { JudgeContext } from './words.js';
@@ -41,12 +41,40 @@ export function inputProblem(text: string): string | null {
 }
 
 /**
+ * What tree-sitter-bash's reading of a script's here-document lines may
+ * cost (see `MAX_HEREDOC_LINE_COST`): 0 without a here-document operator,
+ * else the largest count of `$` and backticks on a line times its length.
+ * Linear in the script; over-estimates (any line counts, in a body or not).
+ */
+export function heredocLineCost(source: string): number {
+  if (!/<<(?!<)/.test(source.replaceAll('<<<', ''))) return 0;
+  let worst = 0;
+  let start = 0;
+  let expansions = 0;
+  for (let i = 0; i <= source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c === 36 || c === 96)
+      expansions++; // $ `
+    else if (c === 10 || i === source.length) {
+      worst = Math.max(worst, expansions * (i - start));
+      start = i + 1;
+      expansions = 0;
+    }
+  }
+  return worst;
+}
+
+/**
  * Parses and judges a script; the tree is freed after. The parse is
  * cancelled past `MAX_PARSE_PROGRESS_CALLS`; a tree that does not parse is a
  * write; code bash would evaluate from text (`evaluatedCode`) is a write and
  * the tree is judged on, for targets and destructive parts.
  */
 export function judgeSource(source: string, cwds: Cwds, ctx: JudgeContext, depth: number): void {
+  if (heredocLineCost(source) > MAX_HEREDOC_LINE_COST) {
+    ctx.parts.push(writePart([], false, SHELL_REASONS['too-complex'](SHELL_REASONS['heredoc-line-cost'](MAX_HEREDOC_LINE_COST))));
+    return;
+  }
   let calls = 0;
   const tree = parser.parse(source, null, {
     progressCallback: () => ++calls > MAX_PARSE_PROGRESS_CALLS,

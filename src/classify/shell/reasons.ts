@@ -25,7 +25,10 @@ export const SHELL_REASONS = Object.freeze({
   'argv-word-problem': (index: number, problem: string) => `argv[${index}] ${problem}`,
   'table-invalid': (message: string) => `the command table is not valid (${message})`,
   'nested-too-deep': (limit: number) => `the command is nested more than ${limit} levels deep`,
-  'too-much-work': (limit: number) => `the command has more than ${limit} words and commands to judge`,
+  'too-complex': (what: string) => `the command is too complex to judge (${what})`,
+  'work-over-budget': (limit: number) => `more than ${limit} words, commands and expressions`,
+  'cwd-too-long': (limit: number) => `a working directory longer than ${limit} characters`,
+  'heredoc-line-cost': (limit: number) => `a here-document with a line whose expansions times its length pass ${limit}`,
   'not-judged': 'the command could not be judged',
   'runs-nothing': 'the command runs nothing',
 
@@ -34,6 +37,15 @@ export const SHELL_REASONS = Object.freeze({
   'does-not-parse': 'the command does not parse',
   'shells-nested-too-deep': (limit: number) => `shells nested more than ${limit} deep`,
   'inner-script-problem': (problem: string) => `the inner script ${problem}`,
+
+  // --- here-documents read as bash reads them (heredoc.ts) ------------------------------
+  'heredoc-delimiter': (raw: string) => `the here-document delimiter '${raw}' is one bash versions or the parser may read differently`,
+  'heredoc-line': (raw: string) => `the line of the here-document '${raw}' does not end where a plain reading says`,
+  'heredoc-unterminated': (raw: string) => `the here-document '${raw}' has no end line: bash reads it to the end of the script`,
+  'heredoc-continuation': (raw: string) =>
+    `the here-document '${raw}' has a line continuation, which bash joins before looking for its end`,
+  'heredoc-differs': (raw: string) => `the here-document '${raw}' may end on another line for bash than for the parser`,
+  'heredoc-unparsed': (raw: string) => `the here-document '${raw}' holds an expansion the parser did not read`,
 
   // --- code bash evaluates from text (parse.ts, `evaluatedCode`) -------------------
   'quoted-substitution':
@@ -48,6 +60,15 @@ export const SHELL_REASONS = Object.freeze({
   'substring-expansion': 'a substring expansion evaluates its offset arithmetically, variables included',
   'arithmetic-context': 'an arithmetic context evaluates a variable, and with it any array subscript it holds',
   let: '`let` evaluates its arguments arithmetically, variables and subscripts included',
+
+  // --- variable names bash resolves when a command runs (names.ts) -------------------
+  'dynamic-variable-name': (command: string, word: string) =>
+    `'${command}' takes a variable name only known when it runs ('${word}'), which may assign or evaluate anything`,
+  'evaluated-subscript': (command: string, word: string) =>
+    `'${command}' takes the variable name '${word}', whose subscript bash evaluates (variables and command substitutions in it included)`,
+  nameref: (command: string, option: string) =>
+    `'${command} ${option}' makes a name reference: an assignment to it changes the variable it names`,
+  'declaration-word': (command: string, word: string) => `'${command} ${word}' is not a declaration this classifier knows`,
 
   // --- statements, assignments, redirections ---------------------------------------
   'assignment-listed': (name: string) => `assigning ${name} can change what later commands run`,

@@ -6,6 +6,7 @@
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { resolveTargets, type Cwds } from './cwd.js';
+import { checkHeredoc } from './heredoc.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -24,8 +25,9 @@ export interface Spill {
 
 const NOTHING_SPILLED: Spill = Object.freeze({ extra: [], trailing: [] });
 
-/** A here-document: its words and statements spilled, its body's substitutions judged. */
+/** A here-document: checked against bash's reading of it (`checkHeredoc`), its words and statements spilled, its body's substitutions judged. */
 function judgeHeredoc(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Spill {
+  checkHeredoc(node, cwds, ctx, depth + 1);
   const extra: SyntaxNode[] = [];
   const trailing: SyntaxNode[] = [];
   for (const { child, field } of fieldedChildren(node)) {

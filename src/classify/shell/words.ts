@@ -124,7 +124,7 @@ export function staticWord(text: string): Word {
 
 /** A script that may set HOME: an assignment, or a builtin that takes the name. */
 const SETS_HOME =
-  /\bHOME\s*\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
+  /\bHOME\s*:?\+?=|\b(read|declare|typeset|export|local|readonly|printf|mapfile|readarray|unset|getopts|let|eval)\b[^\n;&|]*\bHOME\b/;
 
 /**
  * `$HOME` or `${HOME}`, in a script that never sets HOME: the home
@@ -135,7 +135,16 @@ function homeOf(node: SyntaxNode, ctx: JudgeContext): Word | null {
   if (node.type !== 'simple_expansion' && node.type !== 'expansion') return null;
   const text = textOf(node, ctx);
   if (text !== '$HOME' && text !== '${HOME}') return null;
-  return SETS_HOME.test(ctx.source) ? null : staticWord('~');
+  return setsHome(ctx.source) ? null : staticWord('~');
+}
+
+/** The last script `setsHome` looked at, and its answer: a script with many `$HOME` is searched once, not once for each. */
+let homeMemo: { source: string; sets: boolean } | null = null;
+
+/** Whether a script may set HOME (`SETS_HOME`). */
+function setsHome(source: string): boolean {
+  if (homeMemo?.source !== source) homeMemo = { source, sets: SETS_HOME.test(source) };
+  return homeMemo.sets;
 }
 
 /**

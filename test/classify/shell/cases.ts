@@ -1021,5 +1021,69 @@ export const everydayCases: ShellCase[] = [
   write('cmake --build build'),
 ];
 
+/**
+ * Parsed as bash parses, and code bash evaluates seen as code (issue 23, items 1 and 2): here-documents by
+ * bash's delimiter rules, declarations after quote removal, names bash resolves when the command runs.
+ */
+export const parserCases: ShellCase[] = [
+  // here-documents: backticks in an unquoted body run; a delimiter with quotes inside ends where bash says
+  destroy('cat <<EOF\n`rm -rf ~`\nEOF', ['~']),
+  write('cat <<EOF\nnote: `touch marker` done\nEOF', ['/repo/marker']),
+  write('cat <<E"O"F\nx\nEOF\ntouch marker\nE"O"F'),
+  write("cat <<E''OF\nx\nEOF\ntouch marker\nE''OF"),
+  write("cat <<$'EOF'\nx\nEOF\ntouch marker\n$'EOF'"),
+  write('cat <<-EOF\n\t$(touch marker)\n\tEOF'),
+  write('cat <<EOF\nx\\\nEOF\ntouch marker\nEOF', ['/repo/marker']),
+  write('cat <<EOF\nx\nEOF \ntouch marker', ['/repo/marker']),
+  read("cat <<'EOF'\n`touch marker`\nEOF"),
+  read('cat <<\\EOF\n`touch marker`\nEOF'),
+  read('cat <<EOF\nhome: $HOME, user: ${USER:-me}\nEOF'),
+  // code bash evaluates: declarations after quote removal, names only known when it runs, name references
+  write('export "BASH_ENV=/dev/stdin"'),
+  write('export BASH_EN\\V=/dev/stdin'),
+  write('export B"A"SH_ENV=/dev/stdin'),
+  write("export 'BASH_ENV'=/dev/stdin"),
+  write('readonly "BASH_ENV=/dev/stdin"'),
+  write('typeset "BASH_ENV=/dev/stdin"'),
+  write('f() { local "BASH_ENV=/dev/stdin"; }'),
+  write('echo ${BASH_ENV:=/dev/stdin}'),
+  write(': "${BASH_ENV=/dev/stdin}"'),
+  write('declare -n ref=BASH_ENV'),
+  write('local -n ref=x'),
+  write('typeset -an ref'),
+  write('declare "$x"'),
+  write('declare "$x=1"'),
+  write('export "$x"'),
+  write('readonly "$x=1"'),
+  write('typeset "$x=1"'),
+  write('local "$x"'),
+  write('declare $opts x=1'),
+  write('export a*'),
+  write('declare "a[i]=1"'),
+  write('test -v "$x"'),
+  write('[ -v "$x" ]'),
+  write('[[ -v $x ]]'),
+  write('[[ -v a[i] ]]'),
+  write('test "$op" "$x"'),
+  write('command test -v "$x"'),
+  write('read "$x" <<< 1'),
+  write('unset "$x"'),
+  write('mapfile "$x" < /dev/null'),
+  // what stays a read: plain names, options that are not name references, defaults that do not assign
+  read('export X=1 Y=2'),
+  read('export PATH'),
+  read('export -n X'),
+  read('declare -p'),
+  read('local -a arr'),
+  read('readonly R=1'),
+  read('echo ${x:-default} ${x:=1}'),
+  read('[[ -v HOME ]]'),
+  read('test -v HOME'),
+  read('[ "$a" = "$b" ]'),
+  read('test -n "$x" -a -f x'),
+  read('unset a b'),
+  read('read -r line < f', ['/repo/f']),
+];
+
 /** Every case. */
-export const shellCases: ShellCase[] = [...trickyCases, ...everydayCases];
+export const shellCases: ShellCase[] = [...trickyCases, ...everydayCases, ...parserCases];
