@@ -14,6 +14,8 @@ import { AIMessage } from '@langchain/core/messages';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Agent, setTracingDisabled } from '@openai/agents';
+import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
 import { jsonSchema, tool as aiTool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -94,10 +96,10 @@ describe('every escape is refused by each adapter, and its tool never runs', () 
     expect(runs).toBe(0);
   });
 
-  it('OpenAI Agents: gate.tools', async () => {
+  it('OpenAI Agents: gate.run with the SDK runner and its scripted model', async () => {
     let runs = 0;
     const gate = createSafetyGate({ guard: createSessionGuard({}), catalog });
-    const [run] = gate.tools([
+    const tools = gate.tools([
       {
         name: 'run',
         description: 'runs a bash command',
@@ -108,10 +110,16 @@ describe('every escape is refused by each adapter, and its tool never runs', () 
         },
       },
     ]);
-    for (const [i, command] of commands.entries()) {
-      const result: unknown = await run!.invoke({} as never, JSON.stringify({ command }), { toolCall: { callId: `c${i}` } } as never);
-      expect(JSON.stringify(result)).toContain('FSM_BLOCKED');
-    }
+    setTracingDisabled(true);
+    const turns = [
+      ...commands.map((command, i) => [functionCall('run', { command }, { callId: `c${i}` })]),
+      [assistantMessage('Nothing changed.')],
+    ];
+    const agent = new Agent({ name: 'ops', model: new ScriptedModel(turns), tools, outputGuardrails: [gate.outputGuardrail] });
+    const result = await gate.run(agent, 'go', { maxTurns: commands.length + 2 });
+    const outputs = result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => JSON.stringify(item.output));
+    expect(outputs).toHaveLength(commands.length);
+    for (const output of outputs) expect(output).toContain('FSM_BLOCKED');
     expect(runs).toBe(0);
   });
 

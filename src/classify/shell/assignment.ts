@@ -53,6 +53,17 @@ export function assignmentPart(name: string, value: string | null, ctx: JudgeCon
 }
 
 /**
+ * A part for `export NAME` without a value (DESIGN.md §5.5): it hands the
+ * shell's value to programs. A variable the table lists (`PATH`) is a read:
+ * any change of it is judged where it is made; any other must be inert,
+ * since a plain `NAME=v` before it was judged a shell variable.
+ */
+export function exportPart(name: string, ctx: JudgeContext): Classification {
+  if (riskyVariable(name, ctx.table) !== undefined) return minorReadPart([], SHELL_REASONS.assignment(name));
+  return assignmentPart(name, null, ctx, 'environment');
+}
+
+/**
  * Judges a `variable_assignment` node (`X=v`, `X+=v`, `a[i]=v`): its
  * subscript and value are walked, then its part pushed. `scope`: where the
  * value goes, a shell variable (`X=v` alone) or programs' environment

@@ -17,7 +17,7 @@
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Classification } from '../classification.js';
-import { assignmentPart, judgeAssignment, type AssignmentScope } from './assignment.js';
+import { assignmentPart, exportPart, judgeAssignment, type AssignmentScope } from './assignment.js';
 import type { Cwds } from './cwd.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -122,8 +122,8 @@ interface Declaration {
 
 /** Whether a declaration puts its variables in programs' environment: `export`, or an option word with `x` (`declare -x`, `-gx`). */
 function scopeOf(command: string, groups: readonly SyntaxNode[][], ctx: JudgeContext): AssignmentScope {
-  if (command === 'export') return 'environment';
   const options = groups.map((group) => ctx.source.slice(group[0]!.startIndex, group.at(-1)!.endIndex).replace(/['"\\]/g, ''));
+  if (command === 'export') return options.some((word) => /^-[a-zA-Z]*n/.test(word)) ? 'shell' : 'environment';
   return options.some((word) => /^-[a-zA-Z]*x/.test(word)) ? 'environment' : 'shell';
 }
 
@@ -148,7 +148,7 @@ function judgeDeclarationWord(declaration: Declaration, word: Word, raw: string,
     return;
   }
   if (match[3] !== undefined) ctx.parts.push(assignmentPart(match[1]!, match[3] === '+=' ? null : match[4]!, ctx, scope));
-  else if (scope === 'environment') ctx.parts.push(assignmentPart(match[1]!, null, ctx, scope));
+  else if (scope === 'environment') ctx.parts.push(exportPart(match[1]!, ctx));
 }
 
 /**

@@ -1070,7 +1070,7 @@ export const parserCases: ShellCase[] = [
   write('unset "$x"'),
   write('mapfile "$x" < /dev/null'),
   // what stays a read: plain names, options that are not name references, defaults that do not assign
-  read('export X=1 Y=2'),
+  write('export X=1 Y=2'), // X and Y are not known to be inert in programs' environment
   read('export PATH'),
   read('export -n X'),
   read('declare -p'),
