@@ -974,7 +974,7 @@ export const everydayCases: ShellCase[] = [
   write('set -o keyword'),
   write('jobs -x rm -rf /'),
   write('wait -n -p PATH'),
-  write('test -v x'),
+  read('test -v x'), // a plain name: nothing evaluated (a subscript or an expansion is a write: names.ts)
   write('xargs --process-slot-var=PATH sh -c ls'),
   // Their read-only options; a word only known when it runs is let through where no option of the program writes.
   read('timeout -s KILL 5 ls', ['/repo']),
