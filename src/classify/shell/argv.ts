@@ -2,9 +2,11 @@
  * One simple command given as words, its name looked up in the table
  * (DESIGN.md §5.5): a name only known when it runs, a function the script
  * defines, a program run by a path outside the trusted directories, and a
- * command not in the table are writes; anything else is judged by its rule.
+ * command not in the table are writes; `powershell`/`pwsh` go to the
+ * PowerShell classifier; anything else is judged by its rule.
  */
 import { posix } from 'node:path';
+import { isPowerShellProgram, judgePowerShellFromShell } from '../powershell/from-shell.js';
 import type { Cwds } from './cwd.js';
 import { evaluateRule } from './evaluate-rule.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
@@ -47,6 +49,11 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
       return;
     }
     name = posix.basename(name);
+  }
+  if (isPowerShellProgram(name)) {
+    // PowerShell is never judged as POSIX shell: its command line goes to the PowerShell classifier.
+    judgePowerShellFromShell(name, { words: words.slice(1), unknownArgs: argv.unknownArgs, cwds }, ctx, depth + 1);
+    return;
   }
   const rule = ctx.table.commands.get(name);
   if (rule === undefined) {
