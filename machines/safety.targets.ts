@@ -12,8 +12,9 @@
  *   and `~-` (another user's home, the shell's own directories) are exact;
  * - an id `<argument>=<value>` (no `/` before the first `=`), e.g.
  *   `reservation_id=ABC123`;
- * - a table `table:<name>`.
- * Ids and tables match only themselves. Paths match by segments: `/a/b` is
+ * - a table `table:<name>`;
+ * - a URL with a scheme (`s3://bucket/prefix`), as written.
+ * Ids, tables and URLs match only themselves. Paths match by segments: `/a/b` is
  * under `/a`, `/ab` is not; `.` is above every relative path that does not
  * climb out of it. A path that climbs above its root (`~/../x`, `../x`) is
  * compared as an exact string: where it leads is not known here.
@@ -38,9 +39,9 @@ export function isUnknownPlace(target: string): boolean {
   return target.startsWith(UNKNOWN_PLACE);
 }
 
-/** `table:` targets, `<argument>=<value>` ids and unknown places are exact; everything else is a path. */
+/** `table:` targets, `<argument>=<value>` ids, URLs (`s3://bucket/key`) and unknown places are exact; everything else is a path. */
 function isPathForm(target: string): boolean {
-  if (target.startsWith('table:') || isUnknownPlace(target)) return false;
+  if (target.startsWith('table:') || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return false;
   if (target.startsWith('/') || target === '~' || target.startsWith('~/')) return true;
   const equals = target.indexOf('=');
   return equals < 0 || target.slice(0, equals).includes('/');

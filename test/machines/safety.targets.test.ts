@@ -84,6 +84,13 @@ describe('canonicalTarget', () => {
     expect(canonicalTarget('table:a/../b')).toBe('table:a/../b');
   });
 
+  it('keeps a URL with a scheme as written, never folded as a relative path (s3://bucket/prefix)', () => {
+    expect(canonicalTarget('s3://bucket/a/../b/')).toBe('s3://bucket/a/../b/');
+    expect(isUnder('s3://bucket/x', '.')).toBe(false);
+    expect(isUnder('s3://bucket/x', 's3://bucket')).toBe(false);
+    expect(touches('gs://b/o', 'gs://b/o')).toBe(true);
+  });
+
   it('reads a relative path whose first `=` follows a slash as a path', () => {
     expect(canonicalTarget('dir/./a=b')).toBe('dir/a=b');
   });

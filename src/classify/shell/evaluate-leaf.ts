@@ -8,6 +8,7 @@
 import { UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
 import { assignmentPart } from './assignment.js';
 import { isSafeAwkProgram } from './awk.js';
+import { pathTarget } from '../classification.js';
 import { resolveTargets } from './cwd.js';
 import { checkCurl } from './curl.js';
 import { ownPart, type Effects, type RuleCall } from './effects.js';
@@ -16,6 +17,9 @@ import { SHELL_REASONS } from './reasons.js';
 import { isSafeSedScript } from './sed.js';
 import type { CompiledRule } from './table-compile.js';
 import { DYNAMIC, show, staticWord, type Word } from './words.js';
+
+/** An operand that is a URL with a scheme (`s3://bucket/key`, `https://host/x`). */
+const URL_WITH_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 /**
  * A brace expansion (`{a,b}`) one of whose alternatives climbs (`..`), or
@@ -123,7 +127,14 @@ function addPathTargets(rule: CompiledRule, effects: Effects, paths: Word[], cal
       found = true;
       continue;
     }
-    if (rule.remoteOperands && /^([a-z][a-z0-9+.-]*:\/\/|[^/.~][^/]*:)/i.test(path.text)) continue;
+    if (rule.remoteOperands && URL_WITH_SCHEME.test(path.text)) {
+      // A URL (`s3://bucket/prefix`, `gs://b/o`) names a place of its own: kept as written, never joined to the directory.
+      const target = pathTarget(path.text);
+      if (target !== null) effects.targets.push(target);
+      found = true;
+      continue;
+    }
+    if (rule.remoteOperands && /^[^/.~][^/]*:/.test(path.text)) continue;
     const resolved = resolveTargets(path.text, effects.here);
     if (resolved.length > 0) found = true;
     effects.targets.push(...resolved);

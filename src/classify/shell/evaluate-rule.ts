@@ -14,7 +14,7 @@ import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
 import { parseArgs, type ParsedArgs } from './parse-args.js';
 import { readPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
-import type { CompiledRule } from './table-compile.js';
+import { subcommandRule, type CompiledRule } from './table-compile.js';
 import { show } from './words.js';
 
 /** Whether the rule runs another command it finds by itself (not `exec`: find -exec is an option of a leaf). */
@@ -33,7 +33,7 @@ function evaluateSubcommand(rule: CompiledRule, effects: Effects, args: ParsedAr
     );
     return;
   }
-  const sub = first.text === null || first.pattern ? undefined : rule.subcommands?.get(first.text);
+  const sub = first.text === null || first.pattern ? undefined : subcommandRule(rule, first.text);
   if (sub === undefined) {
     ctx.parts.push(writePart(effects.targets, false, SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)));
     return;

@@ -38,6 +38,13 @@ export interface CompiledSql {
   stdin: boolean;
 }
 
+/** A `subcommandPatterns` entry compiled: the text before and after its `*`, and its rule. */
+export interface SubcommandPattern {
+  prefix: string;
+  suffix: string;
+  rule: CompiledRule;
+}
+
 /** A rule compiled: its option lists as sets, its subcommands compiled in turn. */
 export interface CompiledRule {
   read: boolean;
@@ -82,7 +89,10 @@ export interface CompiledRule {
   script: { language: 'sed' | 'awk'; options: Set<string>; files: Set<string> } | null;
   run: CompiledRun | null;
   sql: CompiledSql | null;
+  /** Its subcommands by name; an empty map when it has only `subcommandPatterns`; null when it has neither. */
   subcommands: Map<string, CompiledRule> | null;
+  /** Its `subcommandPatterns`, longest first: a name matches when it is longer than both parts and has them at its ends. */
+  subcommandPatterns: SubcommandPattern[];
   /** An argument only known when it runs could make it write. */
   sensitive: boolean;
   /** An argument only known when it runs could make it destructive. */
@@ -104,7 +114,10 @@ export interface CompiledTable {
 
 /** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
 function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
-  const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions') => [...(parent[key] ?? []), ...(rule[key] ?? [])];
+  const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions' | 'pathOptions') => [
+    ...(parent[key] ?? []),
+    ...(rule[key] ?? []),
+  ];
   return {
     ...rule,
     globalOptions: true,
@@ -112,6 +125,8 @@ function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): Sh
     valueOptions: both('valueOptions'),
     writeOptions: both('writeOptions'),
     execOptions: both('execOptions'),
+    pathOptions: both('pathOptions'),
+    optionValues: { ...parent.optionValues, ...rule.optionValues },
   };
 }
 
@@ -186,15 +201,38 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
   ]);
 }
 
-/** The subcommands' rules, compiled (with the parent's options under `globalOptions`); null when there are none. */
+/** A subcommand's rule compiled, with the parent's options under `globalOptions`. */
+function compileSubcommand(sub: ShellCommandRule, parent: ShellCommandRule): CompiledRule {
+  return compileRule(parent.globalOptions === true ? withGlobalOptions(sub, parent) : sub);
+}
+
+/** The subcommands' rules, compiled; an empty map when there are only patterns; null when there are none. */
 function compileSubcommands(rule: ShellCommandRule): Map<string, CompiledRule> | null {
-  if (rule.subcommands === undefined) return null;
-  return new Map(
-    Object.entries(rule.subcommands).map(([name, sub]) => [
-      name,
-      compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub),
-    ]),
-  );
+  if (rule.subcommands === undefined && rule.subcommandPatterns === undefined) return null;
+  return new Map(Object.entries(rule.subcommands ?? {}).map(([name, sub]) => [name, compileSubcommand(sub, rule)]));
+}
+
+/** The `subcommandPatterns`, compiled, longest pattern first (a stable sort keeps the table's order among equals). */
+function compileSubcommandPatterns(rule: ShellCommandRule): SubcommandPattern[] {
+  return Object.entries(rule.subcommandPatterns ?? {})
+    .map(([pattern, sub]) => {
+      const star = pattern.indexOf('*');
+      return { prefix: pattern.slice(0, star), suffix: pattern.slice(star + 1), rule: compileSubcommand(sub, rule) };
+    })
+    .sort((a, b) => b.prefix.length + b.suffix.length - (a.prefix.length + a.suffix.length));
+}
+
+/**
+ * The rule of a subcommand name (DESIGN.md §5.5): the one `subcommands`
+ * lists under that name, else that of the longest `subcommandPatterns`
+ * entry it matches (`*` is one or more characters); undefined when none.
+ */
+export function subcommandRule(rule: CompiledRule, name: string): CompiledRule | undefined {
+  const named = rule.subcommands?.get(name);
+  if (named !== undefined) return named;
+  return rule.subcommandPatterns.find(
+    (p) => name.length > p.prefix.length + p.suffix.length && name.startsWith(p.prefix) && name.endsWith(p.suffix),
+  )?.rule;
 }
 
 /** Sets what an argument only known when it runs could make of the command: `mayBeDestructive`, then `sensitive`. */
@@ -268,6 +306,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     run: compileRun(rule.run),
     sql: compileSql(rule.sql),
     subcommands,
+    subcommandPatterns: compileSubcommandPatterns(rule),
     sensitive: false,
     mayBeDestructive: false,
   };

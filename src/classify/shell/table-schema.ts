@@ -21,6 +21,9 @@ const effectSchema = z
   .enum(['read', 'write', 'destructive'])
   .describe("what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write)");
 const commandName = z.string().regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
+const subcommandPattern = z
+  .string()
+  .regex(/^[^\s/=*]*\*[^\s/=*]*$/, "must be a subcommand name with one '*' (any characters, at least one): 'describe-*', '*'");
 
 const scriptSchema = z
   .strictObject({
@@ -133,6 +136,7 @@ export interface ShellCommandRule {
   run?: z.infer<typeof runSchema>;
   sql?: z.infer<typeof sqlSchema>;
   subcommands?: Record<string, ShellCommandRule>;
+  subcommandPatterns?: Record<string, ShellCommandRule>;
 }
 
 const ruleShape = {
@@ -252,6 +256,15 @@ export const shellCommandRuleSchema: z.ZodType<ShellCommandRule> = z
         .optional()
         .describe("subcommand (the first operand) to its rule ('git status'); an operand not listed is a write");
     },
+    get subcommandPatterns(): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodType<ShellCommandRule>>> {
+      return z
+        .record(subcommandPattern, shellCommandRuleSchema)
+        .optional()
+        .describe(
+          "subcommand name pattern to its rule ('aws ec2 describe-*'), for a subcommand not in `subcommands`; '*' stands for " +
+            'one or more characters; the longest pattern that matches wins (then the first listed)',
+        );
+    },
   })
   .describe('how one command (or subcommand) is judged');
 
@@ -333,15 +346,17 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
   if (rule.sql !== undefined && (rule.run !== undefined || rule.subcommands !== undefined || rule.script !== undefined)) {
     return { path: [...path, 'sql'], message: 'a rule that runs SQL cannot also run a command, a script or have subcommands' };
   }
-  if (rule.run !== undefined && rule.subcommands !== undefined) {
+  if (rule.run !== undefined && (rule.subcommands !== undefined || rule.subcommandPatterns !== undefined)) {
     return { path: [...path, 'run'], message: 'a rule cannot both run a command and have subcommands' };
   }
   if (rule.run?.mode === 'exec' && (rule.run.execOptions ?? []).length === 0) {
     return { path: [...path, 'run', 'execOptions'], message: "mode 'exec' needs at least one exec option" };
   }
-  for (const [name, sub] of Object.entries(rule.subcommands ?? {})) {
-    const problem = ruleProblems(sub, [...path, 'subcommands', name]);
-    if (problem !== null) return problem;
+  for (const field of ['subcommands', 'subcommandPatterns'] as const) {
+    for (const [name, sub] of Object.entries(rule[field] ?? {})) {
+      const problem = ruleProblems(sub, [...path, field, name]);
+      if (problem !== null) return problem;
+    }
   }
   return null;
 }

@@ -11,12 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { classifyShellCommand, defaultShellTable } from '../../../src/classify/shell/index.js';
 import type { ShellCommandRule } from '../../../src/classify/shell/table-schema.js';
 
-/** Every read rule of the table as the words that reach it (`git log`), with the rule; aliases under their own names. */
+/** Every read rule of the table as the words that reach it (`git log`, `aws ec2 describe-pulse`), with the rule; aliases under their own names. */
 function readRules(): { words: string[]; rule: ShellCommandRule }[] {
   const out: { words: string[]; rule: ShellCommandRule }[] = [];
   const walk = (words: string[], rule: ShellCommandRule): void => {
     if (rule.read === true) out.push({ words, rule });
     for (const [name, sub] of Object.entries(rule.subcommands ?? {})) walk([...words, name], sub);
+    // A pattern (`describe-*`) is reached by a name it matches and no listed subcommand has.
+    for (const [pattern, sub] of Object.entries(rule.subcommandPatterns ?? {})) walk([...words, pattern.replace('*', 'pulse')], sub);
   };
   for (const [name, entry] of Object.entries(defaultShellTable.commands)) {
     const rule = typeof entry === 'string' ? defaultShellTable.commands[entry] : entry;

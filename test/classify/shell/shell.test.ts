@@ -403,6 +403,28 @@ describe('the command table (shellTableSchema)', () => {
     expect(() => parseShellTable(withCommand('frob', { read: true, run: {}, subcommands: {} }))).toThrow(/commands\.frob\.run/);
   });
 
+  it('subcommandPatterns: a name no subcommand lists takes the rule of the longest pattern it matches', () => {
+    const frob = {
+      read: true,
+      subcommands: { 'list-all': { read: false } },
+      subcommandPatterns: { '*': { read: false }, 'list-*': { read: true, operands: 'none' as const, flags: ['--all'] } },
+    };
+    const table = parseShellTable(withCommand('frob', frob));
+    expect(classifyShellCommand('frob list-things --all', { table, cwd: CWD }).kind).toBe('read');
+    expect(classifyShellCommand('frob list-all', { table, cwd: CWD }).kind).toBe('write');
+    expect(classifyShellCommand('frob list-', { table, cwd: CWD }).kind).toBe('write'); // '*' is at least one character
+    expect(classifyShellCommand('frob delete-things', { table, cwd: CWD }).kind).toBe('write');
+    expect(classifyShellCommand('frob list-things --force', { table, cwd: CWD }).kind).toBe('write');
+  });
+
+  it('a subcommand pattern without exactly one * is refused, and a bad rule under one names its path', () => {
+    expect(() => parseShellTable(withCommand('frob', { read: true, subcommandPatterns: { list: { read: true } } }))).toThrow(
+      /commands\.frob\.subcommandPatterns\.list/,
+    );
+    const bad = { read: true, subcommandPatterns: { 'get-*': { read: true, pathOptions: ['-o'] } } };
+    expect(() => parseShellTable(withCommand('frob', bad))).toThrow(/commands\.frob\.subcommandPatterns\.get-\*\.pathOptions/);
+  });
+
   it('a table that is not an object is refused', () => {
     expect(() => parseShellTable('ls')).toThrow(CatalogError);
   });
