@@ -7,7 +7,14 @@
  * use and shared by every call after.
  */
 import { posix } from 'node:path';
-import { defaultShellTable, parseShellTable, type ShellCommandRule, type ShellTable } from './table-schema.js';
+import {
+  defaultShellTable,
+  parseShellTable,
+  withOptionSets,
+  type OptionSet,
+  type ShellCommandRule,
+  type ShellTable,
+} from './table-schema.js';
 
 /** What an option's value does: nothing, a write, a destructive write. */
 export type Effect = 'read' | 'write' | 'destructive';
@@ -157,12 +164,12 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
 }
 
 /** The subcommands' rules, compiled (with the parent's options under `globalOptions`); null when there are none. */
-function compileSubcommands(rule: ShellCommandRule): Map<string, CompiledRule> | null {
+function compileSubcommands(rule: ShellCommandRule, sets: OptionSets): Map<string, CompiledRule> | null {
   if (rule.subcommands === undefined) return null;
   return new Map(
     Object.entries(rule.subcommands).map(([name, sub]) => [
       name,
-      compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub),
+      compileRule(rule.globalOptions === true ? withGlobalOptions(sub, rule) : sub, sets),
     ]),
   );
 }
@@ -187,11 +194,15 @@ function markSensitivity(compiled: CompiledRule): void {
     !compiled.inert;
 }
 
-/** One rule of the table, compiled (its subcommands too). */
-function compileRule(rule: ShellCommandRule): CompiledRule {
+/** The table's named option sets (`optionSets`), by name. */
+type OptionSets = Readonly<Record<string, OptionSet>>;
+
+/** One rule of the table, compiled (its subcommands too), the lists of the option sets it uses added to its own first. */
+function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
+  const rule = withOptionSets(given, sets);
   const dryRunNames = (rule.dryRunOptions ?? []).map((o) => o.split('=')[0]!);
   const known = knownOptions(rule, dryRunNames);
-  const subcommands = compileSubcommands(rule);
+  const subcommands = compileSubcommands(rule, sets);
   const compiled: CompiledRule = {
     read: rule.read === true,
     destructive: rule.destructive === true,
@@ -257,7 +268,7 @@ export function compileTable(table: ShellTable): CompiledTable {
   const valid = table === defaultShellTable ? table : parseShellTable(table);
   const rules = new Map<string, CompiledRule>();
   for (const [name, rule] of Object.entries(valid.commands)) {
-    if (typeof rule !== 'string') rules.set(name, compileRule(rule));
+    if (typeof rule !== 'string') rules.set(name, compileRule(rule, valid.optionSets ?? {}));
   }
   for (const [name, rule] of Object.entries(valid.commands)) {
     if (typeof rule === 'string') rules.set(name, rules.get(rule)!);
