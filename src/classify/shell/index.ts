@@ -133,7 +133,7 @@ export { defaultShellTable, parseShellTable, shellTableSchema, type ShellTable }
  */
 export { MAX_SHELL_NESTING } from './limits.js';
 /** @public */
-export { shellCommandRuleSchema, type ShellCommandRule } from './table-schema.js';
+export { shellCommandRuleSchema, type OptionSet, type ShellCommandRule } from './table-schema.js';
 export { isSafeSedScript } from './sed.js';
 export { isSafeAwkProgram } from './awk.js';
 

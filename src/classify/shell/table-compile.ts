@@ -7,7 +7,14 @@
  * use and shared by every call after.
  */
 import { posix } from 'node:path';
-import { defaultShellTable, parseShellTable, type ShellCommandRule, type ShellTable } from './table-schema.js';
+import {
+  defaultShellTable,
+  parseShellTable,
+  withOptionSets,
+  type OptionSet,
+  type ShellCommandRule,
+  type ShellTable,
+} from './table-schema.js';
 
 /** What an option's value does: nothing, a write, a destructive write. */
 export type Effect = 'read' | 'write' | 'destructive';
@@ -202,22 +209,22 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
 }
 
 /** A subcommand's rule compiled, with the parent's options under `globalOptions`. */
-function compileSubcommand(sub: ShellCommandRule, parent: ShellCommandRule): CompiledRule {
-  return compileRule(parent.globalOptions === true ? withGlobalOptions(sub, parent) : sub);
+function compileSubcommand(sub: ShellCommandRule, parent: ShellCommandRule, sets: OptionSets): CompiledRule {
+  return compileRule(parent.globalOptions === true ? withGlobalOptions(sub, parent) : sub, sets);
 }
 
 /** The subcommands' rules, compiled; an empty map when there are only patterns; null when there are none. */
-function compileSubcommands(rule: ShellCommandRule): Map<string, CompiledRule> | null {
+function compileSubcommands(rule: ShellCommandRule, sets: OptionSets): Map<string, CompiledRule> | null {
   if (rule.subcommands === undefined && rule.subcommandPatterns === undefined) return null;
-  return new Map(Object.entries(rule.subcommands ?? {}).map(([name, sub]) => [name, compileSubcommand(sub, rule)]));
+  return new Map(Object.entries(rule.subcommands ?? {}).map(([name, sub]) => [name, compileSubcommand(sub, rule, sets)]));
 }
 
 /** The `subcommandPatterns`, compiled, longest pattern first (a stable sort keeps the table's order among equals). */
-function compileSubcommandPatterns(rule: ShellCommandRule): SubcommandPattern[] {
+function compileSubcommandPatterns(rule: ShellCommandRule, sets: OptionSets): SubcommandPattern[] {
   return Object.entries(rule.subcommandPatterns ?? {})
     .map(([pattern, sub]) => {
       const star = pattern.indexOf('*');
-      return { prefix: pattern.slice(0, star), suffix: pattern.slice(star + 1), rule: compileSubcommand(sub, rule) };
+      return { prefix: pattern.slice(0, star), suffix: pattern.slice(star + 1), rule: compileSubcommand(sub, rule, sets) };
     })
     .sort((a, b) => b.prefix.length + b.suffix.length - (a.prefix.length + a.suffix.length));
 }
@@ -256,11 +263,15 @@ function markSensitivity(compiled: CompiledRule): void {
     !compiled.inert;
 }
 
-/** One rule of the table, compiled (its subcommands too). */
-function compileRule(rule: ShellCommandRule): CompiledRule {
+/** The table's named option sets (`optionSets`), by name. */
+type OptionSets = Readonly<Record<string, OptionSet>>;
+
+/** One rule of the table, compiled (its subcommands too), the lists of the option sets it uses added to its own first. */
+function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
+  const rule = withOptionSets(given, sets);
   const dryRunNames = (rule.dryRunOptions ?? []).map((o) => o.split('=')[0]!);
   const known = knownOptions(rule, dryRunNames);
-  const subcommands = compileSubcommands(rule);
+  const subcommands = compileSubcommands(rule, sets);
   const compiled: CompiledRule = {
     read: rule.read === true,
     destructive: rule.destructive === true,
@@ -306,7 +317,7 @@ function compileRule(rule: ShellCommandRule): CompiledRule {
     run: compileRun(rule.run),
     sql: compileSql(rule.sql),
     subcommands,
-    subcommandPatterns: compileSubcommandPatterns(rule),
+    subcommandPatterns: compileSubcommandPatterns(rule, sets),
     sensitive: false,
     mayBeDestructive: false,
   };
@@ -329,7 +340,7 @@ export function compileTable(table: ShellTable): CompiledTable {
   const valid = table === defaultShellTable ? table : parseShellTable(table);
   const rules = new Map<string, CompiledRule>();
   for (const [name, rule] of Object.entries(valid.commands)) {
-    if (typeof rule !== 'string') rules.set(name, compileRule(rule));
+    if (typeof rule !== 'string') rules.set(name, compileRule(rule, valid.optionSets ?? {}));
   }
   for (const [name, rule] of Object.entries(valid.commands)) {
     if (typeof rule === 'string') rules.set(name, rules.get(rule)!);

@@ -20,6 +20,7 @@ const dryRunOption = z
 const effectSchema = z
   .enum(['read', 'write', 'destructive'])
   .describe("what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write)");
+const optionSetName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a set name: letters, digits, '.', '_', '-'");
 const commandName = z.string().regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
 const subcommandPattern = z
   .string()
@@ -135,6 +136,7 @@ export interface ShellCommandRule {
   script?: z.infer<typeof scriptSchema>;
   run?: z.infer<typeof runSchema>;
   sql?: z.infer<typeof sqlSchema>;
+  use?: string[];
   subcommands?: Record<string, ShellCommandRule>;
   subcommandPatterns?: Record<string, ShellCommandRule>;
 }
@@ -244,7 +246,72 @@ const ruleShape = {
   script: scriptSchema.optional(),
   run: runSchema.optional(),
   sql: sqlSchema.optional(),
+  use: z
+    .array(optionSetName)
+    .optional()
+    .describe("names of the table's `optionSets` whose lists are added to this rule's own ('git log' uses 'git-log-options')"),
 };
+
+/** The fields of a rule that list options, which a named option set may hold (`optionSets`). */
+const OPTION_LIST_FIELDS = [
+  'flags',
+  'valueOptions',
+  'twoValueOptions',
+  'optionalValueOptions',
+  'writeOptions',
+  'execOptions',
+  'destructiveOptions',
+  'dryRunOptions',
+  'pathOptions',
+  'cwdOptions',
+  'infoOptions',
+  'patternOptions',
+  'listOptions',
+] as const;
+
+/** A rule field that lists options (see `OPTION_LIST_FIELDS`). */
+type OptionListField = (typeof OPTION_LIST_FIELDS)[number];
+
+/**
+ * A named, shared list of options (DESIGN.md §5.5): any of a rule's option
+ * lists, added to every rule that names the set in its `use`. Sets are flat:
+ * a set cannot use another.
+ */
+export type OptionSet = { description?: string } & Pick<ShellCommandRule, OptionListField>;
+
+const optionSetSchema = z
+  .strictObject({
+    description: z.string().optional().describe('what the options are, for readers of the table'),
+    ...(Object.fromEntries(OPTION_LIST_FIELDS.map((field) => [field, ruleShape[field]])) as Pick<typeof ruleShape, OptionListField>),
+    use: z
+      .never({ error: 'an option set cannot use another (sets are flat: list the options, or use both sets in the rule)' })
+      .optional()
+      .describe('not allowed: an option set cannot use another'),
+  })
+  .describe("named option lists that rules add to their own with `use` (git's log and diff options)");
+
+/**
+ * A rule with the lists of the option sets it `use`s added to its own (its
+ * own come first), and without `use`; the rule itself when it uses none.
+ * Subcommands are left as they are (each merges its own sets when compiled
+ * or checked). DESIGN.md §5.5.
+ *
+ * @param sets the table's `optionSets` (a set the rule names but `sets` lacks
+ *   adds nothing: `parseShellTable` refuses such a table first).
+ */
+export function withOptionSets(rule: ShellCommandRule, sets: Readonly<Record<string, OptionSet>>): ShellCommandRule {
+  if (rule.use === undefined) return rule;
+  const { use, ...merged } = rule;
+  for (const name of use) {
+    const set = Object.prototype.hasOwnProperty.call(sets, name) ? sets[name] : undefined;
+    if (set === undefined) continue;
+    for (const field of OPTION_LIST_FIELDS) {
+      const list = set[field];
+      if (list !== undefined) merged[field] = [...(merged[field] ?? []), ...list];
+    }
+  }
+  return merged;
+}
 
 /** The zod schema of one command's rule; recursive through `subcommands`. */
 export const shellCommandRuleSchema: z.ZodType<ShellCommandRule> = z
@@ -272,18 +339,25 @@ export const shellCommandRuleSchema: z.ZodType<ShellCommandRule> = z
  * The JSON schema of a shell command table (DESIGN.md §5.5), as a zod schema:
  *
  * ```
- * { description?, commands: { [name]: rule | "<other name>" }, trustedDirectories, nullDevices, variables }
+ * { description?, optionSets?: { [set]: option lists }, commands: { [name]: rule | "<other name>" },
+ *   trustedDirectories, nullDevices, variables, inertVariables? }
  * ```
  *
  * A rule says whether the command is read-only and which options, option
  * values and operands make it a write or destructive, which operands are
  * paths, its subcommands (recursively), and whether it runs another command
  * (`run`). A string instead of a rule names another command with the same
- * rule (`"egrep": "grep"`). Validated with `parseShellTable`.
+ * rule (`"egrep": "grep"`). A rule's `use` names option sets whose lists are
+ * added to its own (option lists many rules repeat, such as git's diff
+ * options). Validated with `parseShellTable`.
  */
 export const shellTableSchema = z
   .strictObject({
     description: z.string().optional().describe('what the table is, for readers'),
+    optionSets: z
+      .record(optionSetName, optionSetSchema)
+      .optional()
+      .describe('named option lists shared by rules: a rule adds a set\'s lists to its own with `use: ["<name>"]`'),
     commands: z
       .record(commandName, z.union([commandName, shellCommandRuleSchema]))
       .describe('command name to its rule, or to the name of a command with the same rule; any other command is a write'),
@@ -316,7 +390,16 @@ const shellTableFileSchema = shellTableSchema.extend({
 });
 
 /** Checks of a rule that a schema cannot state: options used by a field must be value options, and so on. */
-function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path: (string | number)[]; message: string } | null {
+function ruleProblems(
+  given: ShellCommandRule,
+  path: (string | number)[],
+  sets: Readonly<Record<string, OptionSet>>,
+): { path: (string | number)[]; message: string } | null {
+  const missing = (given.use ?? []).findIndex((name) => !Object.prototype.hasOwnProperty.call(sets, name));
+  if (missing >= 0) {
+    return { path: [...path, 'use', missing], message: `no option set '${given.use![missing]}' in optionSets` };
+  }
+  const rule = withOptionSets(given, sets);
   const values = new Set([...(rule.valueOptions ?? []), ...(rule.twoValueOptions ?? [])]);
   const mustTakeValue: [keyof ShellCommandRule, string[]][] = [
     ['pathOptions', rule.pathOptions ?? []],
@@ -354,7 +437,7 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
   }
   for (const field of ['subcommands', 'subcommandPatterns'] as const) {
     for (const [name, sub] of Object.entries(rule[field] ?? {})) {
-      const problem = ruleProblems(sub, [...path, field, name]);
+      const problem = ruleProblems(sub, [...path, field, name], sets);
       if (problem !== null) return problem;
     }
   }
@@ -369,8 +452,11 @@ function ruleProblems(rule: ShellCommandRule, path: (string | number)[]): { path
  * @param source where the table comes from, for the message (a file path).
  * @throws CatalogError naming the first bad entry by its path, e.g.
  *   `shell table: commands.sed.writeOptions.0: must be an option ...`, an
- *   alias to a command that is not a rule, or an option a field uses that is
- *   not a value option.
+ *   alias to a command that is not a rule, an option a field uses that is
+ *   not a value option (checked with the rule's option sets added), a `use`
+ *   naming no set of `optionSets` (`commands.git.subcommands.log.use.0: no
+ *   option set 'x' in optionSets`), or a set that uses another
+ *   (`optionSets.x.use`).
  */
 export function parseShellTable(input: unknown, source?: string): ShellTable {
   const where = source === undefined ? 'shell table' : `shell table ${source}`;
@@ -391,7 +477,7 @@ export function parseShellTable(input: unknown, source?: string): ShellTable {
       }
       continue;
     }
-    const problem = ruleProblems(rule, ['commands', name]);
+    const problem = ruleProblems(rule, ['commands', name], result.data.optionSets ?? {});
     if (problem !== null) throw new CatalogError(`${where}: ${problem.path.join('.')}: ${problem.message}`, problem.path);
   }
   const { $schema: _schema, ...table } = result.data;

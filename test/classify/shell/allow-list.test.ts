@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { classifyShellCommand, defaultShellTable } from '../../../src/classify/shell/index.js';
-import type { ShellCommandRule } from '../../../src/classify/shell/table-schema.js';
+import { withOptionSets, type ShellCommandRule } from '../../../src/classify/shell/table-schema.js';
 
 /** Every read rule of the table as the words that reach it (`git log`, `aws ec2 describe-pulse`), with the rule; aliases under their own names. */
 function readRules(): { words: string[]; rule: ShellCommandRule }[] {
@@ -27,8 +27,9 @@ function readRules(): { words: string[]; rule: ShellCommandRule }[] {
   return out;
 }
 
-/** Every option a rule lists anywhere, so the made-up ones below are surely unknown. */
-function listed(rule: ShellCommandRule): Set<string> {
+/** Every option a rule lists anywhere (its option sets' too), so the made-up ones below are surely unknown. */
+function listed(given: ShellCommandRule): Set<string> {
+  const rule = withOptionSets(given, defaultShellTable.optionSets ?? {});
   return new Set(
     [
       rule.flags,
