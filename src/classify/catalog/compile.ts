@@ -10,6 +10,7 @@
  */
 import type { ToolKind } from '../../../machines/safety.types.js';
 import { classifyShellCommand } from '../shell/index.js';
+import { classifyPowerShell } from '../powershell/index.js';
 import { classifySql } from '../sql/index.js';
 import {
   failClosed,
@@ -157,7 +158,7 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     destructive: rule.destructive === true,
     selfVerifying: rule.selfVerifying === true,
     failure: rule.failure ?? [],
-    echoes: rule.shell !== undefined || rule.sql !== undefined || rule.echoes === true,
+    echoes: rule.shell !== undefined || rule.powershell !== undefined || rule.sql !== undefined || rule.echoes === true,
   };
   if (rule.kind !== undefined) {
     const kind = rule.kind;
@@ -190,6 +191,18 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
         const command = args === null ? undefined : own(args, argument);
         if (command === undefined) return failClosed(`shell: argument '${argument}' is missing`);
         return classifyShellCommand(command, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
+      },
+    };
+  }
+  if (rule.powershell !== undefined) {
+    const argument = rule.powershell;
+    const table = catalog.commands;
+    return {
+      ...tool,
+      judge: (args, cwd) => {
+        const script = args === null ? undefined : own(args, argument);
+        if (script === undefined) return failClosed(`powershell: argument '${argument}' is missing`);
+        return classifyPowerShell(script, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
       },
     };
   }

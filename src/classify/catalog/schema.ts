@@ -59,12 +59,12 @@ const annotationsSchema = z.looseObject({
   title: z.string().optional(),
 });
 
-const RULE_KEYS = ['kind', 'argument', 'shell', 'sql', 'annotations'] as const;
+const RULE_KEYS = ['kind', 'argument', 'shell', 'powershell', 'sql', 'annotations'] as const;
 
 /**
  * One tool's rule in object form (catalog format 2). Exactly one of `kind`,
- * `argument` (with `cases`, `patterns`, `fallback`), `shell`, `sql` or
- * `annotations` says how its kind is found; the rest add to it.
+ * `argument` (with `cases`, `patterns`, `fallback`), `shell`, `powershell`,
+ * `sql` or `annotations` says how its kind is found; the rest add to it.
  */
 const toolRuleSchema = z
   .strictObject({
@@ -77,6 +77,9 @@ const toolRuleSchema = z
       .describe('Keyed: regular expressions (anchored to the whole value, case-insensitive) to kind, tried in order after `cases`.'),
     fallback: kindSchema.optional().describe('Keyed: the kind when no case or pattern matches; default `write`.'),
     shell: nameSchema.optional().describe('The argument holding a shell command (a script string, or an argv array).'),
+    powershell: nameSchema
+      .optional()
+      .describe('The argument holding a PowerShell script (never parsed as POSIX shell; src/classify/powershell/).'),
     sql: nameSchema.optional().describe('The argument holding SQL.'),
     dialect: z.enum(['postgres', 'sqlite']).optional().describe('The SQL dialect; default `postgres`.'),
     annotations: annotationsSchema.optional().describe('MCP annotations the tool declares.'),

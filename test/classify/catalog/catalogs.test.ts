@@ -211,7 +211,15 @@ describe('claude-code: commands are parsed', () => {
       kind: 'write',
       note: 'a WebSocket monitor has no command: fails closed',
     },
-    { tool: 'PowerShell', args: { command: 'Get-ChildItem -Force' }, kind: 'write', note: 'PowerShell is not parsed: fails closed' },
+    {
+      tool: 'PowerShell',
+      args: { command: 'Get-ChildItem -Force' },
+      kind: 'read',
+      note: 'PowerShell is parsed as PowerShell: a read verb',
+    },
+    { tool: 'PowerShell', args: { command: 'Remove-Item -Recurse -Force C:\\repo' }, kind: 'write', note: 'a remove verb' },
+    { tool: 'PowerShell', args: { command: 'Get-ChildItem $(rm x)' }, kind: 'write', note: 'a subexpression: fails closed' },
+    { tool: 'PowerShell', args: {}, kind: 'write', note: 'no command: fails closed' },
   ]);
 });
 

@@ -172,7 +172,7 @@ describe('validation of catalog format 2', () => {
 
   it('a rule with neither a kind nor a rule type is refused', () => {
     expect(catalogError(catalog({ a: { targets: { p: 'path' } } })).message).toContain(
-      'needs exactly one of kind, argument, shell, sql, annotations',
+      'needs exactly one of kind, argument, shell, powershell, sql, annotations',
     );
   });
 
