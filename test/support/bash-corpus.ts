@@ -18,6 +18,8 @@
  * (a template literal keeps here-documents readable) and why it is here.
  */
 
+import { SHELL_ESCAPES } from '../fixtures/escapes.js';
+
 /** One corpus entry. */
 export interface CorpusEntry {
   /** The command, as bash reads it. */
@@ -209,12 +211,26 @@ const directPayloads: CorpusEntry[] = [
   { command: "x='$(pwned)'; echo ${x@P}", why: 'prompt expansion runs command substitutions' },
 ];
 
-/** The whole corpus. */
-export const bashCorpus: readonly CorpusEntry[] = [
+/** The entries above. */
+const entries: readonly CorpusEntry[] = [
   ...parserDifferential,
   ...evaluatedAsCode,
   ...optionAsOperand,
   ...readsThatRun,
   ...sqlInShell,
   ...directPayloads,
+];
+
+/**
+ * The whole corpus: the entries above, and every escape of
+ * `test/fixtures/escapes.ts` (the list the guard, audit and adapter tests
+ * use) not already among them, each of which must be classified `write`.
+ */
+export const bashCorpus: readonly CorpusEntry[] = [
+  ...entries,
+  ...SHELL_ESCAPES.filter((escape) => !entries.some((entry) => entry.command === escape.command)).map((escape): CorpusEntry => ({
+    command: escape.command,
+    why: `test/fixtures/escapes.ts (${escape.kind})`,
+    expect: 'write',
+  })),
 ];

@@ -127,15 +127,17 @@ function stubScript(name: string, mark: string, real: string | null): string {
   const log = `printf '%s %s' ${shellQuote(mark)} ${shellQuote(name)} >> ${SANDBOX_LOG}/programs; printf ' %q' "$@" >> ${SANDBOX_LOG}/programs; printf '\\n' >> ${SANDBOX_LOG}/programs`;
   // -p: the stub's bash reads no BASH_ENV and imports no functions (a payload may export them).
   const lines = ['#!/bin/bash -p'];
+  // `ssh -V` alone (gcloud asks it) prints a version and connects nowhere: noted, not a failure.
+  if (name === 'ssh') lines.push(`[ "$*" = -V ] && { printf '${PASS_MARK} ssh -V\\n' >> ${SANDBOX_LOG}/programs; exit 0; }`);
   if (real !== null) {
     // An interpreter started by the #! line of a read program of this directory.
     lines.push(
       `case "$1" in ${SANDBOX_BIN}/*) printf '${PASS_MARK} %s %s\\n' ${shellQuote(name)} "$1" >> ${SANDBOX_LOG}/programs; exec ${real} "$@";; esac`,
     );
     if (name === 'gzip') {
-      // zcat, zgrep: gzip -cd (decompress to standard output) writes nothing.
+      // zcat, zgrep, locale -m: gzip -cd / -d -c (decompress to standard output) writes nothing.
       lines.push(
-        `case " $* " in *' -cd '*|*' -dc '*|*' -cdfq '*) printf '${PASS_MARK} gzip %s\\n' "$*" >> ${SANDBOX_LOG}/programs; exec ${real} "$@";; esac`,
+        `case " $* " in *' -cd '*|*' -dc '*|*' -cdfq '*|*' -d -c '*|*' -c -d '*) printf '${PASS_MARK} gzip %s\\n' "$*" >> ${SANDBOX_LOG}/programs; exec ${real} "$@";; esac`,
       );
     }
   }
@@ -266,6 +268,8 @@ function bwrapArgs(bin: string, log: string, work: string, command: string): str
     ['--unshare-all', '--die-with-parent', '--new-session', '--chdir', SANDBOX_WORK, '--clearenv'],
     ['--setenv', 'PATH', SANDBOX_BIN, '--setenv', 'HOME', SANDBOX_WORK, '--setenv', 'TMPDIR', `${SANDBOX_WORK}/.tmp`],
     ['--setenv', 'LANG', 'C.UTF-8', '--setenv', 'TERM', 'dumb', '--setenv', 'USER', 'harness'],
+    // Python programs (gcloud, az) cache bytecode beside their modules: a write outside that is no effect of the command.
+    ['--setenv', 'PYTHONDONTWRITEBYTECODE', '1'],
     ['--', '/usr/bin/strace', '-f', '-qq', '-e', 'status=failed', '-o', `${SANDBOX_LOG}/trace`, '/bin/bash', '-c', command],
   ].flat();
 }
