@@ -90,16 +90,23 @@ export interface CatalogChoice<N extends string = BuiltinCatalogName> {
   tiedWith: N[];
 }
 
-/** How many of the names a catalog would let through as reads (or resolves) by name alone: fewer is stricter. */
+/**
+ * How many of the names a catalog may let through as something other than a
+ * write: the ones it lists as not writes by name alone, and, when it has a
+ * catalog-wide `fallback` (which admits unlisted tools by the words of their
+ * arguments), every name it does not list. Fewer is stricter.
+ */
 function permissiveness(catalog: Catalog, names: Set<string>): number {
   const compiled = compileCatalog(catalog);
-  return [...names].filter((tool) => compiled.kindOf(tool, {}) !== 'write').length;
+  const listed = new Set(Object.keys(catalog.tools).map((tool) => tool.trim()));
+  return [...names].filter((tool) => (listed.has(tool) ? compiled.kindOf(tool, {}) !== 'write' : catalog.fallback !== undefined)).length;
 }
 
 /**
  * `--catalog auto`: the shipped catalog that lists the most distinct tool
  * names of a transcript. On a tie the strictest candidate wins, the one that
- * judges the fewest of the names as reads by their name alone (then the
+ * may admit the fewest of the names (`permissiveness`: listed as no write,
+ * or unlisted under a catalog-wide `fallback`), then the
  * earlier in `builtinCatalogs`' order, `pulse` first), and `tiedWith` names
  * the others; no names at all gives `pulse`. `candidates` (by name, in
  * order of preference on a full tie) are the shipped catalogs by default;
