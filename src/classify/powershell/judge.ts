@@ -215,7 +215,16 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
   ctx.parts.push(psWrite(targets, flag !== undefined, flag !== undefined ? R.destructive(typed, flag.raw) : R['write-verb'](typed)));
 }
 
-/** A native program's argv as PowerShell passes it, or the reason it may pass it differently. */
+/** A word that is one quoted string, nothing written beside it: PowerShell never expands its wildcards. */
+const ONE_QUOTED_STRING = /^('([^']|'')*'|"([^"]|"")*")$/;
+
+/**
+ * A native program's argv as PowerShell passes it, or the reason it may pass
+ * it differently: pwsh outside Windows expands a wildcard not quoted (to file
+ * names that may read as options), and on Windows a program that is a `.cmd`
+ * shim (`npm`) runs through cmd.exe, which reads `&|<>^%` in its arguments as
+ * its own syntax.
+ */
 function nativeArgv(name: string, elements: PsCommand): string[] | string {
   const argv = [name];
   for (const element of elements) {
@@ -229,6 +238,8 @@ function nativeArgv(name: string, elements: PsCommand): string[] | string {
       (!element.quoted && /^[-+]?\.?\d/.test(t) && !/^-?\d+$/.test(t)) ||
       (/\s/.test(t) && t.endsWith('\\'));
     if (odd) return R['native-argument'](name, element.raw);
+    if (/[*?[]/.test(t) && !ONE_QUOTED_STRING.test(element.raw)) return R['native-glob'](name, element.raw);
+    if (/[&|<>^%]/.test(t)) return R['native-cmd-syntax'](name, element.raw);
     argv.push(t);
   }
   return argv;

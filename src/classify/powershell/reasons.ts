@@ -63,5 +63,9 @@ export const POWERSHELL_REASONS = Object.freeze({
   'member-argument': (name: string) => `'${name}' with a member name calls it on every input object`,
   'native-unknown': (name: string) => `'${name}' is a native program this classifier cannot judge`,
   'native-argument': (name: string, word: string) => `'${name}' gets an argument PowerShell may pass differently: ${word}`,
+  'native-glob': (name: string, word: string) =>
+    `'${name}' gets a wildcard not quoted, which pwsh outside Windows expands to file names (that may read as options): ${word}`,
+  'native-cmd-syntax': (name: string, word: string) =>
+    `'${name}' gets an argument cmd.exe reads as its own syntax when the program is a .cmd shim on Windows: ${word}`,
   'native-not-read': (name: string) => `'${name}' as a native program is not read-only`,
 });

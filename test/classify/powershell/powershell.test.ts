@@ -92,6 +92,19 @@ const cases: Case[] = [
   { script: 'unknown-thing', kind: 'write' },
   { script: 'Microsoft.PowerShell.Management\\Remove-Item x', kind: 'write' },
 
+  // a native program's argument: an unquoted wildcard pwsh expands outside Windows, cmd.exe syntax for a .cmd shim
+  { script: 'sed -n p *', kind: 'write', reason: R['native-glob']('sed', '*') },
+  { script: 'git diff *', kind: 'write', reason: R['native-glob']('git', '*') },
+  { script: 'git log -- src/?.ts', kind: 'write', reason: R['native-glob']('git', 'src/?.ts') },
+  { script: 'git log -- a[b]', kind: 'write', reason: R['native-glob']('git', 'a[b]') },
+  { script: "git log -- a'*'", kind: 'write', reason: R['native-glob']('git', "a'*'") },
+  { script: "git grep -e 'a.*b'", kind: 'read' },
+  { script: "npm view 'react&calc' version", kind: 'write', reason: R['native-cmd-syntax']('npm', "'react&calc'") },
+  { script: 'npm view "a|b" version', kind: 'write', reason: R['native-cmd-syntax']('npm', '"a|b"') },
+  { script: "git log '--format=%H'", kind: 'write', reason: R['native-cmd-syntax']('git', "'--format=%H'") },
+  { script: "npm view 'x^y'", kind: 'write' },
+  { script: "npm view 'x>y'", kind: 'write' },
+
   // destructive
   { script: 'Remove-Item -Recurse -Force C:\\repo\\build', kind: 'write', targets: ['/C:/repo/build'], destructive: true },
   { script: 'rm -r build', kind: 'write', targets: ['/C:/work/build'], destructive: true },
@@ -199,6 +212,16 @@ describe('the shell classifier hands PowerShell over', () => {
     expect(classifyShellCommand("pwsh -c 'Get-Item @(Remove-Item x)'").kind).toBe('write');
     expect(classifyShellCommand('/usr/bin/pwsh -c "Remove-Item -Recurse x"').destructive).toBe(true);
     expect(classifyShellCommand('pwsh -c "Get-Date" && rm y').kind).toBe('write');
+  });
+
+  it('a single-quoted script is judged by PowerShell alone, not as code bash may evaluate', () => {
+    expect(classifyShellCommand(`pwsh -c 'Get-Content "$(Remove-Item x)"'`)).toMatchObject({
+      kind: 'write',
+      reason: expect.stringMatching(/^powershell: /),
+    });
+    // Elsewhere bash may evaluate it (a subscript of `read`, `declare`): still a write for bash's reason.
+    expect(classifyShellCommand(`read 'a[$(rm x)]'`).reason).not.toMatch(/^powershell:/);
+    expect(classifyShellCommand(`f() { read "$1"; }; f 'a[$(rm x)]'`).kind).toBe('write');
   });
 
   it('an argv array, as Codex sends it on Windows', () => {
