@@ -57,6 +57,7 @@ export const POWERSHELL_REASONS = Object.freeze({
   'dry-run': (name: string) => `'${name} -WhatIf' is a dry run`,
   'location-change': (name: string) => `'${name}' changes only the current location`,
   'unknown-parameter': (name: string, parameter: string) => `'${name} ${parameter}' is not a parameter this classifier knows`,
+  'parameter-assigns': (name: string, parameter: string) => `'${name} ${parameter}' assigns a variable this classifier does not follow`,
   'parameter-writes': (name: string, parameter: string) => `'${name} ${parameter}' writes or runs a program`,
   'dynamic-argument': (name: string) => `'${name}' has an argument only known when it runs`,
   'block-argument': (name: string) => `'${name}' runs a script block that is not read-only`,
