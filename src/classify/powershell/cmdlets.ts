@@ -112,8 +112,12 @@ export const UNIX_SHADOWED: ReadonlySet<string> = new Set([
   'ac',
 ]);
 
-/** Verbs whose every cmdlet only reads (`Get-`, `Test-`, ...), except those in `NOT_READ`. */
-export const READ_VERBS: ReadonlySet<string> = new Set([
+/**
+ * Verbs of read-looking cmdlets, used only to word the reason a cmdlet of
+ * such a verb not in `READ_CMDLETS` is a write (`Get-WindowsUpdate
+ * -Install` is a module's cmdlet): a verb proves nothing.
+ */
+export const READ_LOOKING_VERBS: ReadonlySet<string> = new Set([
   'get',
   'test',
   'select',
@@ -127,32 +131,10 @@ export const READ_VERBS: ReadonlySet<string> = new Set([
   'convert',
   'convertto',
   'convertfrom',
+  'format',
+  'out',
+  'write',
 ]);
-
-/** Cmdlets of other verbs that only read or compute. */
-export const READ_CMDLETS: ReadonlySet<string> = new Set([
-  'out-string',
-  'out-host',
-  'out-null',
-  'out-default',
-  'write-output',
-  'write-host',
-  'write-verbose',
-  'write-warning',
-  'write-debug',
-  'write-information',
-  'format-table',
-  'format-list',
-  'format-wide',
-  'format-custom',
-  'format-hex',
-  'foreach-object',
-  'join-path',
-  'split-path',
-]);
-
-/** Cmdlets of a read verb that are not reads: they ask the user, or repair what they test. */
-export const NOT_READ: ReadonlySet<string> = new Set(['get-credential', 'test-computersecurechannel']);
 
 /** Cmdlets that only change the current location (a read without targets). */
 export const LOCATION_CMDLETS: ReadonlySet<string> = new Set(['set-location', 'push-location', 'pop-location']);
@@ -233,14 +215,30 @@ const COMMON_VALUES = [
   'pv',
 ];
 
+/** The common parameters that assign a variable of the session: not taken by a read (the classifier tracks no variables). */
+export const VARIABLE_PARAMETERS: ReadonlySet<string> = new Set([
+  'errorvariable',
+  'ev',
+  'warningvariable',
+  'wv',
+  'informationvariable',
+  'iv',
+  'outvariable',
+  'ov',
+  'pipelinevariable',
+  'pv',
+]);
+
 /** How a cmdlet's arguments name paths: its parameters, which of them are paths, and what each positional operand is. */
 export interface PathSpec {
   switches: ReadonlySet<string>;
   values: ReadonlySet<string>;
   /** Value parameters that name a path target. */
   paths: ReadonlySet<string>;
-  /** What the positional operands are, in order; one past the list is not known. */
+  /** What the positional operands are, in order; one past the list is not known unless `more`. */
   positional: readonly ('path' | 'other')[];
+  /** Operands past `positional` are taken as 'other' (a parameter that takes the remaining arguments). */
+  more: boolean;
 }
 
 const PATH_PARAMS = ['path', 'literalpath', 'lp', 'pspath'];
@@ -252,7 +250,13 @@ function spec(switches: string[], values: string[], positional: PathSpec['positi
     values: new Set([...values, ...paths, ...COMMON_VALUES]),
     paths: new Set(paths),
     positional,
+    more: false,
   };
+}
+
+/** A read cmdlet naming no paths: its switches, its value parameters, its positional operands (`more`: any number). */
+function plain(switches: string[], values: string[], positional = 0, more = false): PathSpec {
+  return { ...spec(switches, values, Array<'other'>(positional).fill('other'), []), more };
 }
 
 const CONTENT_WRITE = spec(
@@ -315,8 +319,21 @@ export const PATH_CMDLETS: ReadonlyMap<string, PathSpec> = new Map([
       ['other', 'path'],
     ),
   ],
-  ['get-filehash', spec([], ['algorithm'], ['path'])],
-  ['format-hex', spec(['raw'], ['encoding', 'count', 'offset'], ['path'])],
+  ['get-filehash', spec([], ['algorithm', 'inputstream'], ['path'])],
+  ['format-hex', spec(['raw'], ['encoding', 'count', 'offset', 'inputobject'], ['path'])],
+  ['get-acl', spec(['audit', 'allcentralaccesspolicies'], ['inputobject', ...FILTERS], ['path'])],
+  ['get-itempropertyvalue', spec([], ['name', ...FILTERS], ['path', 'other'])],
+  ['convert-path', spec([], [], ['path'])],
+  ['select-xml', spec([], ['xpath', 'namespace', 'content', 'xml'], ['other', 'path'])],
+  ['test-json', spec([], ['json', 'schema', 'options'], ['other', 'other'], [...PATH_PARAMS, 'schemafile'])],
+  [
+    'get-winevent',
+    spec(
+      ['force', 'oldest'],
+      ['logname', 'listlog', 'listprovider', 'providername', 'maxevents', 'computername', 'credential', 'filterxpath', 'filterxml'],
+      ['other'],
+    ),
+  ],
   ['set-location', spec(['passthru'], ['stackname'], ['path'])],
   ['push-location', spec(['passthru'], ['stackname'], ['path'])],
   ['remove-item', spec(['recurse', 'force'], ['stream', 'credential', ...FILTERS], ['path'])],
@@ -345,3 +362,202 @@ export const PATH_CMDLETS: ReadonlyMap<string, PathSpec> = new Map([
 
 /** The parameters of any `Export-*` cmdlet that name the file it writes, and its first positional operand. */
 export const EXPORT_SPEC: PathSpec = spec([], [], ['path'], [...PATH_PARAMS, 'filepath']);
+
+const WHERE_OPERATORS = [
+  'eq',
+  'ne',
+  'gt',
+  'ge',
+  'lt',
+  'le',
+  'like',
+  'notlike',
+  'match',
+  'notmatch',
+  'contains',
+  'notcontains',
+  'in',
+  'notin',
+];
+const FORMAT = ['force', 'showerror', 'displayerror'];
+const FORMAT_VALUES = ['property', 'groupby', 'view', 'expand', 'inputobject'];
+const WRITE_STREAM = plain([], ['message'], 1);
+
+/** Read cmdlets that name no paths, with their parameters (built-ins of PowerShell 7 and Windows PowerShell 5.1). */
+const PLAIN_READS: [string, PathSpec][] = [
+  ['get-location', plain(['stack'], ['psprovider', 'psdrive', 'stackname'])],
+  ['get-process', plain(['module', 'fileversioninfo', 'includeusername'], ['name', 'id', 'inputobject', 'computername'], 1)],
+  [
+    'get-service',
+    plain(['dependentservices', 'requiredservices'], ['name', 'displayname', 'include', 'exclude', 'inputobject', 'computername'], 1),
+  ],
+  [
+    'get-date',
+    plain(
+      ['asutc'],
+      ['date', 'year', 'month', 'day', 'hour', 'minute', 'second', 'millisecond', 'displayhint', 'format', 'uformat', 'unixtimeseconds'],
+      1,
+    ),
+  ],
+  [
+    'get-command',
+    plain(
+      ['syntax', 'showcommandinfo', 'all', 'listimported', 'usefuzzymatching', 'useabbreviationexpansion'],
+      ['name', 'verb', 'noun', 'module', 'fullyqualifiedmodule', 'commandtype', 'totalcount', 'parametername', 'parametertype'],
+      1,
+    ),
+  ],
+  ['get-help', plain(['full', 'detailed', 'examples'], ['name', 'path', 'category', 'component', 'functionality', 'role', 'parameter'], 1)],
+  ['get-module', plain(['all', 'listavailable', 'refresh', 'skipeditioncheck'], ['name', 'fullyqualifiedname', 'psedition'], 1)],
+  ['get-variable', plain(['valueonly'], ['name', 'include', 'exclude', 'scope'], 1)],
+  ['get-member', plain(['static', 'force'], ['name', 'inputobject', 'membertype', 'view'], 1)],
+  ['get-alias', plain([], ['name', 'exclude', 'scope', 'definition'], 1)],
+  ['get-psdrive', plain([], ['name', 'literalname', 'scope', 'psprovider'], 1)],
+  ['get-psprovider', plain([], ['psprovider'], 1)],
+  ['get-host', plain([], [])],
+  ['get-culture', plain(['listavailable', 'nouseroverrides'], ['name'], 1)],
+  ['get-uiculture', plain([], [])],
+  ['get-timezone', plain(['listavailable'], ['name', 'id'], 1)],
+  ['get-random', plain(['shuffle'], ['maximum', 'minimum', 'inputobject', 'count', 'setseed'], 1)],
+  ['get-uptime', plain(['since'], [])],
+  ['get-computerinfo', plain([], ['property'], 1)],
+  ['get-executionpolicy', plain(['list'], ['scope'])],
+  ['get-unique', plain(['asstring', 'ontype', 'caseinsensitive'], ['inputobject'])],
+  ['get-verb', plain([], ['verb', 'group'], 1)],
+  [
+    'get-netipaddress',
+    plain(
+      ['includeallcompartments'],
+      ['ipaddress', 'interfaceindex', 'interfacealias', 'addressfamily', 'type', 'prefixlength', 'prefixorigin', 'suffixorigin'],
+      1,
+    ),
+  ],
+  [
+    'get-nettcpconnection',
+    plain([], ['localaddress', 'localport', 'remoteaddress', 'remoteport', 'state', 'appliedsetting', 'owningprocess'], 2),
+  ],
+  [
+    'get-ciminstance',
+    plain(
+      ['keyonly', 'shallow'],
+      ['classname', 'filter', 'property', 'namespace', 'query', 'querydialect', 'computername', 'operationtimeoutsec'],
+      1,
+    ),
+  ],
+  [
+    'get-eventlog',
+    plain(
+      ['asbaseobject', 'list', 'asstring'],
+      ['logname', 'instanceid', 'computername', 'newest', 'after', 'before', 'username', 'index', 'entrytype', 'source', 'message'],
+      2,
+    ),
+  ],
+  [
+    'select-object',
+    plain(
+      ['unique', 'wait', 'caseinsensitive'],
+      ['property', 'excludeproperty', 'expandproperty', 'first', 'last', 'skip', 'skiplast', 'index', 'skipindex', 'inputobject'],
+      1,
+    ),
+  ],
+  [
+    'measure-object',
+    plain(
+      ['sum', 'average', 'maximum', 'minimum', 'standarddeviation', 'allstats', 'line', 'word', 'character', 'ignorewhitespace'],
+      ['property', 'inputobject'],
+      1,
+    ),
+  ],
+  ['measure-command', plain([], ['expression', 'inputobject'], 1)],
+  ['sort-object', plain(['descending', 'unique', 'casesensitive', 'stable'], ['property', 'inputobject', 'culture', 'top', 'bottom'], 1)],
+  [
+    'where-object',
+    plain(
+      [...WHERE_OPERATORS.flatMap((op) => [op, `c${op}`, `i${op}`]), 'is', 'isnot', 'not'],
+      ['filterscript', 'property', 'value', 'inputobject'],
+      2,
+    ),
+  ],
+  ['group-object', plain(['noelement', 'ashashtable', 'asstring', 'casesensitive'], ['property', 'inputobject', 'culture'], 1)],
+  [
+    'compare-object',
+    plain(
+      ['excludedifferent', 'includeequal', 'passthru', 'casesensitive'],
+      ['referenceobject', 'differenceobject', 'syncwindow', 'property', 'culture'],
+      2,
+    ),
+  ],
+  ['convertto-json', plain(['compress', 'enumsasstrings', 'asarray'], ['inputobject', 'depth', 'escapehandling'], 1)],
+  ['convertfrom-json', plain(['ashashtable', 'noenumerate'], ['inputobject', 'depth', 'datekind'], 1)],
+  [
+    'convertto-csv',
+    plain(
+      ['useculture', 'includetypeinformation', 'notypeinformation', 'noheader'],
+      ['inputobject', 'delimiter', 'quotefields', 'usequotes'],
+      2,
+    ),
+  ],
+  ['convertfrom-csv', plain(['useculture'], ['inputobject', 'delimiter', 'header'], 2)],
+  [
+    'convertto-html',
+    plain(
+      ['fragment', 'transitional'],
+      ['property', 'head', 'title', 'body', 'precontent', 'postcontent', 'as', 'cssuri', 'inputobject', 'meta', 'charset'],
+      1,
+    ),
+  ],
+  ['convertto-xml', plain(['notypeinformation'], ['inputobject', 'depth', 'as'], 1)],
+  ['convertfrom-stringdata', plain([], ['stringdata', 'delimiter'], 1)],
+  ['convertfrom-sddlstring', plain([], ['sddl', 'type'], 1)],
+  ['format-table', plain(['autosize', 'hidetableheaders', 'wrap', 'repeatheader', ...FORMAT], FORMAT_VALUES, 1)],
+  ['format-list', plain(FORMAT, FORMAT_VALUES, 1)],
+  ['format-wide', plain(['autosize', ...FORMAT], ['column', ...FORMAT_VALUES], 1)],
+  ['format-custom', plain(FORMAT, ['depth', ...FORMAT_VALUES], 1)],
+  ['out-string', plain(['stream', 'nonewline'], ['inputobject', 'width'])],
+  ['out-host', plain(['paging'], ['inputobject'])],
+  ['out-null', plain([], ['inputobject'])],
+  ['out-default', plain(['transcript'], ['inputobject'])],
+  ['write-output', plain(['noenumerate'], ['inputobject'], 1, true)],
+  ['write-host', plain(['nonewline'], ['object', 'separator', 'foregroundcolor', 'backgroundcolor'], 1, true)],
+  ['write-verbose', WRITE_STREAM],
+  ['write-warning', WRITE_STREAM],
+  ['write-debug', WRITE_STREAM],
+  ['write-information', plain([], ['messagedata', 'tags'], 2)],
+  ['join-path', plain(['resolve'], ['path', 'childpath', 'additionalchildpath', 'extension'], 2, true)],
+  [
+    'split-path',
+    plain(['parent', 'leaf', 'leafbase', 'extension', 'qualifier', 'noqualifier', 'isabsolute', 'resolve'], ['path', 'literalpath'], 1),
+  ],
+  ['foreach-object', plain([], ['begin', 'process', 'end', 'remainingscripts'], 1, true)],
+];
+
+/** Read cmdlets among `PATH_CMDLETS`. */
+const PATH_READS = [
+  'get-childitem',
+  'get-content',
+  'get-item',
+  'get-itemproperty',
+  'get-itempropertyvalue',
+  'get-filehash',
+  'get-acl',
+  'get-winevent',
+  'test-path',
+  'test-json',
+  'resolve-path',
+  'convert-path',
+  'select-string',
+  'select-xml',
+  'format-hex',
+];
+
+/**
+ * The cmdlets that only read or compute, with the parameters known to keep
+ * them so (DESIGN.md §5.5): a read is a cmdlet of this list with only these
+ * parameters; any other cmdlet, whatever its verb, or another parameter, is
+ * a write. The common parameters that assign variables (`VARIABLE_PARAMETERS`)
+ * are not reads either.
+ */
+export const READ_CMDLETS: ReadonlyMap<string, PathSpec> = new Map([
+  ...PLAIN_READS,
+  ...PATH_READS.map((name): [string, PathSpec] => [name, PATH_CMDLETS.get(name)!]),
+]);

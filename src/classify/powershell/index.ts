@@ -2,18 +2,23 @@
  * PowerShell commands classified (DESIGN.md §5.5, §5.6): what Codex on
  * Windows and other agents run through `powershell -Command …`/`pwsh`, or a
  * tool that takes a PowerShell script. A PowerShell command is never parsed
- * as POSIX shell. Reads are an allow-list: cmdlets of the read verbs
- * (`Get-`, `Test-`, `Select-`, `Measure-`, `Resolve-`, `Find-`, `Compare-`,
- * `Sort-`, `Where-`, `Group-`, `Convert*-`), a few others (`Format-Table`
- * and its kind, `Out-String`, `Out-Host`, `Write-Output`, `Write-Host`,
- * `ForEach-Object` whose script block reads), `Set-Location` (a location
- * change), a write cmdlet with `-WhatIf` (a dry run), native programs the
- * shell command table calls reads, and expressions of literals and inert
- * variables. Everything else is a write: other verbs (`Remove-`, `Set-`,
- * `New-`, `Invoke-Expression`, `Export-`, `Out-File`...), the call operator
- * `&`, dot-sourcing, unknown cmdlets and programs, a redirection to a file,
- * and anything the tokenizer does not read (`tokenize.ts`). `Remove-Item`
- * with `-Recurse`, `-Force` or a parameter not known is destructive.
+ * as POSIX shell. Reads are an allow-list (`cmdlets.ts`, `READ_CMDLETS`):
+ * built-in cmdlets known to only read or compute (`Get-ChildItem`,
+ * `Get-Content`, `Test-Path`, `Select-Object`, `Measure-Object`,
+ * `Format-Table`, `ConvertTo-Json`, `Write-Output`, `ForEach-Object` whose
+ * script block reads...), each with only the parameters known for it; a
+ * verb proves nothing (`Get-WindowsUpdate -Install` is a module's cmdlet).
+ * Also reads: `Set-Location` (a location change), a write cmdlet with
+ * `-WhatIf` (a dry run), native programs the shell command table calls
+ * reads (an argument holding a wildcard not quoted, which pwsh expands
+ * outside Windows, or `&|<>^%`, which cmd.exe reads in a `.cmd` shim's
+ * arguments, is a write), and expressions of literals and inert
+ * variables. Everything else is a write: any other cmdlet, a parameter not
+ * known, a common parameter that assigns a variable (`-OutVariable`), the
+ * call operator `&`, dot-sourcing, unknown programs, a redirection to a
+ * file, and anything the tokenizer does not read (`tokenize.ts`).
+ * `Remove-Item` with `-Recurse`, `-Force` or a parameter not known is
+ * destructive.
  *
  * Targets: `-Path`/`-LiteralPath` values and the positional path of path
  * cmdlets, resolved against the working directory (`paths.ts`: `C:\repo`

@@ -12,12 +12,12 @@ import {
   EXPORT_SPEC,
   KEYWORDS,
   LOCATION_CMDLETS,
-  NOT_READ,
   PATH_CMDLETS,
   READ_CMDLETS,
-  READ_VERBS,
+  READ_LOOKING_VERBS,
   SCRIPT_CMDLETS,
   UNIX_SHADOWED,
+  VARIABLE_PARAMETERS,
   WHATIF_CMDLETS,
   type PathSpec,
 } from './cmdlets.js';
@@ -148,15 +148,15 @@ function blocksRead(args: Args, ctx: PsContext, depth: number): boolean {
 }
 
 /** The reason a read cmdlet's arguments make it something else, or null. */
-function readCmdletProblem(name: string, typed: string, args: Args, spec: PathSpec | null): string | null {
-  if (spec !== null) {
-    const unknown = args.params.find((p) => !spec.switches.has(p.name) && !spec.values.has(p.name));
-    if (unknown !== undefined) return R['unknown-parameter'](typed, unknown.raw);
-    if (args.positional.length > spec.positional.length) return R['unknown-parameter'](typed, '(operand)');
-  }
+function readCmdletProblem(name: string, typed: string, args: Args, spec: PathSpec): string | null {
   if (name === 'get-help' && args.params.some((p) => 'online'.startsWith(p.name) && p.name.length >= 2)) {
     return R['parameter-writes'](typed, '-Online');
   }
+  const unknown = args.params.find((p) => !spec.switches.has(p.name) && !spec.values.has(p.name));
+  if (unknown !== undefined) return R['unknown-parameter'](typed, unknown.raw);
+  const assigns = args.params.find((p) => VARIABLE_PARAMETERS.has(p.name));
+  if (assigns !== undefined) return R['parameter-assigns'](typed, assigns.raw);
+  if (!spec.more && args.positional.length > spec.positional.length) return R['unknown-parameter'](typed, '(operand)');
   if (SCRIPT_CMDLETS.has(name) && args.dynamic) return R['dynamic-argument'](typed);
   if (name === 'foreach-object') {
     const member = args.params.find((p) => !['begin', 'process', 'end', 'remainingscripts'].includes(p.name));
@@ -170,7 +170,8 @@ function readCmdletProblem(name: string, typed: string, args: Args, spec: PathSp
 function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand; position: number }, ctx: PsContext, depth: number): void {
   const { name, typed, elements, position } = command;
   const verb = name.slice(0, name.indexOf('-'));
-  const spec = PATH_CMDLETS.get(name) ?? (verb === 'export' ? EXPORT_SPEC : null);
+  const readSpec = READ_CMDLETS.get(name);
+  const spec = readSpec ?? PATH_CMDLETS.get(name) ?? (verb === 'export' ? EXPORT_SPEC : null);
   const args = parseArgs(elements, spec);
   const blocksOk = blocksRead(args, ctx, depth);
   if (LOCATION_CMDLETS.has(name) || name === 'pop-location') {
@@ -178,12 +179,11 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
     if (blocksOk) ctx.parts.push(psRead([], R['location-change'](typed)));
     return;
   }
-  const read = (READ_VERBS.has(verb) || READ_CMDLETS.has(name)) && !NOT_READ.has(name);
-  if (read) {
-    const problem = readCmdletProblem(name, typed, args, spec);
+  if (readSpec !== undefined) {
+    const problem = readCmdletProblem(name, typed, args, readSpec);
     if (problem !== null) ctx.parts.push(psWrite([], false, problem));
     else if (blocksOk) {
-      const targets = spec === null ? [] : pathTargets(args, spec, ctx);
+      const targets = pathTargets(args, readSpec, ctx);
       // Listing with no path lists the current location (as `ls` does in the shell classifier).
       if (name === 'get-childitem' && targets.length === 0 && position === 0) targets.push(...targetsOf([DOT], ctx));
       ctx.parts.push(psRead(targets, R['read-verb'](typed)));
@@ -212,10 +212,20 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
     name === 'remove-item'
       ? args.params.find((p) => !spec!.values.has(p.name) && !['verbose', 'vb', 'debug', 'db', 'confirm', 'cf'].includes(p.name))
       : undefined;
-  ctx.parts.push(psWrite(targets, flag !== undefined, flag !== undefined ? R.destructive(typed, flag.raw) : R['write-verb'](typed)));
+  const plain = spec === null && READ_LOOKING_VERBS.has(verb) ? R['unknown-command'](typed) : R['write-verb'](typed);
+  ctx.parts.push(psWrite(targets, flag !== undefined, flag !== undefined ? R.destructive(typed, flag.raw) : plain));
 }
 
-/** A native program's argv as PowerShell passes it, or the reason it may pass it differently. */
+/** A word that is one quoted string, nothing written beside it: PowerShell never expands its wildcards. */
+const ONE_QUOTED_STRING = /^('([^']|'')*'|"([^"]|"")*")$/;
+
+/**
+ * A native program's argv as PowerShell passes it, or the reason it may pass
+ * it differently: pwsh outside Windows expands a wildcard not quoted (to file
+ * names that may read as options), and on Windows a program that is a `.cmd`
+ * shim (`npm`) runs through cmd.exe, which reads `&|<>^%` in its arguments as
+ * its own syntax.
+ */
 function nativeArgv(name: string, elements: PsCommand): string[] | string {
   const argv = [name];
   for (const element of elements) {
@@ -229,6 +239,8 @@ function nativeArgv(name: string, elements: PsCommand): string[] | string {
       (!element.quoted && /^[-+]?\.?\d/.test(t) && !/^-?\d+$/.test(t)) ||
       (/\s/.test(t) && t.endsWith('\\'));
     if (odd) return R['native-argument'](name, element.raw);
+    if (/[*?[]/.test(t) && !ONE_QUOTED_STRING.test(element.raw)) return R['native-glob'](name, element.raw);
+    if (/[&|<>^%]/.test(t)) return R['native-cmd-syntax'](name, element.raw);
     argv.push(t);
   }
   return argv;

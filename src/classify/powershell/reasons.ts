@@ -57,11 +57,16 @@ export const POWERSHELL_REASONS = Object.freeze({
   'dry-run': (name: string) => `'${name} -WhatIf' is a dry run`,
   'location-change': (name: string) => `'${name}' changes only the current location`,
   'unknown-parameter': (name: string, parameter: string) => `'${name} ${parameter}' is not a parameter this classifier knows`,
+  'parameter-assigns': (name: string, parameter: string) => `'${name} ${parameter}' assigns a variable this classifier does not follow`,
   'parameter-writes': (name: string, parameter: string) => `'${name} ${parameter}' writes or runs a program`,
   'dynamic-argument': (name: string) => `'${name}' has an argument only known when it runs`,
   'block-argument': (name: string) => `'${name}' runs a script block that is not read-only`,
   'member-argument': (name: string) => `'${name}' with a member name calls it on every input object`,
   'native-unknown': (name: string) => `'${name}' is a native program this classifier cannot judge`,
   'native-argument': (name: string, word: string) => `'${name}' gets an argument PowerShell may pass differently: ${word}`,
+  'native-glob': (name: string, word: string) =>
+    `'${name}' gets a wildcard not quoted, which pwsh outside Windows expands to file names (that may read as options): ${word}`,
+  'native-cmd-syntax': (name: string, word: string) =>
+    `'${name}' gets an argument cmd.exe reads as its own syntax when the program is a .cmd shim on Windows: ${word}`,
   'native-not-read': (name: string) => `'${name}' as a native program is not read-only`,
 });

@@ -5,8 +5,24 @@
  * cannot follow what such text runs, so a tree holding one is a write.
  */
 import type { Node as SyntaxNode } from 'web-tree-sitter';
+import { POWERSHELL_PROGRAMS } from '../powershell/cli.js';
 import { testOperandProblem } from './names.js';
 import { SHELL_REASONS } from './reasons.js';
+
+/**
+ * Whether a single-quoted string is an argument of a command named
+ * `pwsh`/`powershell` (or a path ending in one): bash hands it over as it
+ * is and never evaluates it, and the PowerShell classifier judges it (a
+ * function of that name is a write in the judge).
+ */
+function handedToPowerShell(node: SyntaxNode, source: string): boolean {
+  const command = node.parent;
+  if (command?.type !== 'command') return false;
+  const name = command.childForFieldName('name');
+  if (name === null) return false;
+  const text = source.slice(name.startIndex, name.endIndex);
+  return POWERSHELL_PROGRAMS.has((text.split('/').pop() ?? '').toLowerCase());
+}
 
 /**
  * Where bash runs code hidden in text: it evaluates array subscripts (and so
@@ -23,6 +39,7 @@ export function evaluatedCode(root: SyntaxNode, source: string): string | null {
     const text = () => source.slice(node.startIndex, node.endIndex);
     switch (node.type) {
       case 'raw_string':
+        if (handedToPowerShell(node, source)) continue;
         if (/\$\(|`|\$\{/.test(text())) return SHELL_REASONS['quoted-substitution'];
         continue;
       case 'ansi_c_string':

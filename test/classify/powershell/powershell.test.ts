@@ -51,6 +51,18 @@ const cases: Case[] = [
   { script: 'Set-Location C:\\repo', kind: 'read', reason: R['location-change']('Set-Location') },
   { script: 'Remove-Item x -WhatIf', kind: 'read', reason: R['dry-run']('Remove-Item') },
   { script: '# a comment\nGet-Date', kind: 'read' },
+  { script: 'Get-Date -Format o', kind: 'read' },
+  { script: 'Get-Module -ListAvailable', kind: 'read' },
+  { script: 'Get-CimInstance Win32_OperatingSystem', kind: 'read' },
+  { script: 'Get-WinEvent -LogName System -MaxEvents 5', kind: 'read' },
+  { script: 'Get-Acl C:\\repo', kind: 'read', targets: ['/C:/repo'] },
+  { script: 'Get-Process -ErrorAction SilentlyContinue | Where-Object Name -eq node', kind: 'read' },
+  { script: 'Measure-Command { Get-ChildItem }', kind: 'read' },
+  { script: 'Write-Output a b c', kind: 'read' },
+  { script: 'Join-Path a b c', kind: 'read', targets: [] },
+  { script: 'Resolve-Path src', kind: 'read', targets: ['/C:/work/src'] },
+  { script: 'Get-ChildItem | Format-List -Property *', kind: 'read' },
+  { script: 'Get-Help Get-Item -Full', kind: 'read' },
 
   // writes
   { script: 'Remove-Item $env:WorkDir\\*', kind: 'write', targets: ['?/$env:WorkDir/*'], destructive: false },
@@ -91,6 +103,34 @@ const cases: Case[] = [
   { script: 'Sort-Object -Property $env:X', kind: 'write', reason: R['dynamic-argument']('Sort-Object') },
   { script: 'unknown-thing', kind: 'write' },
   { script: 'Microsoft.PowerShell.Management\\Remove-Item x', kind: 'write' },
+
+  // a read is a known cmdlet with known parameters, not a verb
+  {
+    script: 'Get-WindowsUpdate -Install -AcceptAll -AutoReboot',
+    kind: 'write',
+    reason: R['unknown-command']('Get-WindowsUpdate'),
+  },
+  { script: 'Get-PackageProvider -Name NuGet -ForceBootstrap', kind: 'write', reason: R['unknown-command']('Get-PackageProvider') },
+  { script: 'Find-Package -ForceBootstrap', kind: 'write', reason: R['unknown-command']('Find-Package') },
+  { script: 'Get-WindowsUpdateLog', kind: 'write', reason: R['unknown-command']('Get-WindowsUpdateLog') },
+  { script: 'Test-Connection example.com', kind: 'write', reason: R['unknown-command']('Test-Connection') },
+  { script: 'Get-ChildItem -Bogus', kind: 'write', reason: R['unknown-parameter']('Get-ChildItem', '-Bogus') },
+  { script: 'Get-Date now later', kind: 'write', reason: R['unknown-parameter']('Get-Date', '(operand)') },
+  { script: 'Get-Process -OutVariable p', kind: 'write', reason: R['parameter-assigns']('Get-Process', '-OutVariable') },
+  { script: 'Measure-Command { Remove-Item x }', kind: 'write', targets: ['/C:/work/x'] },
+
+  // a native program's argument: an unquoted wildcard pwsh expands outside Windows, cmd.exe syntax for a .cmd shim
+  { script: 'sed -n p *', kind: 'write', reason: R['native-glob']('sed', '*') },
+  { script: 'git diff *', kind: 'write', reason: R['native-glob']('git', '*') },
+  { script: 'git log -- src/?.ts', kind: 'write', reason: R['native-glob']('git', 'src/?.ts') },
+  { script: 'git log -- a[b]', kind: 'write', reason: R['native-glob']('git', 'a[b]') },
+  { script: "git log -- a'*'", kind: 'write', reason: R['native-glob']('git', "a'*'") },
+  { script: "git grep -e 'a.*b'", kind: 'read' },
+  { script: "npm view 'react&calc' version", kind: 'write', reason: R['native-cmd-syntax']('npm', "'react&calc'") },
+  { script: 'npm view "a|b" version', kind: 'write', reason: R['native-cmd-syntax']('npm', '"a|b"') },
+  { script: "git log '--format=%H'", kind: 'write', reason: R['native-cmd-syntax']('git', "'--format=%H'") },
+  { script: "npm view 'x^y'", kind: 'write' },
+  { script: "npm view 'x>y'", kind: 'write' },
 
   // destructive
   { script: 'Remove-Item -Recurse -Force C:\\repo\\build', kind: 'write', targets: ['/C:/repo/build'], destructive: true },
@@ -199,6 +239,16 @@ describe('the shell classifier hands PowerShell over', () => {
     expect(classifyShellCommand("pwsh -c 'Get-Item @(Remove-Item x)'").kind).toBe('write');
     expect(classifyShellCommand('/usr/bin/pwsh -c "Remove-Item -Recurse x"').destructive).toBe(true);
     expect(classifyShellCommand('pwsh -c "Get-Date" && rm y').kind).toBe('write');
+  });
+
+  it('a single-quoted script is judged by PowerShell alone, not as code bash may evaluate', () => {
+    expect(classifyShellCommand(`pwsh -c 'Get-Content "$(Remove-Item x)"'`)).toMatchObject({
+      kind: 'write',
+      reason: expect.stringMatching(/^powershell: /),
+    });
+    // Elsewhere bash may evaluate it (a subscript of `read`, `declare`): still a write for bash's reason.
+    expect(classifyShellCommand(`read 'a[$(rm x)]'`).reason).not.toMatch(/^powershell:/);
+    expect(classifyShellCommand(`f() { read "$1"; }; f 'a[$(rm x)]'`).kind).toBe('write');
   });
 
   it('an argv array, as Codex sends it on Windows', () => {
