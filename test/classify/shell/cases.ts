@@ -211,6 +211,21 @@ export const everydayCases: ShellCase[] = [
   write("sed '1e date' f", ['/repo/f', '?/sed script']),
   write('sed -f script.sed f', ['/repo/f', '?/sed script']),
   write("sed 's/a/b/' in.txt > out.txt", ['/repo/out.txt']),
+  // GNU sed ends a label at a blank, `;`, `}` or `#`: what follows is a command (`e` runs it, `w` writes)
+  write("sed ':a e touch pwned' f", ['/repo/f', '?/sed script']),
+  write("sed -n 'tx e touch pwT\n:x' f", ['/repo/f', '?/sed script']),
+  write("sed ':x w xc' f", ['/repo/f', '?/sed script']),
+  write("sed -n '/x/b end w o4\n:end' f", ['/repo/f', '?/sed script']),
+  read("sed ':a;N;$!ba;s/\\n/ /g' f", ['/repo/f']),
+  read("sed -e :a -e '$!N;s/\\n//;ta' f", ['/repo/f']),
+  // a delimiter inside a bracket expression does not end the regex
+  write("sed 's/[/]*/touch pwned/e' f", ['/repo/f', '?/sed script']),
+  write("sed 's/[^/]/x/w x3' g", ['/repo/g', '?/sed script']),
+  write("sed -n '/[/b]/w xa' f", ['/repo/f', '?/sed script']),
+  read("sed 's/[]/]/_/g' f", ['/repo/f']),
+  read("sed -n '/[[:space:]/]/p' f", ['/repo/f']),
+  // blanks may separate the flags of s: `i w x9` are the flags i and w
+  write("sed 's/a/b/ i w x9' f", ['/repo/f', '?/sed script']),
   read("awk '{print $1}' access.log", ['/repo/access.log']),
   read("awk -F: '{print $1}' /etc/passwd", ['/etc/passwd']),
   read("awk 'NR>1 {s+=$3} END {print s}' data.csv", ['/repo/data.csv']),
