@@ -37,7 +37,7 @@ export interface Effects {
   destructiveCommand: boolean;
   /** Why it writes; a dry run overrides them. */
   writes: string[];
-  /** Why it runs another program: a write even in a dry run. */
+  /** Why it runs another program (or writes, or exports assignments, whatever the dry run): a write even in a dry run. */
   execWrites: string[];
   /** Why it is destructive. */
   destructives: string[];
@@ -65,6 +65,8 @@ function valueEffect(values: Map<string, Effect>, value: Word | undefined): Effe
 function noteOption(rule: CompiledRule, option: ParsedOption, effects: Effects): void {
   const label = effects.label;
   if (optionIn(option, rule.exec)) effects.execWrites.push(SHELL_REASONS['runs-program'](`${label} ${option.name}`));
+  if (optionIn(option, rule.dryRunWrite)) effects.execWrites.push(SHELL_REASONS['writes-even-dry-run'](`${label} ${option.name}`));
+  if (optionIn(option, rule.exports)) effects.execWrites.push(SHELL_REASONS['exports-assignments'](`${label} ${option.name}`));
   if (optionIn(option, rule.write)) effects.writes.push(SHELL_REASONS.writes(`${label} ${option.name}`));
   if (optionIn(option, rule.destructiveOptions)) effects.destructives.push(SHELL_REASONS.destructive(`${label} ${option.name}`));
   const values = rule.optionValues.get(option.name);
@@ -72,6 +74,7 @@ function noteOption(rule: CompiledRule, option: ParsedOption, effects: Effects):
   const effect = valueEffect(values, option.value);
   const given = `${label} ${option.name} ${option.value?.text ?? '(expansion)'}`;
   if (effect === 'write') effects.writes.push(SHELL_REASONS.writes(given));
+  if (effect === 'exports') effects.execWrites.push(SHELL_REASONS['exports-assignments'](given));
   if (effect === 'destructive') effects.destructives.push(SHELL_REASONS.destructive(given));
 }
 

@@ -98,6 +98,8 @@ export const SHELL_REASONS = Object.freeze({
   'unknown-option': (command: string, option: string) => `'${command} ${option}' is not an option the command table knows to be read-only`,
   'runs-program': (command: string) => `'${command}' runs another program`,
   writes: (command: string) => `'${command}' writes`,
+  'writes-even-dry-run': (command: string) => `'${command}' writes, even in a dry run`,
+  'exports-assignments': (command: string) => `'${command}' exports every later assignment to the programs the shell runs`,
   destructive: (command: string) => `'${command}' is destructive`,
   'undecided-word': (command: string, word: string) =>
     `'${command}': '${word}' may be an option or an operand, which is only known when it runs`,

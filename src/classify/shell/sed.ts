@@ -24,7 +24,7 @@ class SedScanner {
       while (this.i < this.n && /[\s;]/.test(script[this.i]!)) this.i++;
       if (this.i >= this.n) return true;
       if (script[this.i] === '#') {
-        this.toEnd(false);
+        this.toEnd();
         continue;
       }
       if (!this.addresses()) return false;
@@ -81,7 +81,7 @@ class SedScanner {
         this.i++;
       }
       this.i++;
-      if (!this.delimited(delim)) return 'bad';
+      if (!this.delimited(delim, true)) return 'bad';
       while (script[this.i] === 'I' || script[this.i] === 'M') this.i++;
       return true;
     }
@@ -116,12 +116,12 @@ class SedScanner {
         this.digits();
         return true;
       case ':':
+        return this.label(false);
       case 'b':
       case 't':
       case 'T':
       case 'v':
-        this.toEnd(true);
-        return true;
+        return this.label(true);
       case 'a':
       case 'i':
       case 'c':
@@ -130,7 +130,7 @@ class SedScanner {
         return true;
       case 'r':
       case 'R':
-        this.toEnd(false);
+        this.toEnd();
         return true;
       case 's':
       case 'y':
@@ -146,12 +146,31 @@ class SedScanner {
     const delim = script[this.i];
     if (delim === undefined || delim === '\n' || delim === '\\') return false;
     this.i++;
-    if (!this.delimited(delim) || !this.delimited(delim)) return false;
+    if (!this.delimited(delim, command === 's') || !this.delimited(delim, false)) return false;
     if (command === 's') {
-      while (this.i < this.n && /[gpiImM0-9]/.test(script[this.i]!)) this.i++;
+      // GNU sed skips blanks between flags: `s/a/b/ i w f` is the flags `i` and `w f`
+      while (this.i < this.n && /[gpiImM0-9 \t]/.test(script[this.i]!)) this.i++;
       if (script[this.i] === 'e' || script[this.i] === 'w' || script[this.i] === 'W') return false;
     }
     return true;
+  }
+
+  /**
+   * A label (`:a`, `b end`, `t`, `v 4.2`). GNU sed 4.9 ends it at a blank,
+   * `;`, `}` or `#`, older seds at `;` or a newline only, so the checker
+   * takes the label as the characters up to any of those and then accepts
+   * only blanks and a `;`, a newline or the end: anything else (`:a e cmd`,
+   * `ba}`, `ba#x`) would be read differently by some sed, and is unsafe.
+   * `:` needs a name; `b`, `t`, `T` and `v` may go without.
+   */
+  private label(mayBeEmpty: boolean): boolean {
+    const script = this.script;
+    this.skipSpaces();
+    const start = this.i;
+    while (this.i < this.n && !/[\s;}#]/.test(script[this.i]!)) this.i++;
+    if (this.i === start && !mayBeEmpty) return false;
+    this.skipSpaces();
+    return this.i >= this.n || script[this.i] === ';' || script[this.i] === '\n';
   }
 
   private skipSpaces(): void {
@@ -162,23 +181,63 @@ class SedScanner {
     while (isDigit(this.script[this.i])) this.i++;
   }
 
-  /** Skips to after the closing delimiter; false when there is none. */
-  private delimited(delim: string): boolean {
+  /**
+   * Skips to after the closing delimiter; false when there is none on this
+   * line (GNU sed stops at an unescaped newline). In a regex (`regex`), a
+   * bracket expression is skipped whole, as GNU sed does: the delimiter
+   * inside `[...]` does not end it (`s/[/]/x/`).
+   */
+  private delimited(delim: string, regex: boolean): boolean {
     while (this.i < this.n) {
       const c = this.script[this.i]!;
-      if (c === '\\') {
-        this.i += 2;
-        continue;
-      }
+      if (c === '\n') return false;
       this.i++;
       if (c === delim) return true;
+      if (c === '\\') this.i++;
+      else if (c === '[' && regex && !this.bracket()) return false;
     }
     return false;
   }
 
-  /** Skips to the end of the line (`alsoSemicolon`: or to the next `;`). */
-  private toEnd(alsoSemicolon: boolean): void {
-    while (this.i < this.n && this.script[this.i] !== '\n' && !(alsoSemicolon && this.script[this.i] === ';')) this.i++;
+  /**
+   * The rest of a bracket expression after its `[`, read as GNU sed reads
+   * it: an optional `^`, a `]` first is literal, `[:class:]`, `[=x=]` and
+   * `[.x.]` inside are skipped to their closing `:]`, `=]`, `.]`, a
+   * backslash is an ordinary character, and the first other `]` closes it.
+   * False when it does not close on this line.
+   */
+  private bracket(): boolean {
+    const script = this.script;
+    if (script[this.i] === '^') this.i++;
+    if (script[this.i] === ']') this.i++;
+    // 0: plain, 1: after a `[`, 2: inside `[:`, `[.` or `[=`, 3: after its closing `:`, `.` or `=`
+    let state = 0;
+    let opener = '';
+    for (; this.i < this.n; this.i++) {
+      const c = script[this.i]!;
+      if (c === '\n') return false;
+      if (c === '[') {
+        if (state === 0) state = 1;
+        continue;
+      }
+      if (c === ']' && state < 2) {
+        this.i++;
+        return true;
+      }
+      if (state === 1 && (c === ':' || c === '.' || c === '=')) {
+        opener = c;
+        state = 2;
+      } else if (state === 2 && c === opener) state = 3;
+      else if (state === 3 && c === ']') state = 0;
+      else if (state === 1) state = 0;
+      else if (state === 3) state = 2;
+    }
+    return false;
+  }
+
+  /** Skips to the end of the line. */
+  private toEnd(): void {
+    while (this.i < this.n && this.script[this.i] !== '\n') this.i++;
   }
 }
 

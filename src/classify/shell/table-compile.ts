@@ -17,7 +17,7 @@ import {
 } from './table-schema.js';
 
 /** What an option's value does: nothing, a write, a destructive write. */
-export type Effect = 'read' | 'write' | 'destructive';
+export type Effect = 'read' | 'write' | 'destructive' | 'exports';
 
 /** A rule's `run` (see the table schema's `run`), compiled: how the wrapped command is found. */
 export interface CompiledRun {
@@ -72,6 +72,10 @@ export interface CompiledRule {
   optionsFirst: boolean;
   write: Set<string>;
   exec: Set<string>;
+  /** Options that write even in a dry run (`dryRunWriteOptions`). */
+  dryRunWrite: Set<string>;
+  /** Options that export every later assignment (`exportOptions`). */
+  exports: Set<string>;
   destructiveOptions: Set<string>;
   dryRun: Set<string>;
   /** The option names of `dryRun` (without values). */
@@ -121,10 +125,9 @@ export interface CompiledTable {
 
 /** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
 function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
-  const both = (key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions' | 'pathOptions') => [
-    ...(parent[key] ?? []),
-    ...(rule[key] ?? []),
-  ];
+  const both = (
+    key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions' | 'dryRunWriteOptions' | 'exportOptions' | 'pathOptions',
+  ) => [...(parent[key] ?? []), ...(rule[key] ?? [])];
   return {
     ...rule,
     globalOptions: true,
@@ -132,6 +135,8 @@ function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): Sh
     valueOptions: both('valueOptions'),
     writeOptions: both('writeOptions'),
     execOptions: both('execOptions'),
+    dryRunWriteOptions: both('dryRunWriteOptions'),
+    exportOptions: both('exportOptions'),
     pathOptions: both('pathOptions'),
     optionValues: { ...parent.optionValues, ...rule.optionValues },
   };
@@ -192,6 +197,8 @@ function knownOptions(rule: ShellCommandRule, dryRunNames: string[]): Set<string
     ...(rule.optionalValueOptions ?? []),
     ...(rule.writeOptions ?? []),
     ...(rule.execOptions ?? []),
+    ...(rule.dryRunWriteOptions ?? []),
+    ...(rule.exportOptions ?? []),
     ...(rule.destructiveOptions ?? []),
     ...dryRunNames,
     ...Object.keys(rule.optionValues ?? {}),
@@ -252,6 +259,8 @@ function markSensitivity(compiled: CompiledRule): void {
     compiled.mayBeDestructive ||
     compiled.write.size > 0 ||
     compiled.exec.size > 0 ||
+    compiled.dryRunWrite.size > 0 ||
+    compiled.exports.size > 0 ||
     compiled.optionValues.size > 0 ||
     compiled.maxOperands !== null ||
     compiled.writesOperands ||
@@ -286,12 +295,16 @@ function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
     optionsFirst: rule.optionsFirst === true,
     write: set(rule.writeOptions),
     exec: set(rule.execOptions),
+    dryRunWrite: set(rule.dryRunWriteOptions),
+    exports: set(rule.exportOptions),
     destructiveOptions: set(rule.destructiveOptions),
     dryRun: set(rule.dryRunOptions),
     dryRunNames: new Set(dryRunNames),
     risky: new Set([
       ...(rule.writeOptions ?? []),
       ...(rule.execOptions ?? []),
+      ...(rule.dryRunWriteOptions ?? []),
+      ...(rule.exportOptions ?? []),
       ...(rule.destructiveOptions ?? []),
       ...Object.keys(rule.optionValues ?? {}),
     ]),

@@ -18,8 +18,11 @@ const dryRunOption = z
   .string()
   .regex(/^--?[^\s=-][^\s=]*(=\S*)?$/, "must be an option, optionally with '=value': '-n', '--dry-run=client'");
 const effectSchema = z
-  .enum(['read', 'write', 'destructive'])
-  .describe("what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write)");
+  .enum(['read', 'write', 'destructive', 'exports'])
+  .describe(
+    "what the option's value does: 'read' (nothing), 'write', 'destructive' (a destructive write), " +
+      "'exports' (every later assignment is exported to programs' environment: a write, even in a dry run)",
+  );
 const optionSetName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a set name: letters, digits, '.', '_', '-'");
 const commandName = z.string().regex(/^[^\s/=]+$/, "must be a command name without spaces, '/' or '='");
 const subcommandPattern = z
@@ -116,9 +119,11 @@ export interface ShellCommandRule {
   globalOptions?: boolean;
   writeOptions?: string[];
   execOptions?: string[];
+  dryRunWriteOptions?: string[];
+  exportOptions?: string[];
   destructiveOptions?: string[];
   dryRunOptions?: string[];
-  optionValues?: Record<string, Record<string, 'read' | 'write' | 'destructive'>>;
+  optionValues?: Record<string, Record<string, 'read' | 'write' | 'destructive' | 'exports'>>;
   pathOptions?: string[];
   cwdOptions?: string[];
   infoOptions?: string[];
@@ -194,6 +199,14 @@ const ruleShape = {
   execOptions: optionList
     .optional()
     .describe("options that make it run another program ('rsync -e', 'tar -I', 'rg --pre'): a write, even in a dry run"),
+  dryRunWriteOptions: optionList
+    .optional()
+    .describe("options that write even in a dry run ('patch --dry-run -o FILE' still writes FILE): a write, even in a dry run"),
+  exportOptions: optionList
+    .optional()
+    .describe(
+      "options that export every later assignment to the environment of the programs run ('set -a', 'bash -a'): a write, even in a dry run",
+    ),
   destructiveOptions: optionList.optional().describe("options that make it a destructive write ('rm -r', 'git push --force')"),
   dryRunOptions: z
     .array(dryRunOption)
@@ -260,6 +273,8 @@ const OPTION_LIST_FIELDS = [
   'optionalValueOptions',
   'writeOptions',
   'execOptions',
+  'dryRunWriteOptions',
+  'exportOptions',
   'destructiveOptions',
   'dryRunOptions',
   'pathOptions',
@@ -421,9 +436,19 @@ function ruleProblems(
     }
   }
   if (rule.inertOptions === true) {
-    const writing = (['writeOptions', 'execOptions', 'destructiveOptions', 'optionValues', 'script', 'run', 'sql'] as const).find(
-      (field) => rule[field] !== undefined,
-    );
+    const writing = (
+      [
+        'writeOptions',
+        'execOptions',
+        'dryRunWriteOptions',
+        'exportOptions',
+        'destructiveOptions',
+        'optionValues',
+        'script',
+        'run',
+        'sql',
+      ] as const
+    ).find((field) => rule[field] !== undefined);
     if (writing !== undefined) return { path: [...path, 'inertOptions'], message: `a rule with inertOptions cannot have ${writing}` };
   }
   if (rule.sql !== undefined && (rule.run !== undefined || rule.subcommands !== undefined || rule.script !== undefined)) {

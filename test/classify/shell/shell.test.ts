@@ -459,6 +459,18 @@ describe('sed scripts', () => {
     '1i\\\nheader',
     'r other.txt',
     '0~3p',
+    'b',
+    'b end',
+    '/x/b end\n:end',
+    'v 4.2',
+    's/[/]/x/g',
+    's/[]/]/x/g',
+    's/[^]/]/x/g',
+    's/[[:alpha:]/]/x/g',
+    's/[[.].]/]/x/g',
+    's/[\\]/x/',
+    '\\%[%]%p',
+    's|[|]|x|g',
   ])('%j only prints', (script) => {
     expect(isSafeSedScript(script)).toBe(true);
   });
@@ -474,6 +486,23 @@ describe('sed scripts', () => {
     'k',
     's/a/b',
     '/unterminated',
+    ':a e touch pwned',
+    'tx e touch pwned\n:x',
+    ':x w out',
+    '/x/b end w out\n:end',
+    '/x/{ba}',
+    'ba#x',
+    ':',
+    's/[/]*/touch pwned/e',
+    's/[^/]/x/w out',
+    '/[/b]/w out',
+    's/[[:a::]]/x/;e date',
+    's/[[:]/]/x/g',
+    's/a/[/;e date',
+    'y/a[/b]/;e date',
+    's/a/b/ i w out',
+    's/a/b/ \tg e',
+    's/a\nb/c/',
   ])('%j may write or run: unsafe', (script) => {
     expect(isSafeSedScript(script)).toBe(false);
   });
