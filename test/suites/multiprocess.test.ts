@@ -55,18 +55,31 @@ afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Runs one worker; resolves with its log lines once it exits 0. Killed past `killAfterMs`. */
-function runWorker(config: WorkerConfig, killAfterMs: number): Promise<LogLine[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+/** A worker started: `ready` once it has set up its store, `done` with its log lines once it exits 0 (killed past `killAfterMs`). */
+interface StartedWorker {
+  ready: Promise<void>;
+  go(): void;
+  done: Promise<LogLine[]>;
+}
+
+/** Starts one worker, which makes no call before `go` (a start barrier, so the processes race). */
+function startWorker(config: WorkerConfig, killAfterMs: number): StartedWorker {
+  const child = spawn(process.execPath, [worker, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let markReady = (): void => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (stdout.includes('\n')) markReady();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const done = new Promise<LogLine[]>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      markReady();
       if (code !== 0) {
         reject(new Error(`worker ${config.worker} exited with ${code ?? signal}:\n${stderr}`));
         return;
@@ -74,12 +87,22 @@ function runWorker(config: WorkerConfig, killAfterMs: number): Promise<LogLine[]
       const lines = stdout
         .trim()
         .split('\n')
+        .slice(1) // the ready line
         .map((line) => JSON.parse(line) as LogLine | { done: number });
       const last = lines.pop() as { done?: number };
       if (last.done !== lines.length) reject(new Error(`worker ${config.worker} logged ${lines.length} calls but made ${last.done}`));
       else resolve(lines as LogLine[]);
     });
   });
+  return { ready, go: () => child.stdin.end('go\n'), done };
+}
+
+/** Runs workers together: each sets up, then all start their calls at once; resolves with every worker's log lines. */
+async function runWorkers(configs: WorkerConfig[], killAfterMs: number): Promise<LogLine[][]> {
+  const workers = configs.map((config) => startWorker(config, killAfterMs));
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.go();
+  return Promise.all(workers.map((w) => w.done));
 }
 
 /** What the checks found, per run: counts to show the run was not vacuous, and every violation. */
@@ -198,21 +221,17 @@ describe.skipIf(redisSkip !== '')(`4 processes, 1,000 sessions in one Redis${red
   it('loses no update and never admits a write without a verifying read', { timeout: 180_000 }, async () => {
     const sessions = 1000;
     const calls = 2500;
-    const logs = await Promise.all(
-      [0, 1, 2, 3].map((n) =>
-        runWorker(
-          {
-            backend: { kind: 'redis', url: server.url, keyPrefix },
-            worker: n,
-            sessions,
-            hot: 20,
-            calls,
-            concurrency: 16,
-            deadlineMs: 120_000,
-          },
-          150_000,
-        ),
-      ),
+    const logs = await runWorkers(
+      [0, 1, 2, 3].map((n) => ({
+        backend: { kind: 'redis', url: server.url, keyPrefix },
+        worker: n,
+        sessions,
+        hot: 20,
+        calls,
+        concurrency: 16,
+        deadlineMs: 120_000,
+      })),
+      150_000,
     );
     const found = await inspect(logs.flat(), createRedisSnapshotStore(redis, { keyPrefix }));
     expectConsistent(found, sessions, 4 * calls);
@@ -224,13 +243,9 @@ describe.skipIf(sqliteMissing !== '')(`2 processes, 1,000 sessions in one SQLite
     const file = join(tmp, 'shared.db');
     const sessions = 1000;
     const calls = 2000;
-    const logs = await Promise.all(
-      [0, 1].map((n) =>
-        runWorker(
-          { backend: { kind: 'sqlite', file }, worker: n, sessions, hot: 20, calls, concurrency: 16, deadlineMs: 120_000 },
-          150_000,
-        ),
-      ),
+    const logs = await runWorkers(
+      [0, 1].map((n) => ({ backend: { kind: 'sqlite', file }, worker: n, sessions, hot: 20, calls, concurrency: 16, deadlineMs: 120_000 })),
+      150_000,
     );
     const store = createSqliteVersionedStore(file);
     const found = await inspect(logs.flat(), store);

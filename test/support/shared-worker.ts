@@ -68,7 +68,7 @@ const TOOLS: ToolCall[] = [
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2]!) as WorkerConfig;
-  const started = Date.now();
+  let started = Date.now();
   let redis: Redis | undefined;
   let store: VersionedSnapshotStore;
   if (config.backend.kind === 'redis') {
@@ -109,6 +109,12 @@ async function main(): Promise<void> {
     out.push(JSON.stringify(line));
     done += 1;
   }
+
+  // A start barrier: say it is ready, then wait for the test's go, so every process starts its calls together and they race.
+  process.stdout.write(`${JSON.stringify({ ready: config.worker })}\n`);
+  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+  process.stdin.pause();
+  started = Date.now();
 
   async function lane(): Promise<void> {
     while (issued < config.calls && Date.now() - started < config.deadlineMs) {
