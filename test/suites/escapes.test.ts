@@ -62,15 +62,27 @@ describe('every escape is a write, through every road', () => {
     if (!decision.allowed) expect(decision.error.code).toBe('FSM_BLOCKED');
   });
 
-  it('audit: a transcript that ran every escape reports each one refused', () => {
-    const lines = commands.flatMap((command, i) => [
-      { type: 'call', id: `c${i}`, name: 'run', args: { command } },
+  it.each(SQL_ESCAPES)('guard (SQL): %j is refused with FSM_BLOCKED where a read is admitted', (sql) => {
+    const guard = createSessionGuard({ classify: compileCatalog(catalog).classify });
+    expect(guard.check({ id: 'r', name: 'query', args: { sql: 'SELECT id FROM orders' } }).allowed).toBe(true);
+    const decision = guard.check({ id: 'e', name: 'query', args: { sql } });
+    expect(decision.allowed).toBe(false);
+    if (!decision.allowed) expect(decision.error.code).toBe('FSM_BLOCKED');
+  });
+
+  it('audit: a transcript that ran every escape (shell and SQL) reports each one refused', () => {
+    const calls = [
+      ...commands.map((command) => ({ name: 'run', args: { command } })),
+      ...SQL_ESCAPES.map((sql) => ({ name: 'query', args: { sql } })),
+    ];
+    const lines = calls.flatMap((call, i) => [
+      { type: 'call', id: `c${i}`, ...call },
       { type: 'result', id: `c${i}`, outcome: 'success' },
     ]);
     const run = readTranscript(lines.map((line) => JSON.stringify(line)).join('\n'), 'escapes.jsonl')[0]!;
     const report = auditRuns([run], { catalog: compileCatalog(catalog) });
-    expect(report.runs[0]!.blockedCalls).toBe(commands.length);
-    expect(report.runs[0]!.writes).toBe(commands.length);
+    expect(report.runs[0]!.blockedCalls).toBe(calls.length);
+    expect(report.runs[0]!.writes).toBe(calls.length);
   });
 });
 
