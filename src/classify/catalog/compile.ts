@@ -9,7 +9,7 @@
  * §5 (targets, destructive writes, self-verifying tools).
  */
 import type { ToolKind } from '../../../machines/safety.types.js';
-import { classifyShellCommand } from '../shell/index.js';
+import { classifyShellCommand, type ShellTable } from '../shell/index.js';
 import { classifyPowerShell } from '../powershell/index.js';
 import { classifySql } from '../sql/index.js';
 import {
@@ -141,6 +141,30 @@ export function kindFromMcpAnnotations(annotations: unknown, options: { trusted:
   }
 }
 
+/** What a script classifier takes besides the script: the catalog's command table and the call's working directory. */
+type ScriptOptions = { table?: ShellTable; cwd?: string };
+
+/**
+ * A tool whose `argument` holds a script (a shell command, a PowerShell
+ * script), judged by `classify` with the catalog's command table and the
+ * call's working directory; a missing argument fails closed (`prefix: argument 'x' is missing`).
+ */
+function scriptTool(
+  tool: Omit<CompiledTool, 'judge'>,
+  source: { argument: string; prefix: string; table: ShellTable | undefined },
+  classify: (script: unknown, options: ScriptOptions) => Classification,
+): CompiledTool {
+  const { argument, prefix, table } = source;
+  return {
+    ...tool,
+    judge: (args, cwd) => {
+      const script = args === null ? undefined : own(args, argument);
+      if (script === undefined) return failClosed(`${prefix}: argument '${argument}' is missing`);
+      return classify(script, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
+    },
+  };
+}
+
 /** One listed tool's rule (a static kind or a rule object) compiled into its judge; `catalog` gives a `shell` rule its command table. */
 function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool {
   const base = {
@@ -182,30 +206,10 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
       },
     };
   }
-  if (rule.shell !== undefined) {
-    const argument = rule.shell;
-    const table = catalog.commands;
-    return {
-      ...tool,
-      judge: (args, cwd) => {
-        const command = args === null ? undefined : own(args, argument);
-        if (command === undefined) return failClosed(`shell: argument '${argument}' is missing`);
-        return classifyShellCommand(command, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
-      },
-    };
-  }
-  if (rule.powershell !== undefined) {
-    const argument = rule.powershell;
-    const table = catalog.commands;
-    return {
-      ...tool,
-      judge: (args, cwd) => {
-        const script = args === null ? undefined : own(args, argument);
-        if (script === undefined) return failClosed(`powershell: argument '${argument}' is missing`);
-        return classifyPowerShell(script, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
-      },
-    };
-  }
+  const table = catalog.commands;
+  if (rule.shell !== undefined) return scriptTool(tool, { argument: rule.shell, prefix: 'shell', table }, classifyShellCommand);
+  if (rule.powershell !== undefined)
+    return scriptTool(tool, { argument: rule.powershell, prefix: 'powershell', table }, classifyPowerShell);
   if (rule.sql !== undefined) {
     const argument = rule.sql;
     const dialect = rule.dialect ?? 'postgres';

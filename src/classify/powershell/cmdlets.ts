@@ -192,6 +192,23 @@ export const KEYWORDS: ReadonlySet<string> = new Set(
 
 /** The parameters every cmdlet has (and their aliases): switches, then those with a value. */
 const COMMON_SWITCHES = ['verbose', 'vb', 'debug', 'db', 'whatif', 'wi', 'confirm', 'cf'];
+/** The common parameters that assign a variable of the session (and their aliases): not taken by a read (the classifier tracks no variables). */
+const VARIABLE_PARAMETER_NAMES = [
+  'errorvariable',
+  'ev',
+  'warningvariable',
+  'wv',
+  'informationvariable',
+  'iv',
+  'outvariable',
+  'ov',
+  'pipelinevariable',
+  'pv',
+];
+
+/** The common parameters that assign a variable of the session, as a set. */
+export const VARIABLE_PARAMETERS: ReadonlySet<string> = new Set(VARIABLE_PARAMETER_NAMES);
+
 const COMMON_VALUES = [
   'erroraction',
   'ea',
@@ -201,33 +218,10 @@ const COMMON_VALUES = [
   'infa',
   'progressaction',
   'proga',
-  'errorvariable',
-  'ev',
-  'warningvariable',
-  'wv',
-  'informationvariable',
-  'iv',
-  'outvariable',
-  'ov',
   'outbuffer',
   'ob',
-  'pipelinevariable',
-  'pv',
+  ...VARIABLE_PARAMETER_NAMES,
 ];
-
-/** The common parameters that assign a variable of the session: not taken by a read (the classifier tracks no variables). */
-export const VARIABLE_PARAMETERS: ReadonlySet<string> = new Set([
-  'errorvariable',
-  'ev',
-  'warningvariable',
-  'wv',
-  'informationvariable',
-  'iv',
-  'outvariable',
-  'ov',
-  'pipelinevariable',
-  'pv',
-]);
 
 /** How a cmdlet's arguments name paths: its parameters, which of them are paths, and what each positional operand is. */
 export interface PathSpec {
