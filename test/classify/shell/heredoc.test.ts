@@ -5,34 +5,10 @@
  * unquoted body are judged. Each payload is first run by `/bin/bash` in a
  * throwaway directory, so the test shows it really runs there.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyShellCommand } from '../../../src/classify/shell/index.js';
 import { heredocDelimiter } from '../../../src/classify/shell/heredoc.js';
-
-const BASH = '/bin/bash';
-const hasBash = existsSync(BASH);
-const dirs: string[] = [];
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Runs a script with /bin/bash in a new directory; whether it made the file `marker` there. */
-function bashMakesMarker(script: string): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'heredoc-'));
-  dirs.push(dir);
-  writeFileSync(join(dir, 's.sh'), script);
-  try {
-    execFileSync(BASH, ['s.sh'], { cwd: dir, stdio: 'ignore', timeout: 10_000, env: { PATH: '/usr/bin:/bin' } });
-  } catch {
-    // a failing script may still have run the payload
-  }
-  return existsSync(join(dir, 'marker'));
-}
+import { bashMakes, bashMakesMarker, hasBash } from '../../support/bash-marker.js';
 
 /** Here-documents whose payload (`touch marker`) bash runs, each admitted as a read before. */
 const ESCAPES: [string, string][] = [
@@ -127,9 +103,9 @@ describe('heredocDelimiter: bash quote removal', () => {
 
   it.skipIf(!hasBash).each(rows)('%s: bash ends the body at the line %s, and expands it only when unquoted', (raw, text, quoted) => {
     // the body holds a substitution (run only when unquoted); the line after the delimiter runs
-    expect(bashMakesMarker(`cat <<${raw} >/dev/null\n$(touch expanded)\n${text}\ntouch marker\n`)).toBe(true);
-    const dir = dirs[dirs.length - 1]!;
-    expect(existsSync(join(dir, 'expanded'))).toBe(!quoted);
+    const made = bashMakes(`cat <<${raw} >/dev/null\n$(touch expanded)\n${text}\ntouch marker\n`);
+    expect(made.has('marker')).toBe(true);
+    expect(made.has('expanded')).toBe(!quoted);
   });
 
   it.each(["$'EOF'", '$"EOF"', "'EOF", '"EOF', 'E\nF', 'EOF\\'])('%j cannot be known for sure: null', (raw) => {

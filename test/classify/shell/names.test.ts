@@ -5,36 +5,13 @@
  * expansion. Each payload is first run by `/bin/bash` in a throwaway
  * directory, so the test shows bash really runs it.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyShellCommand } from '../../../src/classify/shell/index.js';
+import { bashMakesMarker as bashRuns, hasBash } from '../../support/bash-marker.js';
 
-const BASH = '/bin/bash';
-const hasBash = existsSync(BASH);
-const dirs: string[] = [];
-
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Runs `setup; command` with /bin/bash in a new directory; whether it made the file `marker` there. */
+/** Runs `setup` then `command` with /bin/bash in a new directory; whether it made the file `marker` there. */
 function bashMakesMarker(setup: string, command: string): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'names-'));
-  dirs.push(dir);
-  try {
-    execFileSync(BASH, ['-c', `${setup}\n${command}`], {
-      cwd: dir,
-      stdio: 'ignore',
-      timeout: 10_000,
-      env: { PATH: '/usr/bin:/bin' },
-    });
-  } catch {
-    // a failing command may still have run the payload
-  }
-  return existsSync(join(dir, 'marker'));
+  return bashRuns(`${setup}\n${command}`);
 }
 
 /** The payload in a variable, as an earlier command (or the environment) may leave it. */
