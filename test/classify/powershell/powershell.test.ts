@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { POWERSHELL_REASONS, classifyPowerShell, classifyPowerShellArgv } from '../../../src/classify/powershell/index.js';
 import { classifyShellCommand } from '../../../src/classify/shell/index.js';
 
-const CWD = 'C:\\work';
+const CWD = 'C:\\proj';
 
 interface Case {
   script: string;
@@ -27,19 +27,19 @@ const R = POWERSHELL_REASONS;
 const cases: Case[] = [
   // reads
   { script: 'Get-ChildItem -Path C:\\repo', kind: 'read', targets: ['/C:/repo'] },
-  { script: 'Get-ChildItem', kind: 'read', targets: ['/C:/work'] },
-  { script: 'gci -Recurse -Filter *.ts src', kind: 'read', targets: ['/C:/work/src'] },
-  { script: 'Get-Content -LiteralPath .\\a.txt -Tail 5', kind: 'read', targets: ['/C:/work/a.txt'] },
+  { script: 'Get-ChildItem', kind: 'read', targets: ['/C:/proj'] },
+  { script: 'gci -Recurse -Filter *.ts src', kind: 'read', targets: ['/C:/proj/src'] },
+  { script: 'Get-Content -LiteralPath .\\a.txt -Tail 5', kind: 'read', targets: ['/C:/proj/a.txt'] },
   { script: 'type ~\\notes.md', kind: 'read', targets: ['~/notes.md'] },
-  { script: 'Get-Item a,b', kind: 'read', targets: ['/C:/work/a', '/C:/work/b'] },
-  { script: 'Select-String -Pattern TODO -Path src\\*.ts', kind: 'read', targets: ['/C:/work/src/*.ts'] },
-  { script: 'Select-String TODO notes.txt', kind: 'read', targets: ['/C:/work/notes.txt'] },
+  { script: 'Get-Item a,b', kind: 'read', targets: ['/C:/proj/a', '/C:/proj/b'] },
+  { script: 'Select-String -Pattern TODO -Path src\\*.ts', kind: 'read', targets: ['/C:/proj/src/*.ts'] },
+  { script: 'Select-String TODO notes.txt', kind: 'read', targets: ['/C:/proj/notes.txt'] },
   { script: 'Test-Path C:\\repo\\x', kind: 'read', targets: ['/C:/repo/x'] },
   { script: 'Get-Process | Sort-Object CPU -Descending | Select-Object -First 5', kind: 'read', targets: [] },
   { script: 'Get-ChildItem | Where-Object { $_.Length -gt 100 } | Format-Table', kind: 'read' },
   { script: 'Get-ChildItem | ForEach-Object { $_.Name }', kind: 'read' },
   { script: 'Get-ChildItem | % { Get-Content $_.FullName }', kind: 'read' },
-  { script: 'Get-Content a.txt 2>$null', kind: 'read', targets: ['/C:/work/a.txt'] },
+  { script: 'Get-Content a.txt 2>$null', kind: 'read', targets: ['/C:/proj/a.txt'] },
   { script: 'Get-Content a.txt 2>&1 | Out-String', kind: 'read' },
   { script: 'Write-Output "hello"; echo done', kind: 'read' },
   { script: '"hello"', kind: 'read', reason: R.expression },
@@ -60,33 +60,33 @@ const cases: Case[] = [
   { script: 'Measure-Command { Get-ChildItem }', kind: 'read' },
   { script: 'Write-Output a b c', kind: 'read' },
   { script: 'Join-Path a b c', kind: 'read', targets: [] },
-  { script: 'Resolve-Path src', kind: 'read', targets: ['/C:/work/src'] },
+  { script: 'Resolve-Path src', kind: 'read', targets: ['/C:/proj/src'] },
   { script: 'Get-ChildItem | Format-List -Property *', kind: 'read' },
   { script: 'Get-Help Get-Item -Full', kind: 'read' },
 
   // writes
   { script: 'Remove-Item $env:WorkDir\\*', kind: 'write', targets: ['?/$env:WorkDir/*'], destructive: false },
-  { script: 'Remove-Item x', kind: 'write', targets: ['/C:/work/x'], destructive: false, reason: R['write-verb']('Remove-Item') },
+  { script: 'Remove-Item x', kind: 'write', targets: ['/C:/proj/x'], destructive: false, reason: R['write-verb']('Remove-Item') },
   { script: 'iex (iwr http://x)', kind: 'write' },
   { script: 'iex "Remove-Item x"', kind: 'write', reason: R['write-verb']('iex') },
   { script: "Invoke-Expression 'rm x'", kind: 'write' },
-  { script: 'Get-Content a.txt | Out-File b.txt', kind: 'write', targets: ['/C:/work/b.txt'] },
-  { script: 'Get-Content a.txt > out.txt', kind: 'write', targets: ['/C:/work/out.txt'] },
-  { script: 'Get-Content a.txt *>> log.txt', kind: 'write', targets: ['/C:/work/log.txt'] },
+  { script: 'Get-Content a.txt | Out-File b.txt', kind: 'write', targets: ['/C:/proj/b.txt'] },
+  { script: 'Get-Content a.txt > out.txt', kind: 'write', targets: ['/C:/proj/out.txt'] },
+  { script: 'Get-Content a.txt *>> log.txt', kind: 'write', targets: ['/C:/proj/log.txt'] },
   { script: '& "C:\\x.exe"', kind: 'write', reason: R['call-operator'] },
   { script: '. .\\script.ps1', kind: 'write', reason: R['dot-source'] },
   { script: '.\\build.ps1', kind: 'write', reason: R['program-by-path']('.\\build.ps1') },
-  { script: 'ls; rm x', kind: 'write', targets: ['/C:/work/x'] },
-  { script: 'Get-Date && rm x', kind: 'write', targets: ['/C:/work/x'] },
+  { script: 'ls; rm x', kind: 'write', targets: ['/C:/proj/x'] },
+  { script: 'Get-Date && rm x', kind: 'write', targets: ['/C:/proj/x'] },
   { script: 'Get-ChildItem | Remove-Item', kind: 'write', targets: ['?/(pipeline input)'] },
   { script: 'Get-ChildItem | ForEach-Object { Remove-Item $_ }', kind: 'write' },
   { script: 'Get-ChildItem | ForEach-Object Delete', kind: 'write', reason: R['member-argument']('ForEach-Object') },
-  { script: 'Set-Content -Path a.txt -Value x', kind: 'write', targets: ['/C:/work/a.txt'] },
-  { script: 'Add-Content log.txt "line"', kind: 'write', targets: ['/C:/work/log.txt'] },
+  { script: 'Set-Content -Path a.txt -Value x', kind: 'write', targets: ['/C:/proj/a.txt'] },
+  { script: 'Add-Content log.txt "line"', kind: 'write', targets: ['/C:/proj/log.txt'] },
   { script: 'New-Item -ItemType Directory -Path C:\\repo -Name out', kind: 'write', targets: ['/C:/repo', '/C:/repo/out'] },
-  { script: 'Copy-Item a.txt C:\\backup\\a.txt', kind: 'write', targets: ['/C:/backup/a.txt', '/C:/work/a.txt'] },
+  { script: 'Copy-Item a.txt C:\\backup\\a.txt', kind: 'write', targets: ['/C:/backup/a.txt', '/C:/proj/a.txt'] },
   { script: 'Invoke-WebRequest http://x -OutFile C:\\tmp\\x.zip', kind: 'write', targets: ['/C:/tmp/x.zip'] },
-  { script: 'Export-Csv -Path out.csv', kind: 'write', targets: ['/C:/work/out.csv'] },
+  { script: 'Export-Csv -Path out.csv', kind: 'write', targets: ['/C:/proj/out.csv'] },
   { script: 'Stop-Process -Name node', kind: 'write' },
   { script: 'Start-Process notepad', kind: 'write' },
   { script: 'git push', kind: 'write' },
@@ -117,7 +117,7 @@ const cases: Case[] = [
   { script: 'Get-ChildItem -Bogus', kind: 'write', reason: R['unknown-parameter']('Get-ChildItem', '-Bogus') },
   { script: 'Get-Date now later', kind: 'write', reason: R['unknown-parameter']('Get-Date', '(operand)') },
   { script: 'Get-Process -OutVariable p', kind: 'write', reason: R['parameter-assigns']('Get-Process', '-OutVariable') },
-  { script: 'Measure-Command { Remove-Item x }', kind: 'write', targets: ['/C:/work/x'] },
+  { script: 'Measure-Command { Remove-Item x }', kind: 'write', targets: ['/C:/proj/x'] },
 
   // a native program's argument: an unquoted wildcard pwsh expands outside Windows, cmd.exe syntax for a .cmd shim
   { script: 'sed -n p *', kind: 'write', reason: R['native-glob']('sed', '*') },
@@ -134,7 +134,7 @@ const cases: Case[] = [
 
   // destructive
   { script: 'Remove-Item -Recurse -Force C:\\repo\\build', kind: 'write', targets: ['/C:/repo/build'], destructive: true },
-  { script: 'rm -r build', kind: 'write', targets: ['/C:/work/build'], destructive: true },
+  { script: 'rm -r build', kind: 'write', targets: ['/C:/proj/build'], destructive: true },
   { script: 'rd -rf build', kind: 'write', destructive: true },
   { script: 'Remove-Item build -Force', kind: 'write', destructive: true, reason: R.destructive('Remove-Item', '-Force') },
   { script: 'Format-Volume -DriveLetter D', kind: 'write', destructive: true },
@@ -199,11 +199,11 @@ describe('the powershell command line', () => {
   const line = (argv: string[]) => classifyPowerShellArgv(argv, { cwd: CWD });
 
   it('judges the script of -Command (and -c, and the rest of the arguments)', () => {
-    expect(line(['powershell.exe', '-NoProfile', '-Command', 'Get-ChildItem'])).toMatchObject({ kind: 'read', targets: ['/C:/work'] });
+    expect(line(['powershell.exe', '-NoProfile', '-Command', 'Get-ChildItem'])).toMatchObject({ kind: 'read', targets: ['/C:/proj'] });
     expect(line(['pwsh', '-c', 'Remove-Item', '-Recurse', 'x'])).toMatchObject({
       kind: 'write',
       destructive: true,
-      targets: ['/C:/work/x'],
+      targets: ['/C:/proj/x'],
     });
     expect(line(['powershell', '-NoLogo', '-ExecutionPolicy', 'Bypass', '-Comm', 'Get-Date']).kind).toBe('read');
     expect(line(['powershell', 'Get-Date']).kind).toBe('read');
