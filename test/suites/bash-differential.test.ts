@@ -98,7 +98,7 @@ describe.skipIf(skipNote !== '')(`the differential harness against real bash${sk
   describe.concurrent('the sandbox sees what a command does', () => {
     it('a stub that ran, with its arguments', async () => {
       const run = await sandbox.run("pwned 'a b' c; rm -rf ~");
-      expect(run.stubs).toEqual(['pwned a\\ b c', 'rm -rf /tmp/work']);
+      expect(run.stubs).toEqual(['pwned a\\ b c', 'rm -rf /tmp/box']);
     });
 
     it('a payload run by a real read program (git runs --upload-pack through /bin/sh)', async () => {

@@ -187,7 +187,7 @@ const directPayloads: CorpusEntry[] = [
   { command: 'node -e 1', why: 'an interpreter' },
   { command: 'perl -e 1', why: 'an interpreter' },
   { command: 'rm -rf x', why: 'rm' },
-  { command: 'touch /tmp/work/x', why: 'touch' },
+  { command: 'touch /tmp/box/x', why: 'touch' },
   { command: 'f() { pwned; }; f', why: 'a function that runs a payload' },
   { command: 'alias ls=pwned', why: 'an alias (not expanded in bash -c, but a write)' },
   { command: 'trap pwned EXIT', why: 'trap runs a string at exit' },

@@ -6,7 +6,7 @@
  * Each command runs in bubblewrap (`bwrap`): the whole file system is bound
  * read-only, `/tmp` and `/run` are empty read-only tmpfs (so no Unix socket
  * of the host, such as a database's, can be reached), a fresh copy of a
- * template directory is bound writable at `/tmp/work` (the working
+ * template directory is bound writable at `/tmp/box` (the working
  * directory, `HOME` and `TMPDIR`), and there is no network (every namespace
  * is unshared). bash runs under `strace -f`, which logs every failing system
  * call: one failing with `EROFS` is an attempt to write outside the
@@ -47,7 +47,7 @@ const REQUIRED: readonly (readonly [string, string])[] = [
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 /** Paths inside the sandbox. */
-export const SANDBOX_WORK = '/tmp/work';
+export const SANDBOX_WORK = '/tmp/box';
 const SANDBOX_BIN = '/run/harness/bin';
 const SANDBOX_LOG = '/run/harness/log';
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyShellCommand, parseShellTable } from '../../../src/classify/shell/index.js';
 
 const judge = (command: string) => {
-  const result = classifyShellCommand(command, { cwd: '/work/app' });
+  const result = classifyShellCommand(command, { cwd: '/srv/app' });
   return { kind: result.kind, targets: result.targets, destructive: result.destructive, reason: result.reason };
 };
 
@@ -17,11 +17,11 @@ describe('reads establish their tables', () => {
     ["psql -c 'SELECT * FROM orders'", ['table:orders']],
     ['psql -h db -U app -d shop -c "SELECT count(*) FROM public.orders WHERE total > 10"', ['table:public.orders']],
     ["psql postgres://db/shop --csv -X -c 'SELECT id FROM orders JOIN customers USING (id)'", ['table:customers', 'table:orders']],
-    ["sqlite3 app.db 'SELECT name FROM users'", ['/work/app/app.db', 'table:users']],
-    ["sqlite3 -header -csv app.db 'SELECT * FROM users' 'SELECT * FROM orders'", ['/work/app/app.db', 'table:orders', 'table:users']],
+    ["sqlite3 app.db 'SELECT name FROM users'", ['/srv/app/app.db', 'table:users']],
+    ["sqlite3 -header -csv app.db 'SELECT * FROM users' 'SELECT * FROM orders'", ['/srv/app/app.db', 'table:orders', 'table:users']],
     ["mysql -u app -D shop -e 'SELECT * FROM orders'", ['table:orders']],
     ["duckdb -c 'SELECT count(*) FROM events'", ['table:events']],
-    ["duckdb data.duckdb 'SELECT * FROM events'", ['/work/app/data.duckdb', 'table:events']],
+    ["duckdb data.duckdb 'SELECT * FROM events'", ['/srv/app/data.duckdb', 'table:events']],
   ])('%s', (command, targets) => {
     expect(judge(command)).toMatchObject({ kind: 'read', targets: [...targets].sort(), destructive: false });
   });
@@ -35,7 +35,7 @@ describe('writes name their tables', () => {
   it('a DELETE with WHERE is a plain write of its table', () => {
     expect(judge("sqlite3 app.db 'DELETE FROM users WHERE id = 1'")).toMatchObject({
       kind: 'write',
-      targets: ['/work/app/app.db', 'table:users'],
+      targets: ['/srv/app/app.db', 'table:users'],
       destructive: false,
     });
   });
@@ -93,7 +93,7 @@ describe('client commands', () => {
   });
 
   it('.schema names its table', () => {
-    expect(judge("sqlite3 app.db '.schema users'").targets).toEqual(['/work/app/app.db', 'table:users']);
+    expect(judge("sqlite3 app.db '.schema users'").targets).toEqual(['/srv/app/app.db', 'table:users']);
   });
 });
 
