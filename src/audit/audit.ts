@@ -407,30 +407,9 @@ export class RunAuditor {
     const refusal = refusalOf(decided);
     const message = blockedMessage(refusal);
     audit.blockedCalls += 1;
-    this.refused({
-      runId: audit.id,
-      index,
-      position: step.position,
-      state: stateBefore,
-      subject: 'tool',
-      tool: step.name,
-      kind,
-      targets,
-      destructive,
-      rule: refusal.rule,
-      reason: refusal.reason,
-      message,
-    });
-    return {
-      allowed: false,
-      kind,
-      targets,
-      destructive,
-      rule: refusal.rule,
-      reason: refusal.reason,
-      message,
-      toolResult: blockedToolResult(refusal, message),
-    };
+    const refused = { kind, targets, destructive, rule: refusal.rule, reason: refusal.reason, message };
+    this.refused({ runId: audit.id, index, position: step.position, state: stateBefore, subject: 'tool', tool: step.name, ...refused });
+    return { allowed: false, ...refused, toolResult: blockedToolResult(refusal, message) };
   }
 
   /** Keeps a checked call open under its transcript id, after the calls already open under it (`pending`). */
