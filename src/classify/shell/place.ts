@@ -48,7 +48,7 @@ const REMOTE_OPERAND = /^([^/.~:][^/:]*):(.*)$/s;
 /** taskkill's switches as Windows and Git Bash pass them (`/IM`, `//IM`, `-IM`), case-insensitive. */
 const TASKKILL_SWITCH = /^(?:\/\/?|-)(IM|PID|FI|F|T|S|U|P)$/i;
 
-/** kubectl resource aliases and plurals to the resource's singular name. */
+/** kubectl resource aliases and irregular plurals to the resource's singular name (a regular plural loses its `s`). */
 const K8S_RESOURCES: Readonly<Record<string, string>> = {
   po: 'pod',
   pods: 'pod',
@@ -95,7 +95,11 @@ const K8S_RESOURCES: Readonly<Record<string, string>> = {
 /** A kubectl resource type, normalised: lower case, its API group dropped (`deployments.apps`), aliases and plurals singular. */
 export function k8sResource(type: string): string {
   const name = type.toLowerCase().split('.')[0]!;
-  return K8S_RESOURCES[name] ?? name;
+  const known = K8S_RESOURCES[name];
+  if (known !== undefined) return known;
+  if (name.endsWith('ies')) return `${name.slice(0, -3)}y`; // networkpolicies
+  if (name.endsWith('sses')) return name.slice(0, -2); // ingressclasses
+  return name.endsWith('s') && !name.endsWith('ss') && name !== 'endpoints' ? name.slice(0, -1) : name; // events, leases
 }
 
 /** The working directories as path targets (`.` when none is known); an unknown place for one that cannot be known. */
