@@ -179,10 +179,15 @@ const HINT_LENGTH = 60;
 /** What a command is, for the hint of an unknown place (`unknownPlace`): its text cut to `HINT_LENGTH`, or what it is not. */
 function commandHint(command: unknown): string {
   const text =
-    typeof command === 'string' ? command.trim() : Array.isArray(command) ? command.map(String).join(' ') : 'a command that is not text';
+    typeof command === 'string'
+      ? command.trim()
+      : Array.isArray(command)
+        ? command.map((w) => (typeof w === 'string' ? w : typeof w)).join(' ')
+        : 'a command that is not text';
   const cut = text.length > HINT_LENGTH ? `${text.slice(0, HINT_LENGTH)}…` : text;
   // Control characters and lone surrogates (a bad command's, or a pair cut in two) are not kept in a target.
-  return cut.replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, ' ');
+  const printable = [...cut].map((c) => (c.charCodeAt(0) < 0x20 || c === '\u007f' ? ' ' : c)).join('');
+  return printable.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, ' ');
 }
 
 /**
