@@ -5,6 +5,7 @@
  * or is destructive, whether it is a dry run, the directory it works in and
  * its targets so far. `ownPart` makes the command's own part from them.
  */
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import type { Classification } from '../classification.js';
 import { joinDir, resolveTargets, union, type Cwds } from './cwd.js';
 import { isDryRun, optionIn, type ParsedArgs, type ParsedOption } from './parse-args.js';
@@ -24,8 +25,10 @@ export interface RuleCall {
   depth: number;
   /** More arguments only known when it runs are appended (xargs). */
   unknownArgs: boolean;
-  /** Targets it inherits: its parent command's path and directory options (`git -C d status`). */
+  /** Targets it inherits: its parent command's path and directory options (`git -C d status`), its parent's place (`git:<dir>`). */
   targets: string[];
+  /** Targets it inherits that count only when it writes: its parent's working directory (`npm install`: a `cwd` place). */
+  writeTargets?: string[];
   /** What it reads on its input when its redirections say so (a here-document's text); null or absent: not known. */
   stdin?: string | null;
 }
@@ -45,8 +48,12 @@ export interface Effects {
   dry: boolean;
   /** The directories it works in (`git -C d`, `make -C d` move it). */
   here: Cwds;
-  /** Its targets: inherited ones, then its path and directory options' values, then its operands. */
+  /** Its targets: inherited ones, then its path and directory options' values, its place (`place.ts`), then its operands. */
   targets: string[];
+  /** Targets only when it writes: its working directory, for a rule whose place is `cwd` (`notePlace`). */
+  writeTargets: string[];
+  /** What the command is, for the unknown place a write without targets gets (`ownPart`): its words cut to 60 characters. */
+  hint: string;
 }
 
 /** Whether anything so far makes the command more than a read of its own. */
@@ -88,6 +95,18 @@ function noteOptionTarget(rule: CompiledRule, option: ParsedOption, effects: Eff
   }
 }
 
+/** The most characters of a command an unknown place's hint keeps. */
+const HINT_LENGTH = 60;
+
+/** A command as an unknown place's hint names it: its words, cut; a shell reading its script from input is `sh <stdin>`. */
+function placeHint(rule: CompiledRule, args: ParsedArgs, call: RuleCall): string {
+  if (rule.run?.mode === 'shell' && !args.options.some((o) => o.names.includes(rule.run!.shellOption)) && args.rest.length === 0) {
+    return `${call.label} <stdin>`;
+  }
+  const text = [call.label, ...call.words.map(show)].join(' ');
+  return text.length > HINT_LENGTH ? `${text.slice(0, HINT_LENGTH)}…` : text;
+}
+
 /** Whether an option undoes a dry run: `--no-dry-run`, or an abbreviation of it. */
 function defeatsDryRun(rule: CompiledRule, option: ParsedOption): boolean {
   return option.given.startsWith('--no-') && [...rule.dryRunNames].some((n) => `--no-${n.replace(/^-+/, '')}`.startsWith(option.given));
@@ -114,6 +133,8 @@ export function collectOptionEffects(rule: CompiledRule, args: ParsedArgs, call:
     dry: false,
     here: call.cwds,
     targets: [...call.targets],
+    writeTargets: [...(call.writeTargets ?? [])],
+    hint: placeHint(rule, args, call),
   };
   let dryDefeated = false;
   if (args.unknown.length > 0) effects.execWrites.push(SHELL_REASONS['unknown-option'](label, args.unknown[0]!));
@@ -140,7 +161,10 @@ export function collectOptionEffects(rule: CompiledRule, args: ParsedArgs, call:
 /**
  * The command's own part: exec options write even in a dry run; a dry run
  * makes the rest a read. `base` is what the command is without its options,
- * `reason` why, when nothing in `effects` says more.
+ * `reason` why, when nothing in `effects` says more. A write names its
+ * `writeTargets` too, and a write that names no target at all gets an
+ * unknown place (`unknownPlace(effects.hint)`, issue #24): a shell write is
+ * never without targets.
  */
 export function ownPart(effects: Effects, base: 'read' | 'write', reason: string): Classification {
   const { dry, destructives, execWrites, writes } = effects;
@@ -149,7 +173,8 @@ export function ownPart(effects: Effects, base: 'read' | 'write', reason: string
     const why = destructive
       ? (destructives[0] ?? SHELL_REASONS.destructive(effects.label))
       : (execWrites[0] ?? (dry ? undefined : writes[0]) ?? reason);
-    return writePart(effects.targets, destructive, why);
+    const targets = [...effects.targets, ...effects.writeTargets];
+    return writePart(targets.length > 0 ? targets : [unknownPlace(effects.hint)], destructive, why);
   }
   return readPart(effects.targets, dry ? SHELL_REASONS['dry-run'](effects.label) : reason);
 }

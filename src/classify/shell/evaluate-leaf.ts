@@ -5,7 +5,7 @@
  * assigned variables), its path operands resolved to targets, and its own
  * part pushed.
  */
-import { UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { assignmentPart } from './assignment.js';
 import { isSafeAwkProgram } from './awk.js';
 import { pathTarget } from '../classification.js';
@@ -49,17 +49,17 @@ function checkScript(script: NonNullable<CompiledRule['script']>, effects: Effec
   }
   if (fromFile) {
     effects.writes.push(SHELL_REASONS['script-from-file'](label));
-    effects.targets.push(`${UNKNOWN_PLACE}${label} script`);
+    effects.targets.push(unknownPlace(`${label} script`));
   } else if (scripts.some((w) => w.text === null || w.pattern)) {
     effects.writes.push(SHELL_REASONS['dynamic-script'](label));
-    effects.targets.push(`${UNKNOWN_PLACE}${label} script`);
+    effects.targets.push(unknownPlace(`${label} script`));
   } else {
     const text = scripts.map((w) => w.text).join('\n');
     const safe = script.language === 'sed' ? isSafeSedScript(text) : isSafeAwkProgram(text);
     if (!safe) {
       effects.writes.push(SHELL_REASONS['unsafe-script'](label));
       // What it writes is named in the script, not known here: a place not known, never established, so the write is refused.
-      effects.targets.push(`${UNKNOWN_PLACE}${label} script`);
+      effects.targets.push(unknownPlace(`${label} script`));
     }
   }
   return taken;
@@ -123,7 +123,7 @@ function addPathTargets(rule: CompiledRule, effects: Effects, paths: Word[], cal
     // A brace expansion with an alternative that leaves the directory written before it (`{~,x}`, `{../..,x}`,
     // `{/etc,x}`): several paths, some elsewhere; a place not known, never established, so a write there is refused.
     if (path.pattern && ESCAPING_BRACES.test(path.text)) {
-      effects.targets.push(`${UNKNOWN_PLACE}${path.text}`);
+      effects.targets.push(unknownPlace(path.text));
       found = true;
       continue;
     }

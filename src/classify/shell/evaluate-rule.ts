@@ -12,7 +12,8 @@ import { evaluateSql } from './evaluate-sql.js';
 import { evaluateWrapper, type WrapperRule } from './evaluate-wrapper.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
 import { parseArgs, type ParsedArgs } from './parse-args.js';
-import { readPart, writePart } from './parts.js';
+import { readPart } from './parts.js';
+import { notePlace } from './place.js';
 import { SHELL_REASONS } from './reasons.js';
 import { subcommandRule, type CompiledRule } from './table-compile.js';
 import { show } from './words.js';
@@ -35,7 +36,8 @@ function evaluateSubcommand(rule: CompiledRule, effects: Effects, args: ParsedAr
   }
   const sub = first.text === null || first.pattern ? undefined : subcommandRule(rule, first.text);
   if (sub === undefined) {
-    ctx.parts.push(writePart(effects.targets, false, SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)));
+    effects.execWrites.unshift(SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)); // a write, whatever a dry run says
+    ctx.parts.push(ownPart(effects, 'write', SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)));
     return;
   }
   if (hasOwnEffects(effects)) ctx.parts.push(ownPart(effects, 'read', ''));
@@ -47,6 +49,7 @@ function evaluateSubcommand(rule: CompiledRule, effects: Effects, args: ParsedAr
     depth: call.depth + 1,
     unknownArgs: call.unknownArgs,
     targets: effects.targets,
+    writeTargets: effects.writeTargets,
   });
 }
 
@@ -67,6 +70,7 @@ export function evaluateRule(rule: CompiledRule, call: RuleCall): void {
   const wrapper = rule.run !== null && rule.run.mode !== 'exec' && rule.run.mode !== 'eval';
   const args = parseArgs(rule, words, rule.subcommands !== null || wrapper);
   const effects = collectOptionEffects(rule, args, call);
+  notePlace(rule, effects, args);
   if (rule.subcommands !== null) evaluateSubcommand(rule, effects, args, call);
   else if (isWrapper(rule)) evaluateWrapper(rule, effects, args, call);
   else if (rule.sql !== null) evaluateSql(rule.sql, effects, args, call);

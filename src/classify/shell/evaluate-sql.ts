@@ -8,7 +8,7 @@
  * it runs, and input that is not a here-document or here-string (a pipe, a
  * file, the caller's input) are writes: their SQL is not known.
  */
-import { UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { resolveTargets } from './cwd.js';
 import { ownPart, type Effects, type RuleCall } from './effects.js';
 import { optionIn, type ParsedArgs } from './parse-args.js';
@@ -24,7 +24,7 @@ function givenTexts(sql: CompiledSql, effects: Effects, args: ParsedArgs): { tex
   for (const option of args.options) {
     if (optionIn(option, sql.files)) {
       effects.writes.push(SHELL_REASONS['sql-from-file'](effects.label, show(option.value)));
-      effects.targets.push(`${UNKNOWN_PLACE}${effects.label} SQL`);
+      effects.targets.push(unknownPlace(`${effects.label} SQL`));
       exits = true;
     }
     if (optionIn(option, sql.commands) || optionIn(option, sql.inits)) texts.push(option.value);
@@ -70,9 +70,11 @@ export function evaluateSql(sql: CompiledSql, effects: Effects, args: ParsedArgs
   }
   if (!exits) {
     const input = call.stdin ?? null;
-    if (!sql.stdin) effects.writes.push(SHELL_REASONS['sql-stdin-unknown'](label));
-    else if (input === null) effects.writes.push(SHELL_REASONS['sql-stdin-unknown'](label));
-    else noteText(sql, effects, input, true);
+    if (!sql.stdin || input === null) {
+      // What SQL it reads is not known, nor which tables it changes: an unknown place (issue #24).
+      effects.writes.push(SHELL_REASONS['sql-stdin-unknown'](label));
+      effects.targets.push(unknownPlace(`${label} <stdin>`));
+    } else noteText(sql, effects, input, true);
   }
   const reason = exits && texts.length === 0 ? SHELL_REASONS['sql-no-input'](label) : SHELL_REASONS['sql-read'](label);
   call.ctx.parts.push(ownPart(effects, 'read', reason));

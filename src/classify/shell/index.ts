@@ -103,6 +103,7 @@
  * Spec: DESIGN.md §5.1, §5.2, §5.5, §5.6.
  */
 import { posix } from 'node:path';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { type Classification, failClosed, normalizeTargets, worstOf } from '../classification.js';
 import { createMemo } from '../../util/memo.js';
 import { judgeArgv } from './argv.js';
@@ -172,17 +173,56 @@ function freeze(classification: Classification): Classification {
   return Object.freeze(classification);
 }
 
-/** The classification of a call from its parts: the worst kind, the targets of the parts of that kind (DESIGN.md §5.5). */
-function combine(parts: Classification[]): Classification {
-  const worst = worstOf(parts, failClosed(`shell: ${SHELL_REASONS['runs-nothing']}`));
+/** The most characters of a command an unknown place's hint keeps. */
+const HINT_LENGTH = 60;
+
+/** What a command is, for the hint of an unknown place (`unknownPlace`): its text cut to `HINT_LENGTH`, or what it is not. */
+function commandHint(command: unknown): string {
+  const text =
+    typeof command === 'string'
+      ? command.trim()
+      : Array.isArray(command)
+        ? command.map((w) => (typeof w === 'string' ? w : typeof w)).join(' ')
+        : 'a command that is not text';
+  const cut = text.length > HINT_LENGTH ? `${text.slice(0, HINT_LENGTH)}…` : text;
+  // Control characters and lone surrogates (a bad command's, or a pair cut in two) are not kept in a target.
+  const printable = [...cut].map((c) => (c.charCodeAt(0) < 0x20 || c === '\u007f' ? ' ' : c)).join('');
+  return printable.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, ' ');
+}
+
+/**
+ * A write part without targets given an unknown place (issue #24: a shell
+ * write is never without targets), the hint the program its reason names
+ * (`'./deploy.sh' runs a program by its path` gives `./deploy.sh`), else
+ * `hint` (the command, cut). Other parts as they are.
+ */
+function withPlace(part: Classification, hint: string): Classification {
+  if (part.kind !== 'write' || part.targets.length > 0) return part;
+  const named = /^shell: '([^']{1,60})'/.exec(part.reason ?? '')?.[1];
+  return { ...part, targets: [unknownPlace(named ?? hint)] };
+}
+
+/**
+ * The classification of a call from its parts: the worst kind, the targets
+ * of the parts of that kind (DESIGN.md §5.5). Every write part names a
+ * place: one without targets names an unknown place (`withPlace`).
+ */
+function combine(given: Classification[], hint: string): Classification {
+  const parts = given.map((part) => withPlace(part, hint));
+  const worst = worstOf(parts, failClosedShell(SHELL_REASONS['runs-nothing'], hint));
   const result = worstOf(
     parts.filter((part) => part.kind === worst.kind),
     worst,
   );
-  const telling = parts.find((part) => (result.destructive ? part.destructive : part.kind === result.kind && !isMinorPart(part)));
+  const telling = given.find((part) => (result.destructive ? part.destructive : part.kind === result.kind && !isMinorPart(part)));
   if (telling?.reason !== undefined) result.reason = telling.reason;
   result.targets = normalizeTargets(result.targets);
   return result;
+}
+
+/** `failClosed` for the shell: a write of an unknown place (hint: the command, cut), the reason given the `shell: ` prefix. */
+function failClosedShell(reason: string, hint: string): Classification {
+  return { ...failClosed(`shell: ${reason}`), targets: [unknownPlace(hint)] };
 }
 
 function classifyUnchecked(command: unknown, table: CompiledTable, cwd: string | undefined): Classification {
@@ -190,17 +230,17 @@ function classifyUnchecked(command: unknown, table: CompiledTable, cwd: string |
   const cwds: Cwds = [cwd === undefined ? '' : posix.normalize(cwd)];
   if (typeof command === 'string') {
     const problem = inputProblem(command);
-    if (problem !== null) return failClosed(`shell: ${SHELL_REASONS['command-problem'](problem)}`);
-    if (command.trim() === '') return failClosed(`shell: ${SHELL_REASONS['command-empty']}`);
+    if (problem !== null) return failClosedShell(SHELL_REASONS['command-problem'](problem), commandHint(command));
+    if (command.trim() === '') return failClosedShell(SHELL_REASONS['command-empty'], 'an empty command');
     judgeSource(command, cwds, ctx, 0);
   } else if (Array.isArray(command)) {
     const words = argvWords(command);
-    if (typeof words === 'string') return failClosed(`shell: ${words}`);
+    if (typeof words === 'string') return failClosedShell(words, commandHint(command));
     judgeArgv({ words, unknownArgs: false }, cwds, ctx, 0);
   } else {
-    return failClosed(`shell: ${SHELL_REASONS['command-not-string-or-array']}`);
+    return failClosedShell(SHELL_REASONS['command-not-string-or-array'], commandHint(command));
   }
-  return combine(ctx.parts);
+  return combine(ctx.parts, commandHint(command));
 }
 
 /** `classifyUnchecked`, frozen, with what the walk throws (too deep, too big, anything else) turned into a write. */
@@ -210,10 +250,10 @@ function classifyCaught(command: unknown, table: CompiledTable, cwd: string | un
   } catch (error) {
     return freeze(
       error instanceof TooDeep || error instanceof RangeError
-        ? failClosed(`shell: ${SHELL_REASONS['nested-too-deep'](MAX_SHELL_NODE_DEPTH)}`)
+        ? failClosedShell(SHELL_REASONS['nested-too-deep'](MAX_SHELL_NODE_DEPTH), commandHint(command))
         : error instanceof TooBig
-          ? failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['work-over-budget'](MAX_SHELL_WORK))}`)
-          : failClosed(`shell: ${SHELL_REASONS['not-judged']}`),
+          ? failClosedShell(SHELL_REASONS['too-complex'](SHELL_REASONS['work-over-budget'](MAX_SHELL_WORK)), commandHint(command))
+          : failClosedShell(SHELL_REASONS['not-judged'], commandHint(command)),
     );
   }
 }
@@ -260,11 +300,13 @@ export function classifyShellCommand(command: unknown, options?: { table?: Shell
       table = compileTable(tableOption ?? defaultShellTable);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      return freeze(failClosed(`shell: ${SHELL_REASONS['table-invalid'](message)}`));
+      return freeze(failClosedShell(SHELL_REASONS['table-invalid'](message), commandHint(command)));
     }
     const cwdOption = options?.cwd;
     if (typeof cwdOption === 'string' && cwdOption.length > MAX_SHELL_CWD_LENGTH) {
-      return freeze(failClosed(`shell: ${SHELL_REASONS['too-complex'](SHELL_REASONS['cwd-too-long'](MAX_SHELL_CWD_LENGTH))}`));
+      return freeze(
+        failClosedShell(SHELL_REASONS['too-complex'](SHELL_REASONS['cwd-too-long'](MAX_SHELL_CWD_LENGTH)), commandHint(command)),
+      );
     }
     const cwd = typeof cwdOption === 'string' && cwdOption !== '' && inputProblem(cwdOption) === null ? cwdOption : undefined;
     const key = memoKey(command, table, cwd);
@@ -274,7 +316,7 @@ export function classifyShellCommand(command: unknown, options?: { table?: Shell
     if (key !== null) memo.set(key, result);
     return result;
   } catch {
-    return freeze(failClosed(`shell: ${SHELL_REASONS['not-judged']}`));
+    return freeze(failClosedShell(SHELL_REASONS['not-judged'], 'a command that could not be judged'));
   }
 }
 

@@ -11,6 +11,7 @@ import {
   defaultShellTable,
   parseShellTable,
   withOptionSets,
+  type PlaceKind,
   type OptionSet,
   type ShellCommandRule,
   type ShellTable,
@@ -43,6 +44,16 @@ export interface CompiledSql {
   /** The first operand is a database file, the others SQL. */
   sqlOperands: boolean;
   stdin: boolean;
+}
+
+/** A rule's `place` (see the table schema's `place`), compiled: the place it changes or reads besides its path operands. */
+export interface CompiledPlace {
+  kind: PlaceKind;
+  names: 'none' | 'operands' | 'first' | 'last' | 'rest';
+  options: Set<string>;
+  prefixes: string[];
+  parent: boolean;
+  unnamed: 'all' | 'cwd' | 'none';
 }
 
 /** A `subcommandPatterns` entry compiled: the text before and after its `*`, and its rule. */
@@ -100,6 +111,8 @@ export interface CompiledRule {
   script: { language: 'sed' | 'awk'; options: Set<string>; files: Set<string> } | null;
   run: CompiledRun | null;
   sql: CompiledSql | null;
+  /** The place it changes or reads besides its path operands (`place`); null when the rule names none. */
+  place: CompiledPlace | null;
   /** Its subcommands by name; an empty map when it has only `subcommandPatterns`; null when it has neither. */
   subcommands: Map<string, CompiledRule> | null;
   /** Its `subcommandPatterns`, longest first: a name matches when it is longer than both parts and has them at its ends. */
@@ -172,6 +185,20 @@ function compileSql(sql: ShellCommandRule['sql']): CompiledSql | null {
     noInput: set(sql.noInputOptions),
     sqlOperands: sql.operands === 'database-then-sql',
     stdin: sql.stdin === true,
+  };
+}
+
+/** A rule's `place`, compiled with its defaults; null when the rule names none. */
+function compilePlace(place: ShellCommandRule['place']): CompiledPlace | null {
+  if (place === undefined) return null;
+  const pathLike = place.kind === 'path' || place.kind === 'remote' || place.kind === 'cwd';
+  return {
+    kind: place.kind,
+    names: place.names ?? 'none',
+    options: set(place.options),
+    prefixes: place.prefixes ?? [],
+    parent: place.parent === true,
+    unnamed: place.unnamed ?? (pathLike ? 'none' : 'all'),
   };
 }
 
@@ -329,6 +356,7 @@ function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
         : { language: rule.script.language, options: set(rule.script.options), files: set(rule.script.fileOptions) },
     run: compileRun(rule.run),
     sql: compileSql(rule.sql),
+    place: compilePlace(rule.place),
     subcommands,
     subcommandPatterns: compileSubcommandPatterns(rule, sets),
     sensitive: false,

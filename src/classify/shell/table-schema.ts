@@ -76,6 +76,51 @@ const sqlSchema = z
   })
   .describe('the command runs SQL (a database client): its SQL is judged by the SQL classifier, and the tables it names are targets');
 
+/** The kinds of place a rule's `place` names (see `placeSchema`). */
+export const PLACE_KINDS = ['cwd', 'git', 'path', 'remote', 'process', 'service', 'container', 'k8s'] as const;
+
+/** One of `PLACE_KINDS`. */
+export type PlaceKind = (typeof PLACE_KINDS)[number];
+
+const placeSchema = z
+  .strictObject({
+    kind: z
+      .enum(PLACE_KINDS)
+      .describe(
+        "what the command changes (a write) or looks at (a read) besides its path operands: 'cwd' (its working directory, " +
+          "`.` when none is known; a target only when it writes: package managers, make, test runners, interpreters), 'git' " +
+          "(`git:<dir>`, the repository of its working directory; `-C` moves it, the `options`' value replaces it), 'path' (a path " +
+          "named by the operands or options below: dd of=, wget -O), 'remote' (the operands below as copy destinations: " +
+          "`[user@]host:path` is `host:<user@host>:<path>`, a URL as written, else a local path), 'process' (`process:<name|pid>`), " +
+          "'service' (`service:<unit>`, a `.service` suffix dropped), 'container' (`container:<name>`), 'k8s' (the first operand " +
+          'is a resource type, or `type/name` operands: `k8s:<type>/<name>`, aliases normalised)',
+      ),
+    names: z
+      .enum(['none', 'operands', 'first', 'last', 'rest'])
+      .optional()
+      .describe(
+        "which operands (after the rule's `skipOperands`) name places: 'none' (default), 'operands' (every one), 'first', 'last' " +
+          "(a copy's destination), 'rest' (all but the first: split's PREFIX)",
+      ),
+    options: optionList.optional().describe("value options whose value names a place ('wget -O FILE', 'taskkill -IM NAME')"),
+    prefixes: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("only operands starting with one of these name a place, the prefix cut off ('dd of=FILE')"),
+    parent: z.boolean().optional().describe("the place is the directory holding the named path ('split IN PREFIX' writes beside PREFIX)"),
+    unnamed: z
+      .enum(['all', 'cwd', 'none'])
+      .optional()
+      .describe(
+        "the target when nothing names a place: 'all' (`<kind>:*`, default for process, service, container, k8s: `ps`, `docker ps`), " +
+          "'cwd' (the working directory: wget, split), 'none' (default for path and remote: none, so a write gets an unknown place)",
+      ),
+  })
+  .describe(
+    'the place a command changes or reads that its path operands do not name (issue #24: every write names its target): ' +
+      'added to its targets (a `cwd` place only when it writes); a name only known when it runs is an unknown place (`?/…`)',
+  );
+
 const runSchema = z
   .strictObject({
     mode: z
@@ -141,6 +186,7 @@ export interface ShellCommandRule {
   script?: z.infer<typeof scriptSchema>;
   run?: z.infer<typeof runSchema>;
   sql?: z.infer<typeof sqlSchema>;
+  place?: z.infer<typeof placeSchema>;
   use?: string[];
   subcommands?: Record<string, ShellCommandRule>;
   subcommandPatterns?: Record<string, ShellCommandRule>;
@@ -259,6 +305,7 @@ const ruleShape = {
   script: scriptSchema.optional(),
   run: runSchema.optional(),
   sql: sqlSchema.optional(),
+  place: placeSchema.optional(),
   use: z
     .array(optionSetName)
     .optional()
@@ -420,6 +467,7 @@ function ruleProblems(
     ['pathOptions', rule.pathOptions ?? []],
     ['cwdOptions', rule.cwdOptions ?? []],
     ['optionValues', Object.keys(rule.optionValues ?? {})],
+    ['place', rule.place?.options ?? []],
   ];
   if (rule.script !== undefined) {
     mustTakeValue.push(['script', [...(rule.script.options ?? []), ...(rule.script.fileOptions ?? [])]]);

@@ -124,8 +124,8 @@ describe('bad input fails closed, never throws', () => {
     ['a comment only', '# nothing here'],
   ];
 
-  it.each(garbage)('%s is a write without targets', (_name, input) => {
-    expect(classifyShellCommand(input)).toMatchObject({ kind: 'write', targets: [], destructive: false });
+  it.each(garbage)('%s is a write of one unknown place (issue #24: a shell write is never without targets)', (_name, input) => {
+    expect(classifyShellCommand(input)).toMatchObject({ kind: 'write', targets: [expect.stringMatching(/^\?\//)], destructive: false });
   });
 
   it('a 1 MB string is a write, said to be too long', () => {
@@ -156,7 +156,7 @@ describe('bad input fails closed, never throws', () => {
 
   it('200 nested command substitutions are a write', () => {
     const nested = `echo ${'$('.repeat(200)}ls${')'.repeat(200)}`;
-    expect(classifyShellCommand(nested)).toMatchObject({ kind: 'write', targets: [] });
+    expect(classifyShellCommand(nested)).toMatchObject({ kind: 'write', targets: [expect.stringMatching(/^\?\//)] });
   });
 
   it('20,000 nested subshells are a write', () => {
