@@ -34,6 +34,15 @@ type Root = '/' | '~' | '.' | 'exact';
  */
 export const UNKNOWN_PLACE = '?/';
 
+/**
+ * An unknown place named by a short human-readable hint of what is not known
+ * (`$DIR/`, `sh <stdin>`, `./deploy.sh`): `UNKNOWN_PLACE` and the hint, cut
+ * to 120 characters. Such a target is never established, equal to, above or under anything.
+ */
+export function unknownPlace(hint: string): string {
+  return UNKNOWN_PLACE + (hint.length > 120 ? hint.slice(0, 120) + '…' : hint);
+}
+
 /** The target is in a place not known (`UNKNOWN_PLACE`). */
 export function isUnknownPlace(target: string): boolean {
   return target.startsWith(UNKNOWN_PLACE);
