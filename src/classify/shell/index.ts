@@ -108,6 +108,7 @@ import { createMemo } from '../../util/memo.js';
 import { judgeArgv } from './argv.js';
 import type { Cwds } from './cwd.js';
 import { judgeStatement, walk } from './judge.js';
+import { applyLinks } from './links.js';
 import {
   MAX_SHELL_ARGV_WORDS,
   MAX_SHELL_COMMAND_BYTES,
@@ -200,7 +201,10 @@ function classifyUnchecked(command: unknown, table: CompiledTable, cwd: string |
   } else {
     return failClosed(`shell: ${SHELL_REASONS['command-not-string-or-array']}`);
   }
-  return combine(ctx.parts);
+  const links = applyLinks(ctx.parts); // paths through a link made out of its directory: not known
+  const result = combine(ctx.parts);
+  if (links.length > 0) result.links = Object.freeze(links) as string[];
+  return result;
 }
 
 /** `classifyUnchecked`, frozen, with what the walk throws (too deep, too big, anything else) turned into a write. */
