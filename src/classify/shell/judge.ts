@@ -281,7 +281,9 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
     outcome = judgeCommand(command, cwds, ctx, depth + 1);
   } else {
     if (extra.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['words-after-compound-redirect']));
-    outcome = judgeStatement(body, cwds, ctx, depth + 1);
+    // `a | xargs rm < list`: the redirection is the last command's input, not the pipe
+    const input = redirects.some((r) => r.type !== 'file_redirect' || /^\d*<(?!\()/.test(textOf(r, ctx)));
+    outcome = body.type === 'pipeline' ? judgePipeline(body, cwds, ctx, depth + 1, input) : judgeStatement(body, cwds, ctx, depth + 1);
   }
   for (const statement of trailing) {
     const after = judgeStatement(statement, union(outcome.ok, outcome.fail), ctx, depth + 1);
@@ -310,7 +312,7 @@ function branchScope<T>(node: SyntaxNode, ctx: JudgeContext, judge: () => T): T 
  * A command after a producer whose output names places (`find ROOT
  * -print0`) gets them as its input (`ctx.pipeInput`, for xargs).
  */
-function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Outcome {
+function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number, lastInputRedirected = false): Outcome {
   const elements = node.namedChildren.filter((c): c is SyntaxNode => c !== null && c.type !== 'comment');
   const lastpipe = cdOptions(ctx.source).lastpipe;
   let input: PipeInput | null = null;
@@ -319,7 +321,7 @@ function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     const element = elements[i]!;
     const last = i === elements.length - 1;
     const saved = snapshot(ctx);
-    ctx.pipeInput = input;
+    ctx.pipeInput = last && lastInputRedirected ? null : input;
     try {
       outcome = judgeStatement(element, cwds, ctx, depth + 1);
     } finally {

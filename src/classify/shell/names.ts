@@ -149,9 +149,8 @@ function judgeDeclarationWord(declaration: Declaration, word: Word, raw: string,
     return;
   }
   if (match[3] !== undefined) ctx.parts.push(assignmentPart(match[1]!, match[3] === '+=' ? null : match[4]!, ctx, scope));
-  if (match[3] !== undefined || command !== 'export')
-    setVariable(ctx, match[1]!, null); // `export "D=x"`, `local D`: not followed
   else if (scope === 'environment') ctx.parts.push(exportPart(match[1]!, ctx));
+  if (match[3] !== undefined || command !== 'export') setVariable(ctx, match[1]!, null); // `export "D=x"`, `local D`: not followed
 }
 
 /**

@@ -251,7 +251,7 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
   let unquoted = false;
   for (const child of node.namedChildren) {
     if (child === null) continue;
-    const part = wordOf(child, cwds, ctx, depth + 1);
+    const part = wordValue(child, cwds, ctx, depth + 1); // the whole word's pattern is looked at by `wordOf`
     if (part.pattern) pattern = true;
     if (child.type === 'word') unquoted = true;
     if (firstDynamic === null) {
@@ -326,7 +326,8 @@ function wordValue(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numbe
     }
     case 'process_substitution':
       ctx.steps.walk(node, cwds, ctx, depth + 1);
-      return { text: null, pattern: false, optionLike: false };
+      // `/dev/fd/N`, a pipe to commands judged on their own: no place of its own
+      return { text: null, pattern: false, optionLike: false, places: [] };
     default: {
       // $X, ${X...}, $(...), `...`, $((...)), $'...', arrays: only known when it runs ($HOME starting a word: `homeOf`).
       ctx.steps.walk(node, cwds, ctx, depth + 1);
