@@ -84,7 +84,7 @@ export function judgeAssignment(
   const value = valueNode === null ? staticWord('') : wordOf(valueNode, cwds, ctx, at.depth + 1);
   const appends = node.children.some((c) => c?.type === '+=');
   ctx.parts.push(assignmentPart(name, appends && value.text !== null ? `+${value.text}` : value.text, ctx, at.scope));
-  if (at.sets === true) setVariable(ctx, name, assignedValue(node, valueNode, value, appends, ctx));
+  if (at.sets === true) setVariable(ctx, name, assignedValue(node, value, ctx));
 }
 
 /**
@@ -93,7 +93,9 @@ export function judgeAssignment(
  * assignment; a `~` only when written unquoted), appended to a known value
  * for `+=`; null for an array element or anything else.
  */
-function assignedValue(node: SyntaxNode, valueNode: SyntaxNode | null, value: Word, appends: boolean, ctx: JudgeContext): VariableValue {
+function assignedValue(node: SyntaxNode, value: Word, ctx: JudgeContext): VariableValue {
+  const valueNode = node.childForFieldName('value');
+  const appends = node.children.some((c) => c?.type === '+=');
   if (node.childForFieldName('name')?.type === 'subscript' || value.text === null) return null;
   const raw = valueNode === null ? '' : textOf(valueNode, ctx);
   if (value.text.startsWith('~') && !raw.startsWith('~')) return null; // '~/x' quoted: a directory named ~

@@ -131,13 +131,9 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     case 'list':
       return judgeList(node, cwds, ctx, depth + 1);
     case 'pipeline':
-      return judgePipeline(node, cwds, ctx, depth + 1);
-    case 'subshell': {
-      const saved = snapshot(ctx);
-      judgeSequence(node, cwds, ctx, depth + 1);
-      restore(ctx, saved);
-      return same(cwds);
-    }
+      return judgePipeline(node, cwds, ctx, { depth: depth + 1 });
+    case 'subshell':
+      return judgeSubshell(node, cwds, ctx, depth + 1);
     case 'compound_statement':
       if (node.children[0]?.type === '((') ctx.parts.push(minorReadPart([], SHELL_REASONS.arithmetic));
       return judgeSequence(node, cwds, ctx, depth + 1);
@@ -283,7 +279,10 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
     if (extra.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['words-after-compound-redirect']));
     // `a | xargs rm < list`: the redirection is the last command's input, not the pipe
     const input = redirects.some((r) => r.type !== 'file_redirect' || /^\d*<(?!\()/.test(textOf(r, ctx)));
-    outcome = body.type === 'pipeline' ? judgePipeline(body, cwds, ctx, depth + 1, input) : judgeStatement(body, cwds, ctx, depth + 1);
+    outcome =
+      body.type === 'pipeline'
+        ? judgePipeline(body, cwds, ctx, { depth: depth + 1, lastInputRedirected: input })
+        : judgeStatement(body, cwds, ctx, depth + 1);
   }
   for (const statement of trailing) {
     const after = judgeStatement(statement, union(outcome.ok, outcome.fail), ctx, depth + 1);
@@ -312,7 +311,8 @@ function branchScope<T>(node: SyntaxNode, ctx: JudgeContext, judge: () => T): T 
  * A command after a producer whose output names places (`find ROOT
  * -print0`) gets them as its input (`ctx.pipeInput`, for xargs).
  */
-function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number, lastInputRedirected = false): Outcome {
+function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, at: { depth: number; lastInputRedirected?: boolean }): Outcome {
+  const depth = at.depth;
   const elements = node.namedChildren.filter((c): c is SyntaxNode => c !== null && c.type !== 'comment');
   const lastpipe = cdOptions(ctx.source).lastpipe;
   let input: PipeInput | null = null;
@@ -321,7 +321,7 @@ function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     const element = elements[i]!;
     const last = i === elements.length - 1;
     const saved = snapshot(ctx);
-    ctx.pipeInput = last && lastInputRedirected ? null : input;
+    ctx.pipeInput = last && at.lastInputRedirected === true ? null : input;
     try {
       outcome = judgeStatement(element, cwds, ctx, depth + 1);
     } finally {
@@ -332,4 +332,12 @@ function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     input = pipeProducer(element, cwds, ctx);
   }
   return lastpipe ? same(union(cwds, outcome.ok, outcome.fail)) : same(cwds);
+}
+
+/** A subshell `( … )`: its `cd` and assignments do not leak. */
+function judgeSubshell(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Outcome {
+  const saved = snapshot(ctx);
+  judgeSequence(node, cwds, ctx, depth);
+  restore(ctx, saved);
+  return same(cwds);
 }
