@@ -9,6 +9,7 @@
  */
 import type { ToolKind } from '../../machines/safety.types.js';
 import { canonicalTarget, cutTarget, foldedTarget } from '../../machines/safety.targets.js';
+export { unknownPlace } from '../../machines/safety.targets.js';
 
 /**
  * A classified tool call (DESIGN.md §5.1).
@@ -35,6 +36,8 @@ export interface Classification {
   destructive: boolean;
   reason?: string;
   echoes?: boolean;
+  /** Canonical paths of symbolic links the call creates that lead out of their own directory (`ln -s .. repo/up`: `repo/up` resolved). */
+  links?: string[];
 }
 
 /**

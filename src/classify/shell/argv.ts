@@ -10,6 +10,7 @@ import { isPowerShellProgram, judgePowerShellFromShell } from '../powershell/fro
 import type { Cwds } from './cwd.js';
 import { evaluateRule } from './evaluate-rule.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
+import { judgeLn } from './links.js';
 import { variableNameProblem } from './names.js';
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -49,6 +50,10 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
       return;
     }
     name = posix.basename(name);
+  }
+  if (name === 'ln') {
+    judgeLn(words.slice(1), cwds, ctx); // the link's source is resolved against the link's directory
+    return;
   }
   if (isPowerShellProgram(name)) {
     // PowerShell is never judged as POSIX shell: its command line goes to the PowerShell classifier.

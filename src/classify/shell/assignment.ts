@@ -12,7 +12,8 @@ import type { Cwds } from './cwd.js';
 import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { CompiledTable } from './table-compile.js';
-import { staticWord, textOf, wordOf, type JudgeContext } from './words.js';
+import { setVariable, shellOf, type VariableValue } from './variables.js';
+import { staticWord, textOf, wordOf, type JudgeContext, type Word } from './words.js';
 
 /** The values an assignment to `name` may take without making a write; undefined when the variable is not listed. */
 function riskyVariable(name: string, table: CompiledTable): Set<string> | undefined {
@@ -69,7 +70,12 @@ export function exportPart(name: string, ctx: JudgeContext): Classification {
  * value goes, a shell variable (`X=v` alone) or programs' environment
  * (`X=v cmd`, `export X=v`).
  */
-export function judgeAssignment(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, at: { depth: number; scope: AssignmentScope }): void {
+export function judgeAssignment(
+  node: SyntaxNode,
+  cwds: Cwds,
+  ctx: JudgeContext,
+  at: { depth: number; scope: AssignmentScope; sets?: boolean },
+): void {
   const nameNode = node.childForFieldName('name');
   const valueNode = node.childForFieldName('value');
   const base = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name') : nameNode;
@@ -78,4 +84,24 @@ export function judgeAssignment(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext,
   const value = valueNode === null ? staticWord('') : wordOf(valueNode, cwds, ctx, at.depth + 1);
   const appends = node.children.some((c) => c?.type === '+=');
   ctx.parts.push(assignmentPart(name, appends && value.text !== null ? `+${value.text}` : value.text, ctx, at.scope));
+  if (at.sets === true) setVariable(ctx, name, assignedValue(node, value, ctx));
+}
+
+/**
+ * The value a shell variable holds after an assignment, for `setVariable`:
+ * its text when known (no word splitting, globbing or brace expansion in an
+ * assignment; a `~` only when written unquoted), appended to a known value
+ * for `+=`; null for an array element or anything else.
+ */
+function assignedValue(node: SyntaxNode, value: Word, ctx: JudgeContext): VariableValue {
+  const valueNode = node.childForFieldName('value');
+  const appends = node.children.some((c) => c?.type === '+=');
+  if (node.childForFieldName('name')?.type === 'subscript' || value.text === null) return null;
+  const raw = valueNode === null ? '' : textOf(valueNode, ctx);
+  if (value.text.startsWith('~') && !raw.startsWith('~')) return null; // '~/x' quoted: a directory named ~
+  if (valueNode !== null && (valueNode.type === 'array' || /[{*?[]/.test(raw))) return null;
+  if (!appends) return { text: value.text };
+  const name = textOf(node.childForFieldName('name')!, ctx);
+  const before = shellOf(ctx).vars.get(name);
+  return before !== undefined && before !== null && 'text' in before ? { text: before.text + value.text } : null;
 }

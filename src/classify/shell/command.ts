@@ -14,7 +14,8 @@ import { SHELL_REASONS } from './reasons.js';
 import { judgeRedirect } from './redirect.js';
 import { stdinText } from './stdin.js';
 import { fieldedChildren, REDIRECT_TYPES, STATEMENT_TYPES } from './syntax.js';
-import { wordOf, type JudgeContext, type Word } from './words.js';
+import { cdOptions, forgetVariables } from './variables.js';
+import { textOf, wordOf, type JudgeContext, type Word } from './words.js';
 
 /** A simple command's nodes, sorted out by `collectCommand`. */
 export interface CommandNodes {
@@ -65,7 +66,7 @@ export function judgeCommand(command: CommandNodes, cwds: Cwds, ctx: JudgeContex
   const { name: nameNode, args, assignments } = command;
   for (const statement of command.trailing) ctx.steps.statement(statement, cwds, ctx, depth + 1); // cwd: conservatively, the same
   if (nameNode === null) {
-    for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, { depth: depth + 1, scope: 'shell' });
+    for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, { depth: depth + 1, scope: 'shell', sets: true });
     if (args.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['arguments-without-command']));
     return same(cwds);
   }
@@ -76,9 +77,14 @@ export function judgeCommand(command: CommandNodes, cwds: Cwds, ctx: JudgeContex
   if (name.text !== null && !name.pattern && !ctx.functions.has(name.text) && ['cd', 'pushd', 'popd'].includes(name.text)) {
     outcome = changeDirectory(name.text, words.slice(1), cwds, ctx);
   } else {
+    // Its input redirected (`xargs rm < list`): it does not read the pipe's paths.
+    if (command.redirects.some((r) => r.type !== 'file_redirect' || /^\d*<(?!\()/.test(textOf(r, ctx)))) ctx.pipeInput = null;
     judgeArgv({ words, unknownArgs: false, stdin: stdinText(command.redirects, ctx) }, cwds, ctx, depth + 1);
     const changes = name.text === null || name.pattern || MAY_CHANGE_CWD.has(name.text) || ctx.functions.has(name.text);
-    outcome = changes ? { ok: [null], fail: cwds } : same(cwds);
+    if (changes) forgetVariables(ctx); // a function, eval, source may assign any variable
+    // Under autocd a command word that names a directory moves the shell (a command the table does not know).
+    const autocd = cdOptions(ctx.source).autocd && name.text !== null && !ctx.table.commands.has(name.text);
+    outcome = changes || autocd ? { ok: [null], fail: cwds } : same(cwds);
   }
   for (const assignment of assignments) judgeAssignment(assignment, cwds, ctx, { depth: depth + 1, scope: 'environment' }); // X=1 cmd: for cmd only
   return outcome;
@@ -95,5 +101,9 @@ function changeDirectory(name: string, args: Word[], cwds: Cwds, ctx: JudgeConte
   if (dir === undefined) return name === 'pushd' ? unknown : { ok: ['~'], fail: cwds };
   if (dir.text === null || dir.pattern || dir.text === '-' || dir.text.startsWith('+') || dir.text.startsWith('-')) return unknown;
   const text = dir.text;
+  // cdable_vars: `cd NAME` may go to $NAME; CDPATH: `cd rel` may go under any of its entries (not `./x`, `../x`).
+  const options = cdOptions(ctx.source);
+  const searched = !/^(\/|~|\.\.?(\/|$))/.test(text);
+  if (searched && (options.cdableVars || options.cdpath)) return unknown;
   return { ok: union(cwds.map((cwd) => joinDir(cwd, text))), fail: cwds };
 }

@@ -6,7 +6,8 @@
  */
 import { posix } from 'node:path';
 import { pathTarget } from '../classification.js';
-import { foldedTarget, UNKNOWN_PLACE } from '../../../machines/safety.targets.js';
+import { foldedTarget, isUnknownPlace, UNKNOWN_PLACE, unknownPlace } from '../../../machines/safety.targets.js';
+import type { Word } from './words.js';
 
 /**
  * The directories a statement may run in: each a path (absolute, `~`-based,
@@ -57,4 +58,16 @@ export function resolveTargets(path: string, cwds: Cwds): string[] {
     if (target !== null) out.push(target);
   }
   return out;
+}
+
+/**
+ * A path word's targets (DESIGN.md §5.1): a word known as written resolved
+ * (`resolveTargets`); one only known when it runs, the places it stands for
+ * resolved (a find root for `{}`, a glob's directory), or an unknown place
+ * named by its hint (`?/$DIR/ (from the environment)`): never none.
+ */
+export function wordTargets(word: Word, cwds: Cwds): string[] {
+  if (word.text !== null) return resolveTargets(word.text, cwds);
+  if (word.places === undefined) return [unknownPlace(word.hint ?? '(expansion)')];
+  return word.places.flatMap((place) => (isUnknownPlace(place) ? [place] : resolveTargets(place, cwds)));
 }

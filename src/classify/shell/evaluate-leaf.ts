@@ -9,7 +9,7 @@ import { unknownPlace } from '../../../machines/safety.targets.js';
 import { assignmentPart } from './assignment.js';
 import { isSafeAwkProgram } from './awk.js';
 import { pathTarget } from '../classification.js';
-import { resolveTargets } from './cwd.js';
+import { resolveTargets, wordTargets } from './cwd.js';
 import { checkCurl } from './curl.js';
 import { ownPart, type Effects, type RuleCall } from './effects.js';
 import { optionIn, type ParsedArgs } from './parse-args.js';
@@ -119,7 +119,12 @@ function checkAssignedOperands(rule: CompiledRule, effects: Effects, args: Parse
 function addPathTargets(rule: CompiledRule, effects: Effects, paths: Word[], call: RuleCall): void {
   let found = false;
   for (const path of paths) {
-    if (path.text === null || call.ctx.table.nullDevices.has(path.text)) continue;
+    if (path.text === null) {
+      effects.targets.push(...wordTargets(path, effects.here)); // known only when it runs: its places, or an unknown place
+      found = true;
+      continue;
+    }
+    if (call.ctx.table.nullDevices.has(path.text)) continue;
     // A brace expansion with an alternative that leaves the directory written before it (`{~,x}`, `{../..,x}`,
     // `{/etc,x}`): several paths, some elsewhere; a place not known, never established, so a write there is refused.
     if (path.pattern && ESCAPING_BRACES.test(path.text)) {

@@ -10,6 +10,8 @@ import { hasOwnEffects, ownPart, type Effects, type RuleCall } from './effects.j
 import { optionIn, type ParsedArgs } from './parse-args.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { CompiledRule, CompiledRun } from './table-compile.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
+import { childShell } from './variables.js';
 import { DYNAMIC, staticWord, type JudgeContext, type Word } from './words.js';
 
 /** A rule that runs another command, in a mode other than `exec` (find -exec is a leaf's option). */
@@ -32,7 +34,7 @@ function evaluateShellWrapper(run: CompiledRun, effects: Effects, args: ParsedAr
   }
   if (hasOwnEffects(effects) || run.selfWrites)
     ctx.parts.push(ownPart(effects, run.selfWrites ? 'write' : 'read', SHELL_REASONS.writes(label)));
-  ctx.steps.script(script.text, effects.here, ctx, call.depth + 1);
+  ctx.steps.script(script.text, effects.here, { ...ctx, shell: childShell() }, call.depth + 1); // a child shell: none of our variables
 }
 
 /** `eval WORDS`: the words joined by spaces are a script, judged in a child shell. */
@@ -62,16 +64,48 @@ function skipAssignments(rest: Word[], index: number, effects: Effects, ctx: Jud
   return index;
 }
 
-/** The command a wrapper runs: its words from `index`, its default command, replace markers (`xargs -I R`) made unknown. */
-function wrappedCommand(run: CompiledRun, args: ParsedArgs, index: number): Word[] {
+/** The hint of the arguments xargs reads from its input, when where they are is not known. */
+const XARGS_INPUT = 'xargs <input>';
+
+/**
+ * The word standing for the arguments xargs reads (DESIGN.md §5.1): paths
+ * under the pipeline producer's places when it printed them NUL-separated
+ * and xargs takes them so (`find ROOT -print0 | xargs -0`); split at blanks
+ * or newlines (`find ROOT | xargs`, `ls d | xargs`), a name may make any
+ * word (`..`), so the places and an unknown place; from any other input
+ * (`cat list | xargs`, `-a file`), an unknown place.
+ */
+function xargsInput(args: ParsedArgs, ctx: JudgeContext): Word {
+  const input = ctx.pipeInput ?? null;
+  ctx.pipeInput = null; // taken: commands it runs do not read the pipe's paths
+  const fromFile = args.options.some((option) => ['-a', '--arg-file'].some((name) => option.names.includes(name)));
+  const nul = args.options.some((option) => ['-0', '--null'].some((name) => option.names.includes(name)));
+  if (input === null || fromFile) return { text: null, optionLike: true, pattern: false, hint: XARGS_INPUT };
+  const places = input.nul && nul ? input.places : [...input.places, unknownPlace(`${XARGS_INPUT} split at blanks`)];
+  return { text: null, optionLike: true, pattern: false, hint: XARGS_INPUT, places };
+}
+
+/**
+ * The command a wrapper runs: its words from `index`, its default command;
+ * for xargs (`appendsArguments`) the arguments it reads appended, or put
+ * where its replace marker is (`xargs -I R`: a word that is R; a word
+ * holding R among other text is not known).
+ */
+function wrappedCommand(run: CompiledRun, args: ParsedArgs, index: number, ctx: JudgeContext): Word[] {
   let inner = args.rest.slice(index);
   if (inner.length === 0 && run.defaultCommand !== null) inner = run.defaultCommand.map(staticWord);
+  const input = run.appendsArguments ? xargsInput(args, ctx) : null;
+  let replaced = false;
   for (const option of args.options) {
     if (!optionIn(option, run.replace)) continue;
+    replaced = true;
     // xargs -I R: words holding R get input only known when it runs.
     const marker = option.value === undefined ? option.attached || '{}' : option.value.text;
-    inner = inner.map((w) => (marker === null || w.text === null || w.text.includes(marker) ? DYNAMIC : w));
+    inner = inner.map((w) =>
+      marker === null || w.text === null ? DYNAMIC : w.text === marker && input !== null ? input : w.text.includes(marker) ? DYNAMIC : w,
+    );
   }
+  if (input !== null && !replaced && inner.length > 0) inner = [...inner, input];
   return inner;
 }
 
@@ -87,7 +121,7 @@ function evaluateArgvWrapper(rule: WrapperRule, effects: Effects, args: ParsedAr
     return;
   }
   if (run.assignments) index = skipAssignments(args.rest, index, effects, ctx);
-  const inner = wrappedCommand(run, args, index);
+  const inner = wrappedCommand(run, args, index, ctx);
   if (inner.length === 0) {
     if (call.unknownArgs) effects.writes.push(SHELL_REASONS['dynamic-command'](label));
     ctx.parts.push(

@@ -109,6 +109,7 @@ import { createMemo } from '../../util/memo.js';
 import { judgeArgv } from './argv.js';
 import type { Cwds } from './cwd.js';
 import { judgeStatement, walk } from './judge.js';
+import { applyLinks } from './links.js';
 import {
   MAX_SHELL_ARGV_WORDS,
   MAX_SHELL_COMMAND_BYTES,
@@ -240,7 +241,10 @@ function classifyUnchecked(command: unknown, table: CompiledTable, cwd: string |
   } else {
     return failClosedShell(SHELL_REASONS['command-not-string-or-array'], commandHint(command));
   }
-  return combine(ctx.parts, commandHint(command));
+  const links = applyLinks(ctx.parts); // paths through a link made out of its directory: not known
+  const result = combine(ctx.parts, commandHint(command));
+  if (links.length > 0) result.links = Object.freeze(links) as string[];
+  return result;
 }
 
 /** `classifyUnchecked`, frozen, with what the walk throws (too deep, too big, anything else) turned into a write. */

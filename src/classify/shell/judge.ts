@@ -15,6 +15,8 @@ import { minorReadPart, writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import { judgeRedirect } from './redirect.js';
 import { REDIRECT_TYPES, STATEMENT_TYPES } from './syntax.js';
+import { loopValue, pipeProducer, type PipeInput } from './producers.js';
+import { assignedNames, cdOptions, forgetNames, forgetVariables, restore, setVariable, snapshot } from './variables.js';
 import { staticWord, textOf, wordOf, type JudgeContext } from './words.js';
 
 /**
@@ -26,7 +28,9 @@ export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: num
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
   if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
   if (node.type === 'command_substitution' || node.type === 'process_substitution') {
-    judgeSequence(node, cwds, ctx, depth + 1); // a subshell: its cd does not leak
+    const saved = snapshot(ctx);
+    judgeSequence(node, cwds, ctx, depth + 1); // a subshell: its cd and assignments do not leak
+    restore(ctx, saved);
     return;
   }
   if (STATEMENT_TYPES.has(node.type)) {
@@ -55,11 +59,14 @@ export function judgeSequence(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, d
       walk(child, current, ctx, depth + 1); // (( x )) arithmetic, for (( ;; )) parts
       continue;
     }
-    const outcome = judgeStatement(child, current, ctx, depth + 1);
     if (children[i + 1]?.type === '&') {
+      const saved = snapshot(ctx);
+      judgeStatement(child, current, ctx, depth + 1);
+      restore(ctx, saved);
       last = same(current); // in the background: a subshell
       continue;
     }
+    const outcome = judgeStatement(child, current, ctx, depth + 1);
     current = union(outcome.ok, outcome.fail);
     last = outcome;
   }
@@ -70,8 +77,11 @@ export function judgeSequence(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, d
 function judgeBranches(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Cwds {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
   let seen = cwds;
+  // Each branch starts from the variables before the statement (assigned names already forgotten: `branchScope`).
+  const entry = snapshot(ctx);
   for (const child of node.namedChildren) {
     if (child === null || child.type === 'comment') continue;
+    if (['elif_clause', 'else_clause', 'case_item'].includes(child.type)) restore(ctx, entry);
     if (STATEMENT_TYPES.has(child.type)) {
       const outcome = judgeStatement(child, seen, ctx, depth + 1);
       seen = union(seen, outcome.ok, outcome.fail);
@@ -79,6 +89,7 @@ function judgeBranches(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
       seen = judgeBranches(child, seen, ctx, depth + 1);
     } else if (child.type === 'variable_name' && node.type === 'for_statement') {
       ctx.parts.push(assignmentPart(textOf(child, ctx), null, ctx));
+      setVariable(ctx, textOf(child, ctx), loopValue(node, ctx));
     } else {
       walk(child, seen, ctx, depth + 1);
     }
@@ -120,13 +131,9 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     case 'list':
       return judgeList(node, cwds, ctx, depth + 1);
     case 'pipeline':
-      for (const child of node.namedChildren) {
-        if (child !== null && child.type !== 'comment') judgeStatement(child, cwds, ctx, depth + 1);
-      }
-      return same(cwds);
+      return judgePipeline(node, cwds, ctx, { depth: depth + 1 });
     case 'subshell':
-      judgeSequence(node, cwds, ctx, depth + 1);
-      return same(cwds);
+      return judgeSubshell(node, cwds, ctx, depth + 1);
     case 'compound_statement':
       if (node.children[0]?.type === '((') ctx.parts.push(minorReadPart([], SHELL_REASONS.arithmetic));
       return judgeSequence(node, cwds, ctx, depth + 1);
@@ -136,18 +143,19 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
     }
     case 'if_statement':
     case 'case_statement':
-      return same(judgeBranches(node, cwds, ctx, depth + 1));
+      return same(branchScope(node, ctx, () => judgeBranches(node, cwds, ctx, depth + 1)));
     case 'while_statement':
     case 'for_statement':
     case 'c_style_for_statement': {
       // A body that changes directory runs in a different one each time round: not known.
       const moving = changesDirectory(node, ctx);
-      judgeBranches(node, moving ? [null] : cwds, ctx, depth + 1);
+      branchScope(node, ctx, () => judgeBranches(node, moving ? [null] : cwds, ctx, depth + 1));
       return same(moving ? [null] : cwds);
     }
     case 'function_definition': {
       // Judged as if called; a call of it is a write anyway (the function is not a known command).
       const name = node.childForFieldName('name');
+      const saved = snapshot(ctx); // its assignments happen when it is called: a call forgets every variable
       for (const child of node.namedChildren) {
         // nodes are compared by identity in the tree: web-tree-sitter makes a new object for each access
         if (child === null || (name !== null && child.equals(name))) continue;
@@ -156,14 +164,15 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
         } else if (STATEMENT_TYPES.has(child.type)) judgeStatement(child, cwds, ctx, depth + 1);
         else walk(child, cwds, ctx, depth + 1);
       }
+      restore(ctx, saved);
       return same(cwds);
     }
     case 'variable_assignment':
-      judgeAssignment(node, cwds, ctx, { depth: depth + 1, scope: 'shell' });
+      judgeAssignment(node, cwds, ctx, { depth: depth + 1, scope: 'shell', sets: true });
       return same(cwds);
     case 'variable_assignments':
       for (const child of node.namedChildren) {
-        if (child?.type === 'variable_assignment') judgeAssignment(child, cwds, ctx, { depth: depth + 1, scope: 'shell' });
+        if (child?.type === 'variable_assignment') judgeAssignment(child, cwds, ctx, { depth: depth + 1, scope: 'shell', sets: true });
         else if (child !== null) walk(child, cwds, ctx, depth + 1);
       }
       return same(cwds);
@@ -174,6 +183,11 @@ export function judgeStatement(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, 
       const words = node.namedChildren
         .filter((c): c is SyntaxNode => c !== null && c.type !== 'comment')
         .map((c) => (c.type === 'variable_name' ? staticWord(textOf(c, ctx)) : wordOf(c, cwds, ctx, depth + 1)));
+      forgetNames(
+        ctx,
+        words.flatMap((w) => (w.text === null ? [] : [w.text])),
+      );
+      if (words.some((w) => w.text === null)) forgetVariables(ctx);
       const problem = variableNameProblem('unset', words);
       ctx.parts.push(problem === null ? minorReadPart([], SHELL_REASONS['shell-only']('unset')) : writePart([], false, problem));
       return same(cwds);
@@ -200,12 +214,16 @@ function judgeList(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numbe
   }
   const chain = reversed.reverse();
   let current = judgeStatement(head, cwds, ctx, depth + 1);
+  // Variables: what `a && X=1` assigns is known after it on the `&&` path only; `||` runs when something before failed.
+  const conditional: SyntaxNode[] = [];
+  const before: SyntaxNode[] = [head];
   for (let i = 0; i < chain.length; i++) {
     const item = chain[i]!;
     if (item.isNamed) {
       // a statement without an operator before it: run after the previous one
       const outcome = judgeStatement(item, union(current.ok, current.fail), ctx, depth + 1);
       current = outcome;
+      before.push(item);
       continue;
     }
     const next = chain[i + 1];
@@ -214,13 +232,19 @@ function judgeList(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numbe
     if (item.type === '&&') {
       const outcome = judgeStatement(next, current.ok, ctx, depth + 1);
       current = { ok: outcome.ok, fail: union(current.fail, outcome.fail) };
+      conditional.push(next);
     } else if (item.type === '||') {
+      for (const node of before) forgetNames(ctx, assignedNames(node, ctx));
       const outcome = judgeStatement(next, current.fail, ctx, depth + 1);
       current = { ok: union(current.ok, outcome.ok), fail: outcome.fail };
+      forgetNames(ctx, assignedNames(next, ctx)); // the `&&` after it may run without it
+      conditional.push(next);
     } else {
       current = judgeStatement(next, union(current.ok, current.fail), ctx, depth + 1);
     }
+    before.push(next);
   }
+  for (const node of conditional) forgetNames(ctx, assignedNames(node, ctx));
   return current;
 }
 
@@ -253,11 +277,67 @@ function judgeRedirected(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth:
     outcome = judgeCommand(command, cwds, ctx, depth + 1);
   } else {
     if (extra.length > 0) ctx.parts.push(writePart([], false, SHELL_REASONS['words-after-compound-redirect']));
-    outcome = judgeStatement(body, cwds, ctx, depth + 1);
+    // `a | xargs rm < list`: the redirection is the last command's input, not the pipe
+    const input = redirects.some((r) => r.type !== 'file_redirect' || /^\d*<(?!\()/.test(textOf(r, ctx)));
+    outcome =
+      body.type === 'pipeline'
+        ? judgePipeline(body, cwds, ctx, { depth: depth + 1, lastInputRedirected: input })
+        : judgeStatement(body, cwds, ctx, depth + 1);
   }
   for (const statement of trailing) {
     const after = judgeStatement(statement, union(outcome.ok, outcome.fail), ctx, depth + 1);
     outcome = same(union(outcome.ok, outcome.fail, after.ok, after.fail));
   }
   return outcome;
+}
+
+/**
+ * Judges an if, case or loop with the names it may assign forgotten before
+ * (a loop's second round sees its first round's assignments) and after (a
+ * branch may not have run); inside, each branch follows its own assignments.
+ */
+function branchScope<T>(node: SyntaxNode, ctx: JudgeContext, judge: () => T): T {
+  const names = assignedNames(node, ctx);
+  forgetNames(ctx, names);
+  const result = judge();
+  forgetNames(ctx, names);
+  return result;
+}
+
+/**
+ * A pipeline: each command in a subshell of its own (its `cd` and
+ * assignments do not leak), but for the last one under `lastpipe`, which
+ * runs in the shell itself when job control is off (so it may move it).
+ * A command after a producer whose output names places (`find ROOT
+ * -print0`) gets them as its input (`ctx.pipeInput`, for xargs).
+ */
+function judgePipeline(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, at: { depth: number; lastInputRedirected?: boolean }): Outcome {
+  const depth = at.depth;
+  const elements = node.namedChildren.filter((c): c is SyntaxNode => c !== null && c.type !== 'comment');
+  const lastpipe = cdOptions(ctx.source).lastpipe;
+  let input: PipeInput | null = null;
+  let outcome: Outcome = same(cwds);
+  for (let i = 0; i < elements.length; i++) {
+    const element = elements[i]!;
+    const last = i === elements.length - 1;
+    const saved = snapshot(ctx);
+    ctx.pipeInput = last && at.lastInputRedirected === true ? null : input;
+    try {
+      outcome = judgeStatement(element, cwds, ctx, depth + 1);
+    } finally {
+      ctx.pipeInput = undefined;
+    }
+    if (last && lastpipe) forgetNames(ctx, assignedNames(element, ctx));
+    else restore(ctx, saved);
+    input = pipeProducer(element, cwds, ctx);
+  }
+  return lastpipe ? same(union(cwds, outcome.ok, outcome.fail)) : same(cwds);
+}
+
+/** A subshell `( … )`: its `cd` and assignments do not leak. */
+function judgeSubshell(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Outcome {
+  const saved = snapshot(ctx);
+  judgeSequence(node, cwds, ctx, depth);
+  restore(ctx, saved);
+  return same(cwds);
 }

@@ -20,6 +20,7 @@ import type { Classification } from '../classification.js';
 import { assignmentPart, exportPart, judgeAssignment, type AssignmentScope } from './assignment.js';
 import type { Cwds } from './cwd.js';
 import { minorReadPart, writePart } from './parts.js';
+import { setVariable } from './variables.js';
 import { SHELL_REASONS } from './reasons.js';
 import { DYNAMIC, staticWord, textOf, wordOf, type JudgeContext, type Word } from './words.js';
 
@@ -149,6 +150,7 @@ function judgeDeclarationWord(declaration: Declaration, word: Word, raw: string,
   }
   if (match[3] !== undefined) ctx.parts.push(assignmentPart(match[1]!, match[3] === '+=' ? null : match[4]!, ctx, scope));
   else if (scope === 'environment') ctx.parts.push(exportPart(match[1]!, ctx));
+  if (match[3] !== undefined || command !== 'export') setVariable(ctx, match[1]!, null); // `export "D=x"`, `local D`: not followed
 }
 
 /**
@@ -172,7 +174,7 @@ export function judgeDeclaration(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext
   const declaration: Declaration = { command, scope: scopeOf(command, groups, ctx) };
   for (const group of groups) {
     if (group.length === 1 && group[0]!.type === 'variable_assignment') {
-      judgeAssignment(group[0]!, cwds, ctx, { depth: depth + 1, scope: declaration.scope });
+      judgeAssignment(group[0]!, cwds, ctx, { depth: depth + 1, scope: declaration.scope, sets: true });
       continue;
     }
     const raw = ctx.source.slice(group[0]!.startIndex, group.at(-1)!.endIndex);

@@ -6,7 +6,8 @@
  * ending the options, and `find -exec ... ;` commands cut out.
  */
 import type { CompiledRule } from './table-compile.js';
-import { staticWord, type Word } from './words.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
+import { DYNAMIC, staticWord, type Word } from './words.js';
 
 /** An option as parsed from a command's words. */
 export interface ParsedOption {
@@ -173,16 +174,28 @@ class ArgsParser {
     return i + 1;
   }
 
-  /** find -exec cmd args ; (or {} +): `{}` is a found path, not known now and not an option. */
+  /**
+   * find -exec cmd args ; (or {} +): `{}` is a found path, not known now and
+   * not an option, but under one of find's roots (the operands before the
+   * expression, else `.`): its places. A word holding `{}` among other text
+   * (`{}.bak`) is beside the found path, under the same roots, unless it climbs.
+   */
   private execCommand(name: string, i: number): number {
     const words = this.words;
+    const roots = this.out.operands.slice(0, Math.min(this.out.leading, this.out.operands.length));
+    const places =
+      roots.length === 0
+        ? ['.']
+        : roots.flatMap((root) => (root.text !== null ? [root.text] : (root.places ?? [unknownPlace(root.hint ?? '(expansion)')])));
+    const found = (text: string): Word =>
+      /(^|\/)\.\.(\/|$)/.test(text) ? { ...DYNAMIC, optionLike: false, hint: text } : { ...DYNAMIC, optionLike: false, hint: text, places };
     const inner: Word[] = [];
     let j = i + 1;
     for (; j < words.length; j++) {
       const w = words[j]!;
       if (w.text === ';') break;
       if (w.text === '+' && words[j - 1]?.text === '{}') break;
-      inner.push(w.text !== null && w.text.includes('{}') ? { text: null, optionLike: false, pattern: false } : w);
+      inner.push(w.text !== null && w.text.includes('{}') ? found(w.text) : w);
     }
     this.out.execs.push(inner);
     this.out.options.push({ given: name, name, names: [name], value: undefined });

@@ -9,7 +9,10 @@ import type { Node as SyntaxNode } from 'web-tree-sitter';
 import type { Classification } from '../classification.js';
 import type { Cwds, Outcome } from './cwd.js';
 import { MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
+import { mayDotglob, patternPlaces } from './expansions.js';
+import type { PipeInput } from './producers.js';
 import type { CompiledTable } from './table-compile.js';
+import { hintOf, resolveExpansion, type ShellState } from './variables.js';
 
 /** A word of a simple command, as far as it is known before the command runs. */
 export interface Word {
@@ -21,6 +24,18 @@ export interface Word {
   pattern: boolean;
   /** For a word only known when it runs (`text` null): its start as written, when known (`https://` of `"https://$host/x"`). */
   prefix?: string;
+  /**
+   * For a word only known when it runs: how it is shown in an unknown place
+   * (`unknownPlace`): as written without quotes, `$DIR/ (from the environment)`.
+   */
+  hint?: string;
+  /**
+   * For a word only known when it runs: the paths it is at or under, as
+   * written (relative to the directory of the command using it): a find root
+   * for `{}`, a glob's directory for a loop variable, each word of a brace
+   * expansion. Absent: not known, an unknown place named by `hint`.
+   */
+  places?: string[];
 }
 
 /** A simple command as words (the first is its name), and whether more arguments only known when it runs are appended (xargs). */
@@ -62,6 +77,16 @@ export interface JudgeContext {
   /** The source of the tree being walked (node text is sliced from it: web-tree-sitter's own `text` copies the rest of the source each time). */
   source: string;
   steps: JudgeSteps;
+  /** The shell being followed: its variables (`variables.ts`); made on first use, a new one for a child shell. */
+  shell?: ShellState;
+  /**
+   * The paths the command judged next reads as input arguments (xargs after
+   * `find ROOT -print0`), as written; null: input not known. Set by the
+   * pipeline for the command after a producer, taken by xargs.
+   */
+  pipeInput?: PipeInput | null;
+  /** Symbolic links created earlier in this call that lead out of their directory (canonical): paths under them are not known. */
+  links?: string[];
 }
 
 /** A node's text. */
@@ -171,7 +196,7 @@ function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numb
     else if (child.type === 'string') part = wordOf(child, cwds, ctx, depth + 1);
     else {
       ctx.steps.walk(child, cwds, ctx, depth + 1);
-      part = DYNAMIC;
+      part = resolveExpansion(child, cwds, ctx, true) ?? DYNAMIC;
     }
     first ??= part;
     if (text !== null) lead = part.text === null ? text + (part.prefix ?? '') : lead;
@@ -180,7 +205,33 @@ function stringWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: numb
   if (text !== null) return staticWord(text);
   const prefix = first?.text ?? '';
   const optionLike = first === null ? false : prefix === '' ? first.optionLike : prefix.startsWith('-');
-  return { text: null, pattern: false, optionLike, prefix: lead };
+  const places = placesOfParts(node.namedChildren, cwds, ctx);
+  return { text: null, pattern: false, optionLike, prefix: lead, ...(places === null ? {} : { places }) };
+}
+
+/**
+ * The places of a word made of parts, when its first part stands for places
+ * (a loop variable, `"$f"`) and the rest is plain text that cannot climb
+ * (`"$f"/x`, not `"$f"/..`): the same places. Null otherwise.
+ */
+function placesOfParts(children: readonly (SyntaxNode | null)[], cwds: Cwds, ctx: JudgeContext): string[] | null {
+  const parts = children.filter((c): c is SyntaxNode => c !== null);
+  const head = parts[0];
+  if (head === undefined) return null;
+  const quoted = head.parent?.type === 'string';
+  const first = resolveExpansion(head, cwds, ctx, quoted) ?? (head.type === 'string' ? stringPlaces(head, cwds, ctx) : null);
+  if (first?.places === undefined) return null;
+  const rest = parts
+    .slice(1)
+    .map((part) => (part.type === 'string_content' || part.type === 'word' || part.type === 'raw_string' ? textOf(part, ctx) : null));
+  if (rest.some((text) => text === null || /(^|\/)\.\.(\/|$)|[*?[{$`\\]/.test(text))) return null;
+  return first.places;
+}
+
+/** A double-quoted string's places (`"$f"`), without judging it again. */
+function stringPlaces(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext): Word | null {
+  const places = placesOfParts(node.namedChildren, cwds, ctx);
+  return places === null ? null : { text: null, optionLike: false, pattern: false, places };
 }
 
 /** The unquoted parts of a concatenation as written, joined (quoted parts dropped): what bash may glob or brace-expand. */
@@ -200,7 +251,7 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
   let unquoted = false;
   for (const child of node.namedChildren) {
     if (child === null) continue;
-    const part = wordOf(child, cwds, ctx, depth + 1);
+    const part = wordValue(child, cwds, ctx, depth + 1); // the whole word's pattern is looked at by `wordOf`
     if (part.pattern) pattern = true;
     if (child.type === 'word') unquoted = true;
     if (firstDynamic === null) {
@@ -216,7 +267,11 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
     prefix.startsWith('-') ||
     (prefix === '' && firstDynamic !== null && firstDynamic.optionLike) ||
     (pattern && globMayBeOption(text ?? prefix, raw));
-  return text === null ? { text, pattern, optionLike, prefix } : { text, pattern, optionLike };
+  if (text === null) {
+    const places = pattern ? null : placesOfParts(node.namedChildren, cwds, ctx);
+    return { text, pattern, optionLike, prefix, ...(places === null ? {} : { places }) };
+  }
+  return { text, pattern, optionLike };
 }
 
 /**
@@ -226,6 +281,24 @@ function concatenationWord(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, dept
  * @throws TooDeep past `MAX_SHELL_NODE_DEPTH`, TooBig past `MAX_SHELL_WORK` (the entry point turns both into a write).
  */
 export function wordOf(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
+  const word = wordValue(node, cwds, ctx, depth);
+  if (word.pattern && word.text !== null) {
+    // A glob or brace expansion: the paths it makes, or a place not known (`{.,x}.`, `.?`, `.[.]` may make `..`).
+    // `--glob=*.rs` stays an option with a pattern value (parse-args looks at it).
+    if (word.text.startsWith('-')) return word;
+    // Quoted parts or backslashes: which characters are wildcards is not followed here, the paths are not known.
+    const raw = textOf(node, ctx);
+    const plain = raw === word.text && !/[\\'"$`]/.test(raw);
+    const places = plain ? patternPlaces(word.text, mayDotglob(ctx.source)) : null;
+    const hint = raw.replace(/["']/g, '');
+    return { text: null, pattern: false, optionLike: word.optionLike, hint, ...(places === null ? {} : { places }) };
+  }
+  if (word.text !== null || word.hint !== undefined) return word;
+  return { ...word, hint: hintOf(node, ctx) };
+}
+
+/** `wordOf` before patterns and hints are looked at. */
+function wordValue(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: number): Word {
   if (depth > MAX_SHELL_NODE_DEPTH) throw new TooDeep();
   if (++ctx.work.done > MAX_SHELL_WORK) throw new TooBig();
   switch (node.type) {
@@ -253,12 +326,14 @@ export function wordOf(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: n
     }
     case 'process_substitution':
       ctx.steps.walk(node, cwds, ctx, depth + 1);
-      return { text: null, pattern: false, optionLike: false };
+      // `/dev/fd/N`, a pipe to commands judged on their own: no place of its own
+      return { text: null, pattern: false, optionLike: false, places: [] };
     default: {
       // $X, ${X...}, $(...), `...`, $((...)), $'...', arrays: only known when it runs ($HOME starting a word: `homeOf`).
       ctx.steps.walk(node, cwds, ctx, depth + 1);
       const home = homeOf(node, ctx);
-      return home !== null && startsWord(node) ? home : DYNAMIC;
+      if (home !== null && startsWord(node)) return home;
+      return resolveExpansion(node, cwds, ctx, false) ?? DYNAMIC;
     }
   }
 }
