@@ -13,7 +13,7 @@ import { scriptOfCommandLine, type CliWord } from './cli.js';
 import { judgeStatements, type NativeJudge, type PsContext } from './judge.js';
 import type { PsCwd } from './paths.js';
 import { POWERSHELL_REASONS as R } from './reasons.js';
-import { PsUnsure, tokenizePowerShell } from './tokenize.js';
+import { PsUnsure, tokenizeScript } from './tokenize.js';
 
 /** The longest script judged (characters); a longer one is a write. */
 export const MAX_POWERSHELL_SCRIPT = MAX_SHELL_COMMAND_BYTES;
@@ -61,8 +61,9 @@ function judgeScript(script: unknown, cwd: PsCwd, native: NativeJudge | null): C
     if (typeof script !== 'string') return failClosed(`powershell: ${R['not-a-string']}`);
     if (script.length > MAX_POWERSHELL_SCRIPT) return failClosed(`powershell: ${R['script-too-long'](MAX_POWERSHELL_SCRIPT)}`);
     if (script.trim() === '') return failClosed(`powershell: ${R['script-empty']}`);
-    const ctx: PsContext = { cwd, native, parts: [] };
-    judgeStatements(tokenizePowerShell(script), ctx, 0);
+    const { statements, assigned } = tokenizeScript(script);
+    const ctx: PsContext = { cwd, native, parts: [], assigned };
+    judgeStatements(statements, ctx, 0);
     return combine(ctx.parts);
   } catch (error) {
     return failClosed(`powershell: ${error instanceof PsUnsure ? error.reason : R['not-judged']}`);

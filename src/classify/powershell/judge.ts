@@ -41,6 +41,8 @@ export interface PsContext {
   piped?: string[] | null;
   /** What this command lists by name, for the next one in its pipeline (set by `placeTargets` on a read). */
   produced?: string[] | null;
+  /** The script assigned variables whose values the tokenizer put in their place (`tokenizeScript`). */
+  assigned?: boolean;
 }
 
 /** A read part. */
@@ -259,9 +261,19 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
     if (blocksOk) ctx.parts.push(psRead([], R['dry-run'](typed)));
     return;
   }
+  // In a script that assigned variables the tokenizer followed, a write that assigns a session variable (`-OutVariable d`,
+  // `-ov:d`, a prefix such as `-OutVar`) may change what one holds: what later uses of it name is not known.
+  const known = (p: { name: string }) =>
+    spec !== null && (spec.switches.has(p.name) || spec.values.has(p.name)) && !VARIABLE_PARAMETERS.has(p.name);
+  const assigns =
+    ctx.assigned === true
+      ? args.params.find((p) => !known(p) && p.name.length >= 2 && [...VARIABLE_PARAMETERS].some((v) => v.startsWith(p.name)))
+      : undefined;
+  const assigned = assigns === undefined ? [] : [unknownPlace(`${typed} ${assigns.raw}`)];
   const place = PLACE_CMDLETS.get(name);
   if (place !== undefined) {
-    ctx.parts.push(psWrite(placeTargets({ typed, args, position, write: true }, place, ctx), false, R['write-verb'](typed)));
+    const targets = [...placeTargets({ typed, args, position, write: true }, place, ctx), ...assigned];
+    ctx.parts.push(psWrite(targets, false, R['write-verb'](typed)));
     return;
   }
   const targets = spec === null ? [] : pathTargets(args, spec, ctx);
@@ -274,6 +286,7 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
       targets.push(...(joined === null ? targetsOf([child], ctx) : [joined]));
     }
   }
+  targets.push(...assigned);
   if (DESTRUCTIVE_CMDLETS.has(name)) {
     ctx.parts.push(psWrite(targets, true, R['destructive-cmdlet'](typed)));
     return;

@@ -103,3 +103,49 @@ describe('writes that name no place', () => {
     expect(classifyPowerShell(42)).toMatchObject({ kind: 'write', targets: ['?/powershell: the script is not a string'] });
   });
 });
+
+describe('variables assigned one literal earlier in the script', () => {
+  it.each([
+    ["$d = 'C:\\x'; Remove-Item $d -Recurse", 'write', ['/C:/x']],
+    ["$D = 'C:\\x'\nRemove-Item $d", 'write', ['/C:/x']],
+    ['$d = \'C:\\x\' # where\nGet-ChildItem "$d\\sub"', 'read', ['/C:/x/sub']],
+    ['$d = "C:\\it""s"; Remove-Item $d', 'write', ['/C:/it"s']],
+    ["Get-Item x; $d = 'C:\\y'; Remove-Item $d", 'write', ['/C:/y']],
+    ['$n = 12; Stop-Process -Id $n', 'write', ['process:12']],
+    ["$d = 'a'", 'read', []],
+  ])('%j resolves', (script, kind, targets) => {
+    expect(ps(script)).toMatchObject({ kind, targets });
+  });
+
+  it.each([
+    ["$d = 'C:\\x'; $d += '\\..\\..'; Remove-Item $d", 'an assignment to $d other than one literal at the top level'],
+    ["$d = 'C:\\x'; 1 | % { $d = 'C:\\' }; Remove-Item $d", 'an assignment to $d other than one literal at the top level'],
+    ["$d = 'C:\\x'; $d.Length", 'a member, call, index or block after a variable'],
+  ])('%j is refused: %s', (script, what) => {
+    const target = `?/powershell: ${what} is not something this classifier parses`;
+    expect(ps(script)).toMatchObject({ kind: 'write', targets: [target] });
+  });
+
+  it.each([
+    '$d = Get-Location; Remove-Item $d',
+    "Remove-Item $d; $d = 'C:\\x'",
+    '$d = "C:\\$env:X"; Remove-Item $d',
+    "$d = 'C:\\x' | Out-Null; Remove-Item $d",
+  ])('%j: a value not a lone literal, or a use before it, is not followed', (script) => {
+    expect(ps(script)).toMatchObject({
+      kind: 'write',
+      targets: ["?/powershell: the variable '$d' is not one this classifier knows to be inert"],
+    });
+  });
+
+  it('a write that may assign a session variable then names an unknown place (only when the script assigned one)', () => {
+    expect(ps("$d = 'C:\\x'; Copy-Item a b -PassThru -OutVariable d; Remove-Item $d").targets).toEqual([
+      '/C:/proj/a',
+      '/C:/proj/b',
+      '/C:/x',
+      '?/Copy-Item -OutVariable',
+    ]);
+    expect(ps('Stop-Process -Name node -ov p').targets).toEqual(['process:node']);
+    expect(ps('$x = 1; Copy-Item a b -wa SilentlyContinue').targets).toEqual(['/C:/proj/a', '/C:/proj/b']);
+  });
+});
