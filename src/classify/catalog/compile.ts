@@ -288,7 +288,13 @@ function valueTarget(argument: string, type: 'path' | 'id', value: unknown, cwd:
  * A tool that declares no target arguments adds none (the catalog author's
  * choice: the spec's session-wide rule).
  */
-function argumentTargets(tool: CompiledTool, args: object | null, cwd: string | undefined, write: boolean, named: boolean): string[] {
+function argumentTargets(
+  tool: CompiledTool,
+  args: object | null,
+  cwd: string | undefined,
+  judged: { write: boolean; named: boolean },
+): string[] {
+  const { write, named } = judged;
   if (tool.targets.length === 0) return [];
   const found: string[] = [];
   for (const [argument, type] of tool.targets) {
@@ -371,7 +377,7 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
     const judged = compiled.judge(argsObject, cwd);
     const targets = normalizeTargets([
       ...judged.targets,
-      ...argumentTargets(compiled, argsObject, cwd, judged.kind === 'write', judged.targets.length > 0),
+      ...argumentTargets(compiled, argsObject, cwd, { write: judged.kind === 'write', named: judged.targets.length > 0 }),
     ]);
     const destructive = judged.kind === 'write' && (judged.destructive || compiled.destructive);
     return {

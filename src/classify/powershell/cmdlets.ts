@@ -576,31 +576,36 @@ const PROCESS_NAMES = ['name', 'processname', 'id', 'pid'];
 const SERVICE_NAMES = ['name', 'servicename', 'sn'];
 const REMOTE = ['computername', 'cn'];
 
-function place(kind: PlaceSpec['kind'], names: string[], opaque: string[], switches: string[], values: string[]): PlaceSpec {
+/** A `PlaceSpec`: the kind, the name parameters, the opaque ones, and the other parameters (switches, values). */
+function place(kind: PlaceSpec['kind'], names: string[], opaque: string[], other: { switches: string[]; values: string[] }): PlaceSpec {
   return {
     kind,
     names: new Set(names),
     opaque: new Set(opaque),
     remote: new Set(REMOTE),
-    spec: { ...spec(switches, [...names, ...opaque, ...REMOTE, ...values], ['other'], []), more: true },
+    spec: { ...spec(other.switches, [...names, ...opaque, ...REMOTE, ...other.values], ['other'], []), more: true },
   };
 }
 
-const PROCESS_WRITE = place('process', PROCESS_NAMES, ['inputobject'], ['passthru', 'force'], []);
-const SERVICE_WRITE = place(
-  'service',
-  SERVICE_NAMES,
-  ['displayname', 'inputobject'],
-  ['passthru', 'force', 'nowait'],
-  ['include', 'exclude'],
-);
-const SERVICE_SETTINGS = place(
-  'service',
-  SERVICE_NAMES,
-  ['inputobject'],
-  ['passthru', 'force'],
-  ['displayname', 'description', 'startuptype', 'status', 'credential', 'securitydescriptorsddl', 'binarypathname', 'path', 'dependson'],
-);
+const PROCESS_WRITE = place('process', PROCESS_NAMES, ['inputobject'], { switches: ['passthru', 'force'], values: [] });
+const SERVICE_WRITE = place('service', SERVICE_NAMES, ['displayname', 'inputobject'], {
+  switches: ['passthru', 'force', 'nowait'],
+  values: ['include', 'exclude'],
+});
+const SERVICE_SETTINGS = place('service', SERVICE_NAMES, ['inputobject'], {
+  switches: ['passthru', 'force'],
+  values: [
+    'displayname',
+    'description',
+    'startuptype',
+    'status',
+    'credential',
+    'securitydescriptorsddl',
+    'binarypathname',
+    'path',
+    'dependson',
+  ],
+});
 
 /**
  * The cmdlets whose targets are processes or services, by name: the reads
@@ -609,8 +614,8 @@ const SERVICE_SETTINGS = place(
  * that stop, start or change them.
  */
 export const PLACE_CMDLETS: ReadonlyMap<string, PlaceSpec> = new Map([
-  ['get-process', place('process', PROCESS_NAMES, ['inputobject'], [], [])],
-  ['get-service', place('service', SERVICE_NAMES, ['displayname', 'inputobject', 'include', 'exclude'], [], [])],
+  ['get-process', place('process', PROCESS_NAMES, ['inputobject'], { switches: [], values: [] })],
+  ['get-service', place('service', SERVICE_NAMES, ['displayname', 'inputobject', 'include', 'exclude'], { switches: [], values: [] })],
   ['stop-process', PROCESS_WRITE],
   ['debug-process', PROCESS_WRITE],
   ['start-service', SERVICE_WRITE],

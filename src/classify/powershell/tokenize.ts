@@ -352,17 +352,8 @@ function split(raw: Raw[]): PsStatement[] {
 }
 
 /**
- * Tokenizes a PowerShell script into statements of pipelines of commands.
- *
- * @throws PsUnsure on anything outside the subset it reads (see the module documentation).
- */
-export function tokenizePowerShell(src: string): PsStatement[] {
-  return tokenizeScript(src).statements;
-}
-
-/**
- * Tokenizes a PowerShell script (`tokenizePowerShell`), also telling
- * whether it assigned a variable the tokenizer put values in place of
+ * Tokenizes a PowerShell script into statements of pipelines of commands,
+ * also telling whether it assigned a variable the tokenizer put values in place of
  * (`assigned`): a write that assigns session variables may then change one.
  *
  * @throws PsUnsure on anything outside the subset it reads (see the module documentation).
