@@ -23,6 +23,7 @@ import {
   type Classification,
 } from '../classification.js';
 import { own } from '../../util/own.js';
+import { isUnknownPlace, unknownPlace } from '../../../machines/safety.targets.js';
 import { parseCatalog, type Catalog, type ToolRule } from './schema.js';
 
 /** Classifies one tool call: name and arguments (object, or a JSON string of one) to a kind. Never throws. */
@@ -141,13 +142,24 @@ export function kindFromMcpAnnotations(annotations: unknown, options: { trusted:
   }
 }
 
+/**
+ * A script tool's classification with no write left without a target
+ * (issue #24: a shell, PowerShell or SQL write is never a tool without
+ * targets): a write naming none gets an unknown place, `hint` saying what
+ * (`unknownPlace`), so an unrelated read never admits it. Anything else as it is.
+ */
+function placed(judged: Classification, hint: string): Classification {
+  return judged.kind === 'write' && judged.targets.length === 0 ? { ...judged, targets: [unknownPlace(hint)] } : judged;
+}
+
 /** What a script classifier takes besides the script: the catalog's command table and the call's working directory. */
 type ScriptOptions = { table?: ShellTable; cwd?: string };
 
 /**
  * A tool whose `argument` holds a script (a shell command, a PowerShell
  * script), judged by `classify` with the catalog's command table and the
- * call's working directory; a missing argument fails closed (`prefix: argument 'x' is missing`).
+ * call's working directory; a missing argument fails closed (`prefix: argument 'x' is missing`),
+ * and a write naming no target gets an unknown place (`placed`).
  */
 function scriptTool(
   tool: Omit<CompiledTool, 'judge'>,
@@ -159,8 +171,9 @@ function scriptTool(
     ...tool,
     judge: (args, cwd) => {
       const script = args === null ? undefined : own(args, argument);
-      if (script === undefined) return failClosed(`${prefix}: argument '${argument}' is missing`);
-      return classify(script, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
+      if (script === undefined) return placed(failClosed(`${prefix}: argument '${argument}' is missing`), `${prefix} <no '${argument}'>`);
+      const judged = classify(script, { ...(table ? { table } : {}), ...(cwd ? { cwd } : {}) });
+      return placed(judged, judged.reason ?? `${prefix} '${argument}'`);
     },
   };
 }
@@ -215,26 +228,85 @@ function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool 
     const dialect = rule.dialect ?? 'postgres';
     return {
       ...tool,
-      judge: (args) => classifySql(args === null ? undefined : own(args, argument), { dialect }),
+      judge: (args) => {
+        const judged = classifySql(args === null ? undefined : own(args, argument), { dialect });
+        return placed(judged, judged.reason ?? `sql '${argument}'`);
+      },
     };
   }
   const fromRule = fromAnnotations(rule.annotations, rule.trusted === true);
   return { ...tool, judge: () => fromRule };
 }
 
-/** The targets a tool's `targets` arguments name: strings, or arrays of strings (several targets). */
-function argumentTargets(tool: CompiledTool, args: object | null, cwd: string | undefined): string[] {
-  if (args === null) return [];
-  const found: (string | null)[] = [];
+/**
+ * The target one value of a declared target argument names (DESIGN.md §5.1),
+ * or null when it names none (an empty string):
+ * - `path`: a non-empty string, trimmed, made absolute against `cwd` (`pathTarget`);
+ * - `id`: a non-empty string (trimmed), a number or a boolean, as
+ *   `<argument>=<value>` (`idTarget`): the JSON number `42` and the string
+ *   `"42"` name the same target, `order_id=42`; `true` gives `order_id=true`.
+ *   A number is written as JavaScript writes it (`4.5`, `1e+21`), so one
+ *   value gives one string whatever its JSON spelling (`42.0` is `42`);
+ * - anything else is an unknown place (`unknownPlace`) whose hint names the
+ *   argument and what it held: an object or array where one value is
+ *   expected (`order_id=<object>`, e.g. `{"$gt": 0}`), `null`, a path that
+ *   is not a string (`file_path=<number>`), an integer past 2^53
+ *   (`order_id=<imprecise number>`: parsing may have changed it, so it could
+ *   equal an id it is not).
+ */
+function valueTarget(argument: string, type: 'path' | 'id', value: unknown, cwd: string | undefined): string | null {
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (text === '') return null;
+    return type === 'path' ? pathTarget(text, cwd) : idTarget(argument, text);
+  }
+  const held = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  if (type === 'id' && typeof value === 'boolean') return idTarget(argument, String(value));
+  if (type === 'id' && typeof value === 'number' && Number.isFinite(value)) {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) return unknownPlace(`${argument}=<imprecise number>`);
+    return idTarget(argument, String(value));
+  }
+  return unknownPlace(`${argument}=<${held}>`);
+}
+
+/**
+ * The targets a tool's `targets` arguments name (DESIGN.md §5.1, §5.2): each
+ * declared argument's value (`valueTarget`), or each item of an array of
+ * them (several targets, all of which the write needs established). For a
+ * call that is not a write, only what is known: values that name no known
+ * place are left out, so such a read establishes nothing by them. For a
+ * write (fail closed, DESIGN.md §5.3):
+ * - a value that names no known place is an unknown place (`order_id: {"$gt": 0}`);
+ * - when the tool declares target arguments, the call gives none of them
+ *   (missing, empty strings, empty arrays) and its rule names no other
+ *   target (`named`: a script's own targets), the write gets one unknown place
+ *   naming them (`reservation_id=<missing>`; several alternatives as
+ *   `file_path|absolute_path=<missing>`): a write whose target is not named
+ *   is refused until confirmed rather than admitted by any read. Declared
+ *   arguments are alternatives (gemini-cli's `file_path`, `absolute_path`),
+ *   so one of them given is enough.
+ * A tool that declares no target arguments adds none (the catalog author's
+ * choice: the spec's session-wide rule).
+ */
+function argumentTargets(
+  tool: CompiledTool,
+  args: object | null,
+  cwd: string | undefined,
+  judged: { write: boolean; named: boolean },
+): string[] {
+  const { write, named } = judged;
+  if (tool.targets.length === 0) return [];
+  const found: string[] = [];
   for (const [argument, type] of tool.targets) {
-    const value = own(args, argument);
-    const values = Array.isArray(value) ? value : [value];
-    for (const item of values) {
-      if (typeof item !== 'string' || item.trim() === '') continue;
-      found.push(type === 'path' ? pathTarget(item.trim(), cwd) : idTarget(argument, item));
+    const value = args === null ? undefined : own(args, argument);
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) {
+      const target = valueTarget(argument, type, item, cwd);
+      if (target !== null && (write || !isUnknownPlace(target))) found.push(target);
     }
   }
-  return found.filter((target): target is string => target !== null);
+  if (write && !named && found.length === 0) found.push(unknownPlace(`${tool.targets.map(([argument]) => argument).join('|')}=<missing>`));
+  return found;
 }
 
 /**
@@ -303,7 +375,10 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
     const given = typeof cwdValue === 'string' && cwdValue.trim() !== '' ? cwdValue.trim() : context?.cwd;
     const cwd = typeof given === 'string' && given !== '' ? (directoryOf(given) ?? undefined) : undefined;
     const judged = compiled.judge(argsObject, cwd);
-    const targets = normalizeTargets([...judged.targets, ...argumentTargets(compiled, argsObject, cwd)]);
+    const targets = normalizeTargets([
+      ...judged.targets,
+      ...argumentTargets(compiled, argsObject, cwd, { write: judged.kind === 'write', named: judged.targets.length > 0 }),
+    ]);
     const destructive = judged.kind === 'write' && (judged.destructive || compiled.destructive);
     return {
       kind: judged.kind,

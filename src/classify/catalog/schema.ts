@@ -87,7 +87,9 @@ const toolRuleSchema = z
     targets: z
       .record(nameSchema, z.enum(['path', 'id']))
       .optional()
-      .describe('Argument name to the kind of target it holds: a file-system `path`, or an `id`.'),
+      .describe(
+        'Argument name to the kind of target it holds: a file-system `path` (a string), or an `id` (a string, number or boolean: `order_id: 42` and `"42"` both name `order_id=42`). Any other value, and a write given none of these arguments, is an unknown place (refused until confirmed). No `targets`: the spec\'s session-wide rule.',
+      ),
     cwd: nameSchema.optional().describe("The argument holding the call's working directory (relative paths are made absolute against it)."),
     destructive: z.boolean().optional().describe('A write of this tool is destructive (DESIGN.md §5.6).'),
     selfVerifying: z

@@ -555,3 +555,78 @@ export const READ_CMDLETS: ReadonlyMap<string, PathSpec> = new Map([
   ...PLAIN_READS,
   ...PATH_READS.map((name): [string, PathSpec] => [name, PATH_CMDLETS.get(name)!]),
 ]);
+
+/**
+ * How a cmdlet's arguments name processes or services (issue #24's named
+ * kinds, `process:<name-or-id>`, `service:<name>`): the kind, the parameters
+ * whose values are names or ids, the parameters that name them in a way not
+ * comparable (`-DisplayName` of a start/stop, `-InputObject`), the ones
+ * that move the call to another computer, and `spec`, its parameters for
+ * `parseArgs`. The first positional operand is a name (or an id).
+ */
+export interface PlaceSpec {
+  kind: 'process' | 'service';
+  names: ReadonlySet<string>;
+  opaque: ReadonlySet<string>;
+  remote: ReadonlySet<string>;
+  spec: PathSpec;
+}
+
+const PROCESS_NAMES = ['name', 'processname', 'id', 'pid'];
+const SERVICE_NAMES = ['name', 'servicename', 'sn'];
+const REMOTE = ['computername', 'cn'];
+
+/** A `PlaceSpec`: the kind, the name parameters, the opaque ones, and the other parameters (switches, values). */
+function place(kind: PlaceSpec['kind'], names: string[], opaque: string[], other: { switches: string[]; values: string[] }): PlaceSpec {
+  return {
+    kind,
+    names: new Set(names),
+    opaque: new Set(opaque),
+    remote: new Set(REMOTE),
+    spec: { ...spec(other.switches, [...names, ...opaque, ...REMOTE, ...other.values], ['other'], []), more: true },
+  };
+}
+
+const PROCESS_WRITE = place('process', PROCESS_NAMES, ['inputobject'], { switches: ['passthru', 'force'], values: [] });
+const SERVICE_WRITE = place('service', SERVICE_NAMES, ['displayname', 'inputobject'], {
+  switches: ['passthru', 'force', 'nowait'],
+  values: ['include', 'exclude'],
+});
+const SERVICE_SETTINGS = place('service', SERVICE_NAMES, ['inputobject'], {
+  switches: ['passthru', 'force'],
+  values: [
+    'displayname',
+    'description',
+    'startuptype',
+    'status',
+    'credential',
+    'securitydescriptorsddl',
+    'binarypathname',
+    'path',
+    'dependson',
+  ],
+});
+
+/**
+ * The cmdlets whose targets are processes or services, by name: the reads
+ * `Get-Process` (`ps`, `gps`) and `Get-Service`, which establish what they
+ * list (`process:*` / `service:*` when they name nothing), and the writes
+ * that stop, start or change them.
+ */
+export const PLACE_CMDLETS: ReadonlyMap<string, PlaceSpec> = new Map([
+  ['get-process', place('process', PROCESS_NAMES, ['inputobject'], { switches: [], values: [] })],
+  ['get-service', place('service', SERVICE_NAMES, ['displayname', 'inputobject', 'include', 'exclude'], { switches: [], values: [] })],
+  ['stop-process', PROCESS_WRITE],
+  ['debug-process', PROCESS_WRITE],
+  ['start-service', SERVICE_WRITE],
+  ['stop-service', SERVICE_WRITE],
+  ['restart-service', SERVICE_WRITE],
+  ['suspend-service', SERVICE_WRITE],
+  ['resume-service', SERVICE_WRITE],
+  ['remove-service', SERVICE_WRITE],
+  ['set-service', SERVICE_SETTINGS],
+  ['new-service', SERVICE_SETTINGS],
+]);
+
+/** Cmdlets that pass on a subset of their input, in any order: what a pipeline's producer named, they name too. */
+export const FILTER_CMDLETS: ReadonlySet<string> = new Set(['where-object', 'sort-object']);

@@ -23,6 +23,15 @@
  * Targets: `-Path`/`-LiteralPath` values and the positional path of path
  * cmdlets, resolved against the working directory (`paths.ts`: `C:\repo`
  * as `/C:/repo`; a path holding a variable in a place not known).
+ * Processes and services are named places (`cmdlets.ts`, `PLACE_CMDLETS`):
+ * `Stop-Process -Name node` / `kill 12` write `process:node` / `process:12`,
+ * `Restart-Service X` and the other `*-Service` writes `service:X`;
+ * `Get-Process` / `Get-Service` read `process:*` / `service:*`, or the
+ * names they are given; `Get-Process node | Stop-Process` writes
+ * `process:node`. A write part that names no target gets an unknown place
+ * hinted with the command as written (`?/Invoke-WebRequest https://x`),
+ * and a script not judged one hinted with why (`?/powershell: …`): a
+ * PowerShell write is never without a target (issue #24).
  *
  * This folder: `tokenize.ts`, `judge.ts`, `cmdlets.ts` (the data),
  * `paths.ts`, `cli.ts` (the `powershell` command line), `classify.ts`,

@@ -10,9 +10,11 @@ import {
   ALIASES,
   DESTRUCTIVE_CMDLETS,
   EXPORT_SPEC,
+  FILTER_CMDLETS,
   KEYWORDS,
   LOCATION_CMDLETS,
   PATH_CMDLETS,
+  PLACE_CMDLETS,
   READ_CMDLETS,
   READ_LOOKING_VERBS,
   SCRIPT_CMDLETS,
@@ -20,7 +22,9 @@ import {
   VARIABLE_PARAMETERS,
   WHATIF_CMDLETS,
   type PathSpec,
+  type PlaceSpec,
 } from './cmdlets.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { psPathTarget, type PsCwd } from './paths.js';
 import { POWERSHELL_REASONS as R } from './reasons.js';
 import type { PsBlock, PsCommand, PsStatement, PsWord } from './tokenize.js';
@@ -33,6 +37,12 @@ export interface PsContext {
   cwd: PsCwd;
   native: NativeJudge | null;
   parts: Classification[];
+  /** What the command before this one in its pipeline listed (`process:node`), passed on as this one's input; null when not known. */
+  piped?: string[] | null;
+  /** What this command lists by name, for the next one in its pipeline (set by `placeTargets` on a read). */
+  produced?: string[] | null;
+  /** The script assigned variables whose values the tokenizer put in their place (`tokenizeScript`). */
+  assigned?: boolean;
 }
 
 /** A read part. */
@@ -124,6 +134,61 @@ function pathTargets(args: Args, spec: PathSpec, ctx: PsContext): string[] {
   return out;
 }
 
+/**
+ * The named places (`process:…`, `service:…`) a process or service cmdlet's
+ * arguments name (issue #24's named kinds). A read: each name or id it is
+ * given (`Get-Process node` → `process:node`), or every one of its kind
+ * when it names none (`Get-Process` → `process:*`); nothing for a name only
+ * known when it runs, a display name, an input object, a filter, or another
+ * computer. A write (`Stop-Process -Name node`, `kill 12`, `Restart-Service
+ * nginx`): each name or id; what the pipeline's producer listed when it is
+ * given none (`Get-Process node | Stop-Process`); an unknown place
+ * (`unknownPlace`, hinted with the word) for a name only known when it runs,
+ * a display name, an input object, or pipeline input not known; another
+ * computer makes the whole write an unknown place.
+ */
+function placeTargets(
+  command: { typed: string; args: Args; position: number; write: boolean },
+  place: PlaceSpec,
+  ctx: PsContext,
+): string[] {
+  const { typed, args, position, write } = command;
+  const named: (PsWord | PsBlock)[] = [...(args.positional[0] ?? [])];
+  const opaque: (PsWord | PsBlock)[] = [];
+  let remote: string | null = null;
+  for (const param of args.params) {
+    if (place.names.has(param.name)) named.push(...param.values);
+    else if (place.opaque.has(param.name))
+      opaque.push(...param.values.map((v) => ({ ...v, raw: `${typed} ${param.raw} ${v.type === 'word' ? v.raw : '{…}'}` })));
+    else if (place.remote.has(param.name))
+      remote = `${typed} ${param.raw} ${param.values.map((v) => (v.type === 'word' ? v.raw : '{…}')).join(',')}`;
+  }
+  if (remote !== null) return write ? [unknownPlace(remote)] : [];
+  const known: string[] = [];
+  const unknown: string[] = [];
+  for (const value of named) {
+    if (value.type !== 'word' || value.dynamic || value.text === '') unknown.push(unknownPlace(value.type === 'word' ? value.raw : '{…}'));
+    else known.push(`${place.kind}:${value.text}`);
+  }
+  for (const value of opaque) unknown.push(unknownPlace((value as { raw: string }).raw));
+  if (!write) {
+    const filtered = args.params.some((p) => place.opaque.has(p.name));
+    if (named.length === 0 && !filtered) {
+      if (position > 0) return [];
+      ctx.produced = [`${place.kind}:*`];
+      return [`${place.kind}:*`];
+    }
+    if (unknown.length === 0 && !filtered) ctx.produced = known;
+    return known;
+  }
+  if (named.length === 0 && opaque.length === 0 && position > 0) {
+    const piped = ctx.piped ?? null;
+    if (piped !== null && piped.length > 0 && piped.every((t) => t.startsWith(`${place.kind}:`))) return [...piped];
+    return [unknownPlace(`${typed} (pipeline input)`)];
+  }
+  return [...known, ...unknown];
+}
+
 /** Whether `-WhatIf` is given, as a switch or `-WhatIf:$true`. */
 function whatIf(args: Args): boolean {
   return args.params.some((p) => {
@@ -171,7 +236,7 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
   const { name, typed, elements, position } = command;
   const verb = name.slice(0, name.indexOf('-'));
   const readSpec = READ_CMDLETS.get(name);
-  const spec = readSpec ?? PATH_CMDLETS.get(name) ?? (verb === 'export' ? EXPORT_SPEC : null);
+  const spec = readSpec ?? PATH_CMDLETS.get(name) ?? PLACE_CMDLETS.get(name)?.spec ?? (verb === 'export' ? EXPORT_SPEC : null);
   const args = parseArgs(elements, spec);
   const blocksOk = blocksRead(args, ctx, depth);
   if (LOCATION_CMDLETS.has(name) || name === 'pop-location') {
@@ -183,7 +248,9 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
     const problem = readCmdletProblem(name, typed, args, readSpec);
     if (problem !== null) ctx.parts.push(psWrite([], false, problem));
     else if (blocksOk) {
-      const targets = pathTargets(args, readSpec, ctx);
+      const place = PLACE_CMDLETS.get(name);
+      const targets =
+        place === undefined ? pathTargets(args, readSpec, ctx) : placeTargets({ typed, args, position, write: false }, place, ctx);
       // Listing with no path lists the current location (as `ls` does in the shell classifier).
       if (name === 'get-childitem' && targets.length === 0 && position === 0) targets.push(...targetsOf([DOT], ctx));
       ctx.parts.push(psRead(targets, R['read-verb'](typed)));
@@ -192,6 +259,21 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
   }
   if (WHATIF_CMDLETS.has(name) && whatIf(args)) {
     if (blocksOk) ctx.parts.push(psRead([], R['dry-run'](typed)));
+    return;
+  }
+  // In a script that assigned variables the tokenizer followed, a write that assigns a session variable (`-OutVariable d`,
+  // `-ov:d`, a prefix such as `-OutVar`) may change what one holds: what later uses of it name is not known.
+  const known = (p: { name: string }) =>
+    spec !== null && (spec.switches.has(p.name) || spec.values.has(p.name)) && !VARIABLE_PARAMETERS.has(p.name);
+  const assigns =
+    ctx.assigned === true
+      ? args.params.find((p) => !known(p) && p.name.length >= 2 && [...VARIABLE_PARAMETERS].some((v) => v.startsWith(p.name)))
+      : undefined;
+  const assigned = assigns === undefined ? [] : [unknownPlace(`${typed} ${assigns.raw}`)];
+  const place = PLACE_CMDLETS.get(name);
+  if (place !== undefined) {
+    const targets = [...placeTargets({ typed, args, position, write: true }, place, ctx), ...assigned];
+    ctx.parts.push(psWrite(targets, false, R['write-verb'](typed)));
     return;
   }
   const targets = spec === null ? [] : pathTargets(args, spec, ctx);
@@ -204,6 +286,7 @@ function judgeCmdlet(command: { name: string; typed: string; elements: PsCommand
       targets.push(...(joined === null ? targetsOf([child], ctx) : [joined]));
     }
   }
+  targets.push(...assigned);
   if (DESTRUCTIVE_CMDLETS.has(name)) {
     ctx.parts.push(psWrite(targets, true, R['destructive-cmdlet'](typed)));
     return;
@@ -364,13 +447,46 @@ function judgeRedirect(text: string, target: PsWord | null, ctx: PsContext): voi
  */
 export function judgeStatements(statements: PsStatement[], ctx: PsContext, depth: number): void {
   for (const statement of statements) {
+    let piped: string[] | null = null;
     statement.forEach((command, position) => {
+      const before = ctx.parts.length;
       const last = command[command.length - 1];
       if (last?.type === 'op' && last.text === '&' && command.length > 1) {
         ctx.parts.push(psWrite([], false, R.background));
         command = command.slice(0, -1);
       }
+      ctx.piped = position > 0 ? piped : null;
+      ctx.produced = null;
       judgeCommand(command, position, ctx, depth);
+      const first = command[0];
+      const filter = first?.type === 'word' && FILTER_CMDLETS.has(ALIASES.get(first.text.toLowerCase()) ?? first.text.toLowerCase());
+      piped = ctx.produced ?? (filter ? piped : null);
+      placeWrites(ctx.parts, before, command);
     });
+  }
+}
+
+/** A command as written, its words' raw text joined, for an unknown place's hint. */
+function commandText(command: PsCommand): string {
+  return command
+    .map((element) => {
+      if (element.type === 'word') return element.raw;
+      if (element.type === 'block') return '{…}';
+      if (element.type === 'op') return element.text;
+      return element.target === null ? element.text : `${element.text} ${element.target.raw}`;
+    })
+    .join(' ');
+}
+
+/**
+ * Every write part judged from `command` (from `parts[from]` on) that names
+ * no target gets an unknown place hinted with the command as written
+ * (`?/Invoke-Expression $x`): a PowerShell write is never without a target
+ * (issue #24), so an unrelated read never admits it.
+ */
+function placeWrites(parts: Classification[], from: number, command: PsCommand): void {
+  for (let i = from; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.kind === 'write' && part.targets.length === 0) parts[i] = { ...part, targets: [unknownPlace(commandText(command))] };
   }
 }

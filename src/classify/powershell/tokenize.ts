@@ -10,7 +10,9 @@
  * takes typographic quotes and dashes for `'`, `"` and `-`), and variables
  * other than a few inert ones (`$env:NAME`, `$true`, `$false`, `$null`,
  * `$_`, `$PSItem`, `$HOME`, `$PWD`; a member read `.Name` after one, never
- * a call, an index or a subexpression).
+ * a call, an index or a subexpression), and variables the script assigned
+ * one literal earlier, at its top level (`$d = 'C:\x'; Remove-Item $d`: the
+ * value is put in their place; any other assignment to one is refused).
  *
  * No PowerShell parser is used: the one maintained JavaScript option is a
  * tree-sitter grammar with a native addon, and a tree that disagrees with
@@ -83,9 +85,51 @@ const WORD_END = new Set([' ', '\t', '\r', '\n', ';', '|', '&', ',', '(', ')', '
 
 const REDIRECT = /^(\*|[1-6])?>>?(&[1-6])?/;
 
+/**
+ * A statement assigning a variable one literal (`$d = 'C:\x'`, `$n = 12`,
+ * `$s = "text"` without `$` or a backtick), alone up to the end of its
+ * statement. A bare word on the right would run a command; anything else
+ * is not followed.
+ */
+const LITERAL_ASSIGNMENT = /^\$([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*('(?:[^']|'')*'|"(?:[^"$`]|"")*"|-?\d+)(?=[ \t]*(?:;|\r|\n|$)|[ \t]+#)/;
+
+/** Any assignment to a variable at the start of a statement: `$x = …`, `$x += …`, `$x++`. */
+const ANY_ASSIGNMENT = /^\$([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:[-+*/%]?=|\?\?=|\+\+|--)/;
+
 class Scanner {
   i = 0;
+  /** Variables assigned one literal earlier in the script, at its top level (lower-case name to value). */
+  readonly known = new Map<string, string>();
   constructor(readonly src: string) {}
+
+  /**
+   * At the start of a statement: a literal assignment at the top level
+   * (`atTop`) is recorded in `known` and returned as the literal it
+   * assigns (an expression, a read); any other assignment to a variable
+   * the script assigned is refused (its value would no longer be known);
+   * null when the statement is no assignment this scanner follows.
+   */
+  assignment(atTop: boolean): PsWord | null {
+    const rest = this.src.slice(this.i);
+    const literal = atTop ? LITERAL_ASSIGNMENT.exec(rest) : null;
+    const name = literal?.[1]?.toLowerCase();
+    if (literal !== null && name !== undefined && !INERT_VARIABLES.has(name)) {
+      const written = literal[2]!;
+      const value = written.startsWith("'")
+        ? written.slice(1, -1).replaceAll("''", "'")
+        : written.startsWith('"')
+          ? written.slice(1, -1).replaceAll('""', '"')
+          : written;
+      this.known.set(name, value);
+      this.i += literal[0].length;
+      return { type: 'word', text: value, dynamic: false, quoted: true, param: false, raw: written };
+    }
+    const other = ANY_ASSIGNMENT.exec(rest);
+    if (other !== null && this.known.has(other[1]!.toLowerCase())) {
+      throw new PsUnsure(POWERSHELL_REASONS.unsure(`an assignment to $${other[1]} other than one literal at the top level`));
+    }
+    return null;
+  }
 
   /** The characters are checked once, up front: printable ASCII, tab and line breaks only. */
   static check(src: string): void {
@@ -97,11 +141,24 @@ class Scanner {
     }
   }
 
-  /** `$name`, `$env:NAME`, with a member chain `.a.b`; `this.i` at the `$`. Returns the text as written. */
-  variable(inString: boolean): string {
+  /**
+   * `$name`, `$env:NAME`, with a member chain `.a.b`; `this.i` at the `$`.
+   * Returns the text as written (`dynamic`), or the value of a variable the
+   * script assigned one literal (`known`; not dynamic, no member read).
+   */
+  variable(inString: boolean): { text: string; dynamic: boolean } {
     const m = /^\$(?:(env):([A-Za-z0-9_]+)|([A-Za-z_][A-Za-z0-9_]*))/.exec(this.src.slice(this.i));
     if (m === null) throw new PsUnsure(POWERSHELL_REASONS['variable-not-known'](this.src.slice(this.i, this.i + 2)));
     const name = m[3];
+    const value = name === undefined ? undefined : this.known.get(name.toLowerCase());
+    if (value !== undefined) {
+      this.i += m[0].length;
+      const next = this.src[this.i];
+      if (!inString && (next === '.' || next === '(' || next === '[' || next === '{')) {
+        throw new PsUnsure(POWERSHELL_REASONS.unsure('a member, call, index or block after a variable'));
+      }
+      return { text: value, dynamic: false };
+    }
     if (name !== undefined && !INERT_VARIABLES.has(name.toLowerCase())) throw new PsUnsure(POWERSHELL_REASONS['variable-not-known'](m[0]));
     this.i += m[0].length;
     let text = m[0];
@@ -115,7 +172,7 @@ class Scanner {
       if (next === '(' || next === '[' || next === '{')
         throw new PsUnsure(POWERSHELL_REASONS.unsure('a call, index or block after a variable'));
     }
-    return text;
+    return { text, dynamic: true };
   }
 
   /** A single-quoted string from `this.i` (at the quote); `''` is a quote. */
@@ -143,8 +200,9 @@ class Scanner {
       const c = this.src[this.i]!;
       if (c === '`') throw new PsUnsure(POWERSHELL_REASONS.unsure('a backtick escape'));
       if (c === '$') {
-        out += this.variable(true);
-        dynamic = true;
+        const variable = this.variable(true);
+        out += variable.text;
+        dynamic ||= variable.dynamic;
         continue;
       }
       if (c === '"') {
@@ -183,8 +241,9 @@ class Scanner {
         dynamic ||= part.dynamic;
         quoted = true;
       } else if (c === '$') {
-        text += this.variable(false);
-        dynamic = true;
+        const variable = this.variable(false);
+        text += variable.text;
+        dynamic ||= variable.dynamic;
       } else {
         text += c;
         this.i++;
@@ -252,7 +311,10 @@ function scan(sc: Scanner, depth: number, inBlock: boolean): Raw[] {
     } else if (c === '(' || c === ')') throw new PsUnsure(POWERSHELL_REASONS.unsure('a parenthesis (grouping or a subexpression)'));
     else if (c === '<') throw new PsUnsure(POWERSHELL_REASONS.unsure('< (input redirection or a block comment)'));
     else {
-      out.push(sc.word());
+      const last = out[out.length - 1];
+      const starts = last === undefined || (last.type === 'sep' && last.text === ';');
+      const assigned = c === '$' && starts ? sc.assignment(depth === 0 && !inBlock) : null;
+      out.push(assigned ?? sc.word());
       glued = true;
     }
   }
@@ -290,12 +352,15 @@ function split(raw: Raw[]): PsStatement[] {
 }
 
 /**
- * Tokenizes a PowerShell script into statements of pipelines of commands.
+ * Tokenizes a PowerShell script into statements of pipelines of commands,
+ * also telling whether it assigned a variable the tokenizer put values in place of
+ * (`assigned`): a write that assigns session variables may then change one.
  *
  * @throws PsUnsure on anything outside the subset it reads (see the module documentation).
  */
-export function tokenizePowerShell(src: string): PsStatement[] {
+export function tokenizeScript(src: string): { statements: PsStatement[]; assigned: boolean } {
   Scanner.check(src);
   const sc = new Scanner(src);
-  return split(scan(sc, 0, false));
+  const statements = split(scan(sc, 0, false));
+  return { statements, assigned: sc.known.size > 0 };
 }

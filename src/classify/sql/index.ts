@@ -54,7 +54,7 @@
  */
 import type { Classification } from '../classification.js';
 import { createMemo } from '../../util/memo.js';
-import { errorMessage, failClosedSql } from './facts.js';
+import { errorMessage, failClosedSql, withUnknownPlace } from './facts.js';
 import type { SqlDialect } from './function-policy.js';
 import { classifyPostgres } from './postgres.js';
 import { SQL_REASONS } from './reasons.js';
@@ -95,12 +95,21 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * A write that names no target (text not judged, a batch of only `COMMIT`s)
+ * given an unknown place hinted with its reason: a SQL write is never
+ * without a target (issue #24). Anything else as it is.
+ */
+function placed(result: Classification): Classification {
+  return result.kind === 'write' && result.targets.length === 0 ? withUnknownPlace(result) : result;
+}
+
 function classifyUncached(sql: string, dialect: SqlDialect): Classification {
   if (utf8Length(sql) > MAX_SQL_BYTES) {
-    return failClosedSql(SQL_REASONS['too-long'](MAX_SQL_BYTES));
+    return placed(failClosedSql(SQL_REASONS['too-long'](MAX_SQL_BYTES)));
   }
-  if (sql.includes('\0')) return failClosedSql(SQL_REASONS.nul);
-  return dialect === 'sqlite' ? classifySqlite(sql) : classifyPostgres(sql);
+  if (sql.includes('\0')) return placed(failClosedSql(SQL_REASONS.nul));
+  return placed(dialect === 'sqlite' ? classifySqlite(sql) : classifyPostgres(sql));
 }
 
 /**
@@ -142,7 +151,16 @@ function classifyUncached(sql: string, dialect: SqlDialect): Classification {
  * COLUMN`. A `DELETE` in a rule or function body being created counts too
  * (flagging more is the safe side).
  *
- * Fails closed (`failClosed`: a write, no targets, not destructive) on: a
+ * Targets of writes (issue #24: a SQL write is never without a target): a
+ * statement that writes but names no table (`DO`, `VACUUM`, `SET`,
+ * `CHECKPOINT`), one that writes only because it calls a function or
+ * operator not known to be read-only (`SELECT f() FROM t`: its tables and
+ * what `f` changes), `COPY` to or from a program and `COPY ... TO` a file
+ * each add an unknown place (`?/sql: <reason>`, never established); ending a
+ * transaction adds none (its places are those of the writes it ends), unless
+ * the whole text names no target.
+ *
+ * Fails closed (a write in an unknown place hinted with why, not destructive) on: a
  * value that is not a string; more than `MAX_SQL_BYTES` UTF-8 bytes; a NUL
  * character (the parser would stop reading there); text that does not parse;
  * no statement at all. Postgres: a plain `'...'` literal holding a backslash
@@ -161,9 +179,9 @@ function classifyUncached(sql: string, dialect: SqlDialect): Classification {
  */
 export function classifySql(sql: unknown, options?: SqlOptions): Classification {
   try {
-    if (typeof sql !== 'string') return failClosedSql(SQL_REASONS['not-a-string']);
+    if (typeof sql !== 'string') return placed(failClosedSql(SQL_REASONS['not-a-string']));
     const dialect = options?.dialect ?? 'postgres';
-    if (dialect !== 'postgres' && dialect !== 'sqlite') return failClosedSql(SQL_REASONS['unknown-dialect'](String(dialect)));
+    if (dialect !== 'postgres' && dialect !== 'sqlite') return placed(failClosedSql(SQL_REASONS['unknown-dialect'](String(dialect))));
     if (sql.length > SQL_MEMO_MAX_TEXT) return classifyUncached(sql, dialect);
     const key = `${dialect}\0${sql}`;
     const cached = memo.get(key);
@@ -172,7 +190,7 @@ export function classifySql(sql: unknown, options?: SqlOptions): Classification 
     memo.set(key, Object.freeze(copy(result)));
     return result;
   } catch (error) {
-    return failClosedSql(SQL_REASONS['not-judged'](errorMessage(error)));
+    return placed(failClosedSql(SQL_REASONS['not-judged'](errorMessage(error))));
   }
 }
 

@@ -10,7 +10,18 @@ import { loadModule, parseSync, scanSync } from 'libpg-query';
 import type { Classification } from '../classification.js';
 import { worstOf } from '../classification.js';
 import { isRecord } from '../../util/own.js';
-import { classification, errorMessage, failClosedSql, judge, newFacts, qualifiedName, type Facts, type Json } from './facts.js';
+import {
+  classification,
+  errorMessage,
+  failClosedSql,
+  judge,
+  newFacts,
+  placedStatement,
+  qualifiedName,
+  withUnknownPlace,
+  type Facts,
+  type Json,
+} from './facts.js';
 import { functionProblem, operatorProblem, POSTGRES_POLICY, type FunctionPolicy } from './function-policy.js';
 import { attributeProblem, pgNodeProblems, provenColumns, stringValues } from './postgres-nodes.js';
 import { SQL_REASONS } from './reasons.js';
@@ -55,7 +66,10 @@ function notePgNode(type: string, fields: Json, facts: Facts, walk: PgWalk): voi
   facts.calls.push(...pgNodeProblems(type, fields, policy));
   if (type === 'ColumnRef' && policy.dialect === 'postgres') {
     const problem = attributeProblem(fields.fields, walk.proven, policy);
-    if (problem !== null) facts.calls.push(problem);
+    if (problem !== null) {
+      facts.calls.push(problem);
+      (facts.attributes ??= []).push(problem);
+    }
   } else if (type === 'FuncCall') {
     const problem = functionProblem(stringValues(fields.funcname), policy);
     if (problem !== null) facts.calls.push(problem);
@@ -139,7 +153,7 @@ export function classifyPgStatement(node: unknown, policy: FunctionPolicy): Clas
       const facts = inspectPg(fields.query, policy);
       const why = facts.calls[0];
       return why !== undefined
-        ? classification('write', facts.tables, false, why)
+        ? withUnknownPlace(classification('write', facts.tables, false, why))
         : classification('read', facts.tables, false, SQL_REASONS['explain-without-analyze']);
     }
     case 'TransactionStmt':
@@ -154,7 +168,9 @@ export function classifyPgStatement(node: unknown, policy: FunctionPolicy): Clas
       const toClient = fields.is_from !== true && fields.is_program !== true && fields.filename === undefined;
       const facts = inspectPg(node, policy);
       if (!toClient) {
-        return classification('write', facts.tables, facts.destructive, SQL_REASONS['copy-not-to-client']);
+        // Only COPY t FROM a server file changes just t; a program, or a file written, is a place not known.
+        const result = classification('write', facts.tables, facts.destructive, SQL_REASONS['copy-not-to-client']);
+        return fields.is_from === true && fields.is_program !== true ? result : withUnknownPlace(result);
       }
       return judge(facts, true, 'COPY TO STDOUT');
     }
@@ -190,6 +206,6 @@ export function classifyPostgres(sql: string): Classification {
   if (hasAmbiguousBackslash(sql)) {
     return failClosedSql(SQL_REASONS['ambiguous-backslash']);
   }
-  const statements = (tree.stmts ?? []).map((raw) => classifyPgStatement(raw.stmt, POSTGRES_POLICY));
+  const statements = (tree.stmts ?? []).map((raw) => placedStatement(classifyPgStatement(raw.stmt, POSTGRES_POLICY)));
   return worstOf(statements, failClosedSql(SQL_REASONS['no-statement']));
 }

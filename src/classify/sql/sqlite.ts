@@ -13,7 +13,7 @@ import sqlFunctions from '../../catalogs/sql-functions.json' with { type: 'json'
 import type { Classification } from '../classification.js';
 import { normalizeTargets, worstOf } from '../classification.js';
 import { isRecord } from '../../util/own.js';
-import { classification, errorMessage, failClosedSql, judge, newFacts, qualifiedName, type Facts } from './facts.js';
+import { classification, errorMessage, failClosedSql, judge, newFacts, placedStatement, qualifiedName, type Facts } from './facts.js';
 import { functionProblem, SQLITE_POLICY } from './function-policy.js';
 import { classifyPgStatement, postgresParserLoaded } from './postgres.js';
 import { SQL_REASONS } from './reasons.js';
@@ -245,6 +245,6 @@ export function classifySqlite(sql: string): Classification {
     if (error instanceof SqliteLexError) return failClosedSql(SQL_REASONS['sqlite-not-read'](error.message));
     throw error;
   }
-  const statements = splitSqlite(tokens).map((statement) => classifySqliteStatement(statement).result);
+  const statements = splitSqlite(tokens).map((statement) => placedStatement(classifySqliteStatement(statement).result));
   return worstOf(statements, failClosedSql(SQL_REASONS['no-statement']));
 }

@@ -308,8 +308,8 @@ describe('claude-code: keyed tools', () => {
       tool: 'Artifact',
       args: { file_path: '/repo/report.html', title: 'Report' },
       kind: 'write',
-      targets: [],
-      note: 'no action means publish: a write',
+      targets: ['?/url=<missing>'],
+      note: 'no action means publish: a write; no url names its target, so an unknown place (refused until confirmed)',
     },
     {
       tool: 'Artifact',

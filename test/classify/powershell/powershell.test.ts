@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { POWERSHELL_REASONS, classifyPowerShell, classifyPowerShellArgv } from '../../../src/classify/powershell/index.js';
 import { classifyShellCommand } from '../../../src/classify/shell/index.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 
 const CWD = 'C:\\proj';
 
@@ -35,7 +36,7 @@ const cases: Case[] = [
   { script: 'Select-String -Pattern TODO -Path src\\*.ts', kind: 'read', targets: ['/C:/proj/src/*.ts'] },
   { script: 'Select-String TODO notes.txt', kind: 'read', targets: ['/C:/proj/notes.txt'] },
   { script: 'Test-Path C:\\repo\\x', kind: 'read', targets: ['/C:/repo/x'] },
-  { script: 'Get-Process | Sort-Object CPU -Descending | Select-Object -First 5', kind: 'read', targets: [] },
+  { script: 'Get-Process | Sort-Object CPU -Descending | Select-Object -First 5', kind: 'read', targets: ['process:*'] },
   { script: 'Get-ChildItem | Where-Object { $_.Length -gt 100 } | Format-Table', kind: 'read' },
   { script: 'Get-ChildItem | ForEach-Object { $_.Name }', kind: 'read' },
   { script: 'Get-ChildItem | % { Get-Content $_.FullName }', kind: 'read' },
@@ -173,7 +174,9 @@ describe('classifyPowerShell', () => {
 
   it.each(refused)('refuses %j (%s)', (script) => {
     const result = classifyPowerShell(script, { cwd: CWD });
-    expect(result).toMatchObject({ kind: 'write', targets: [] });
+    // A write in an unknown place, hinted with why (issue #24: never without a target).
+    expect(result.kind).toBe('write');
+    expect(result.targets).toEqual([script === 'git log {a}' ? unknownPlace('git log {…}') : unknownPlace(result.reason!)]);
   });
 
   it('fails closed on bad input, without throwing', () => {

@@ -289,3 +289,66 @@ export const sqliteCases: SqlCase[] = [
   lite('COMMIT', 'write', []),
   lite('BEGIN IMMEDIATE TRANSACTION', 'neutral', []),
 ];
+
+/**
+ * The cases above that are writes whose place is not (only) their tables
+ * (issue #24: a SQL write is never without a target): they name no table
+ * (`DO`, `SET`, `VACUUM`, `DROP INDEX`, a lone `COMMIT`), or call a function,
+ * operator, cast or sampling method not known to be read-only, or run a
+ * program or write a server file (`COPY ... PROGRAM`, `COPY ... TO` a file).
+ * Each gets exactly one unknown place (`?/sql: <reason>`) beside its tables.
+ * A qualified column not proven one (attribute notation) alone adds none.
+ */
+export const unknownPlaceCases: ReadonlySet<string> = new Set(
+  (
+    [
+      ['postgres', "SELECT setval('s', 1)"],
+      ['postgres', "SELECT nextval('s')"],
+      ['postgres', 'SELECT pg_terminate_backend(123)'],
+      ['postgres', "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'idle'"],
+      ['postgres', "SELECT set_config('search_path', 'x', false)"],
+      ['postgres', 'SELECT pg_advisory_lock(1)'],
+      ['postgres', 'SELECT lo_unlink(1234)'],
+      ['postgres', 'SELECT archive_user(42)'],
+      ['postgres', "SELECT myschema.lower('x')"],
+      ['postgres', "SELECT * FROM users WHERE id = (SELECT nextval('ids'))"],
+      ['postgres', "SELECT dblink_exec('dbname=x', 'DELETE FROM t')"],
+      ['postgres', 'EXPLAIN SELECT archive_user(1)'],
+      ['postgres', 'DROP SCHEMA staging CASCADE'],
+      ['postgres', 'DROP DATABASE prod'],
+      ['postgres', 'DROP INDEX idx_users_email'],
+      ['postgres', "COPY t TO '/tmp/x'"],
+      ['postgres', 'CALL refresh_stats()'],
+      ['postgres', 'DO $$ BEGIN PERFORM 1; END $$'],
+      ['postgres', 'SET search_path TO app'],
+      ['postgres', 'COMMIT'],
+      ['postgres', 'ROLLBACK'],
+      ['postgres', 'SELECT (t).fn FROM orders t'],
+      ['postgres', 'SELECT 1 FROM t WHERE 2 ### ANY (SELECT x FROM u)'],
+      ['postgres', 'SELECT 1 WHERE 2 OPERATOR(s.=) ALL (SELECT 1)'],
+      ['postgres', 'SELECT * FROM t ORDER BY a USING ###'],
+      ['postgres', "SELECT 'x'::mytype"],
+      ['postgres', "SELECT CAST('x' AS public.mydomain)"],
+      ['postgres', 'SELECT * FROM t TABLESAMPLE mysampler(10)'],
+      ['postgres', 'CALL archive_orders()'],
+      ['postgres', 'DO $$ BEGIN DELETE FROM orders; END $$'],
+      ['postgres', "COPY orders TO PROGRAM 'curl -d @- x'"],
+      ['postgres', "COPY (SELECT 1) TO '/tmp/x'"],
+      ['postgres', "COPY orders FROM PROGRAM 'id'"],
+      ['sqlite', 'PRAGMA journal_mode=WAL'],
+      ['sqlite', 'PRAGMA foreign_keys = ON'],
+      ['sqlite', 'PRAGMA user_version(3)'],
+      ['sqlite', 'PRAGMA wal_checkpoint(TRUNCATE)'],
+      ['sqlite', "SELECT * FROM docs WHERE docs MATCH 'x'"],
+      ['sqlite', 'PRAGMA optimize'],
+      ['sqlite', "SELECT load_extension('./evil')"],
+      ['sqlite', 'SELECT my_udf(a) FROM t'],
+      ['sqlite', "ATTACH DATABASE 'other.db' AS other"],
+      ['sqlite', 'DETACH DATABASE other'],
+      ['sqlite', 'DROP INDEX IF EXISTS idx_t_a'],
+      ['sqlite', 'VACUUM'],
+      ['sqlite', 'CREATE TRIGGER tr AFTER INSERT ON t BEGIN DELETE FROM u; END; SELECT 1'],
+      ['sqlite', 'COMMIT'],
+    ] as const
+  ).map(([dialect, sql]) => `${dialect}\0${sql}`),
+);

@@ -11,7 +11,8 @@ import sqlFunctions from '../../../src/catalogs/sql-functions.json' with { type:
 import { clearSqlMemo, classifySql, MAX_SQL_BYTES, SQL_MEMO_CAPACITY, sqlMemoStats } from '../../../src/classify/sql/index.js';
 import { POSTGRES_POLICY } from '../../../src/classify/sql/function-policy.js';
 import { classifyPgStatement } from '../../../src/classify/sql/postgres.js';
-import { postgresCases, sqliteCases, type SqlCase } from './cases.js';
+import { postgresCases, sqliteCases, unknownPlaceCases, type SqlCase } from './cases.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 
 const label = (c: SqlCase) => `${c.sql}${c.note === undefined ? '' : ` (${c.note})`}`;
 
@@ -21,9 +22,10 @@ describe.each([
 ] as const)('%s statements', (_dialect, cases) => {
   it.each(cases.map((c) => [label(c), c] as const))('%s', (_label, c) => {
     const result = classifySql(c.sql, { dialect: c.dialect });
+    const unknown = unknownPlaceCases.has(`${c.dialect}\0${c.sql}`) ? [unknownPlace(result.reason!)] : [];
     expect({ kind: result.kind, targets: result.targets, destructive: result.destructive }).toEqual({
       kind: c.kind,
-      targets: c.tables.map((t) => `table:${t}`).sort(),
+      targets: [...c.tables.map((t) => `table:${t}`), ...unknown].sort(),
       destructive: c.destructive,
     });
   });
@@ -112,7 +114,12 @@ describe('texts that read differently to another reader fail closed', () => {
 describe('SQLite statements split as SQLite splits them', () => {
   it('a CREATE TRIGGER body runs to the END after its last ;', () => {
     const result = classifySql('CREATE TRIGGER tr AFTER INSERT ON t BEGIN DELETE FROM u; END; DROP TABLE v', { dialect: 'sqlite' });
-    expect(result).toMatchObject({ kind: 'write', destructive: true, targets: ['table:v'] });
+    // The trigger names no table it reports: an unknown place beside the dropped table.
+    expect(result).toMatchObject({
+      kind: 'write',
+      destructive: true,
+      targets: ['?/sql: CREATE TRIGGER is not a read-only statement', 'table:v'],
+    });
   });
 
   it('empty statements between semicolons are skipped', () => {
@@ -143,9 +150,9 @@ describe('bad input fails closed, never throws', () => {
     ['non-ASCII outside quotes (sqlite)', 'SELECT * FROM tablé', { dialect: 'sqlite' }],
   ];
 
-  it.each(writes)('%s is a write without targets', (_name, sql, options) => {
+  it.each(writes)('%s is a write in an unknown place', (_name, sql, options) => {
     const result = classifySql(sql, options as never);
-    expect(result).toMatchObject({ kind: 'write', targets: [], destructive: false });
+    expect(result).toMatchObject({ kind: 'write', targets: [unknownPlace(result.reason!)], destructive: false });
     expect(result.reason).toMatch(/^sql: /);
   });
 
