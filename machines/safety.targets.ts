@@ -48,14 +48,6 @@ export function isUnknownPlace(target: string): boolean {
   return target.startsWith(UNKNOWN_PLACE);
 }
 
-/**
- * An unknown place (`UNKNOWN_PLACE`) with a short human-readable hint of
- * what is not known (`$DIR/`, `sh <stdin>`), cut to 120 characters and a mark.
- */
-export function unknownPlace(hint: string): string {
-  return UNKNOWN_PLACE + (hint.length > 120 ? hint.slice(0, 120) + '…' : hint);
-}
-
 /** `table:` targets, `<argument>=<value>` ids, URLs (`s3://bucket/key`) and unknown places are exact; everything else is a path. */
 function isPathForm(target: string): boolean {
   if (target.startsWith('table:') || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return false;

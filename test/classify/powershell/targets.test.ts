@@ -78,7 +78,7 @@ describe('writes that name no place', () => {
 
   it.each([
     ['Invoke-WebRequest https://x.test/a', ['?/Invoke-WebRequest https://x.test/a']],
-    ['npm install', ['?/npm install']],
+    ['deploy-app --prod', ['?/deploy-app --prod']],
     ['Clear-RecycleBin -Force', ['?/Clear-RecycleBin -Force']],
     ['Get-ChildItem; Start-Process notepad', ['?/Start-Process notepad']],
   ])('%s: a write in an unknown place hinted with the command', (script, targets) => {
@@ -147,5 +147,11 @@ describe('variables assigned one literal earlier in the script', () => {
     ]);
     expect(ps('Stop-Process -Name node -ov p').targets).toEqual(['process:node']);
     expect(ps('$x = 1; Copy-Item a b -wa SilentlyContinue').targets).toEqual(['/C:/proj/a', '/C:/proj/b']);
+  });
+});
+
+describe('native programs the command table knows', () => {
+  it('a package manager changes the project of its working directory', () => {
+    expect(ps('npm install')).toMatchObject({ kind: 'write', targets: ['/C:/proj'] });
   });
 });
