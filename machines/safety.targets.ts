@@ -435,10 +435,13 @@ const NO_LINKS: { links: readonly string[]; overflow: boolean } = Object.freeze(
  * `readLinks`): each one not already at or under a kept link appended;
  * `LINKS_OVERFLOW` when `overflow` or past `MAX_LINKS` (fail closed: every
  * path an unknown place until Reset). Returns `kept` itself when nothing
- * changes. `kept` undefined means none.
+ * changes. `kept` undefined means none. An overflowed list
+ * (`isLinksOverflow`) stays as it is.
  */
 export function keepLinks(kept: readonly string[] | undefined, added: readonly string[], overflow: boolean): readonly string[] | undefined {
   if (overflow) return LINKS_OVERFLOW;
+  if (kept !== undefined && isLinksOverflow(kept)) return kept; // overflowed: stays so until Reset
+
   let next: string[] | undefined;
   for (const link of added) {
     const current = next ?? kept ?? [];
@@ -447,4 +450,9 @@ export function keepLinks(kept: readonly string[] | undefined, added: readonly s
   }
   if (next === undefined) return kept;
   return next.length > MAX_LINKS ? LINKS_OVERFLOW : next;
+}
+
+/** The link list is `LINKS_OVERFLOW` (by content: a restored snapshot holds a copy). */
+export function isLinksOverflow(links: readonly string[]): boolean {
+  return links.length === LINKS_OVERFLOW.length && links.every((link, i) => link === LINKS_OVERFLOW[i]);
 }

@@ -53,7 +53,7 @@ describe('neutral behaves like user_input (DESIGN §3.6)', () => {
     // unknown place (issue 24), or a destructive one (§5.6); a computation does not.
     const confirmedBy = (kind: ToolKind) => {
       const { snapshot, decisions } = session(kind);
-      const { confirmedSinceWrite, ...context } = (snapshot as { context: SafetyContext }).context;
+      const { confirmedSinceWrite, ...context } = (snapshot as unknown as { context: SafetyContext }).context;
       return { confirmedSinceWrite, same: { snapshot: { ...snapshot, context }, decisions } };
     };
     const neutral = confirmedBy('neutral');
