@@ -8,7 +8,13 @@
 import { posix } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LINKS_OVERFLOW, MAX_ESTABLISHED_TARGETS, MAX_LINKS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from '../../machines/safety.policy.js';
+import {
+  LINKS_OVERFLOW,
+  MAX_ESTABLISHED_TARGETS,
+  MAX_LINKS,
+  MAX_TARGETS_PER_EVENT,
+  MAX_TARGET_LENGTH,
+} from '../../machines/safety.policy.js';
 import {
   ancestorsOf,
   canonicalTarget,
@@ -589,7 +595,17 @@ describe('unknown places (issue 24)', () => {
 });
 
 describe('named places (issue 24)', () => {
-  const NAMED = ['git:/a', 'git:.', 'process:node', 'process:123', 'service:nginx', 'container:web', 'k8s:pod/x', 'host:user@h:/etc/app.conf', 'table:t'];
+  const NAMED = [
+    'git:/a',
+    'git:.',
+    'process:node',
+    'process:123',
+    'service:nginx',
+    'container:web',
+    'k8s:pod/x',
+    'host:user@h:/etc/app.conf',
+    'table:t',
+  ];
 
   it('are not paths: kept as written, not folded', () => {
     expect(canonicalTarget('git:/a/../b/')).toBe('git:/a/../b/');
