@@ -20,7 +20,8 @@ import {
   clearedByFor,
   reasonWithTarget,
 } from '../../machines/safety.policy.js';
-import { unknownPlace } from '../../machines/safety.targets.js';
+import { UNKNOWN_PLACE, unknownPlace } from '../../machines/safety.targets.js';
+import * as classification from '../../src/classify/classification.js';
 import type { SafetyEvent, SafetyInput, ToolKind } from '../../machines/safety.types.js';
 import { createSessionGuard } from '../../src/guard/session-guard.js';
 import { parsePersistedSnapshot, toPersistedSnapshot } from '../../src/guard/snapshot.js';
@@ -62,6 +63,12 @@ function reading(input?: SafetyInput): Session {
 }
 
 describe('unknown places (issue 24)', () => {
+  it('classification.ts re-exports unknownPlace and UNKNOWN_PLACE for the classifiers', () => {
+    expect(classification.unknownPlace).toBe(unknownPlace);
+    expect(classification.UNKNOWN_PLACE).toBe(UNKNOWN_PLACE);
+    expect(classification.unknownPlace('sh <stdin>')).toBe('?/sh <stdin>');
+  });
+
   it('a write to an unknown place is refused after an unrelated read: unknown-target, naming the place', () => {
     const s = reading();
     checkWrite(s, [PLACE]);
