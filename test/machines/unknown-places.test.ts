@@ -286,3 +286,34 @@ describe('snapshots (issue 24)', () => {
     expect(parsePersistedSnapshot({ ...base, links: ['/a/up'] }).context.links).toEqual(['/a/up']);
   });
 });
+
+describe('links through the session guard (issue 24)', () => {
+  it('a classification’s links reach the machine on check, and are kept once the write is admitted', () => {
+    const guard = createSessionGuard({
+      classify: (name) =>
+        name === 'ln'
+          ? { kind: 'write', targets: ['repo/up'], destructive: false, links: ['repo/up'] }
+          : { kind: 'read', targets: ['repo'], destructive: false },
+    });
+    guard.record({ id: 'r1', name: 'ls', args: {} }, 'success');
+    expect(guard.check({ id: 'w1', name: 'ln', args: {} }).allowed).toBe(true);
+    expect(guard.context.links).toEqual(['repo/up']);
+  });
+
+  it('links given on a call override the classifier; malformed links are refused with a TypeError', () => {
+    const guard = createSessionGuard();
+    guard.record({ name: 'read_file', kind: 'read', targets: ['/srv'] }, 'success');
+    expect(guard.check({ id: 'w1', name: 'bash', kind: 'write', targets: ['/srv/l'], links: ['/srv/l'] }).allowed).toBe(true);
+    expect(guard.context.links).toEqual(['/srv/l']);
+    expect(() => guard.check({ id: 'w2', name: 'bash', kind: 'write', links: [3] as unknown as string[] })).toThrow(TypeError);
+  });
+
+  it('a classifier answering links that are not an array of strings fails closed: every path is an unknown place', () => {
+    const guard = createSessionGuard({
+      classify: () => ({ kind: 'write', targets: ['/srv/x'], destructive: false, links: 'nope' as unknown as string[] }),
+    });
+    guard.record({ name: 'read_file', kind: 'read', targets: ['/'] }, 'success');
+    expect(guard.check({ id: 'w1', name: 'bash', args: {} }).allowed).toBe(true);
+    expect(guard.context.links).toEqual(LINKS_OVERFLOW);
+  });
+});
