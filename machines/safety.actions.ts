@@ -15,15 +15,16 @@ import {
   MAX_IN_FLIGHT,
   MAX_PENDING_RECOVERIES,
   SELF_VERIFY_TOOL,
-  TOOL_BLOCK_REASONS,
   reasonWithTarget,
   recoveryIdFor,
+  toolBlockReason,
 } from './safety.policy.js';
 import {
   appliedTargets,
   blockedTargetOf,
   booking,
   callIdOf,
+  establishableTargets,
   idKeyOf,
   isDestructiveEvent,
   isDiscovery,
@@ -31,12 +32,14 @@ import {
   kindOf,
   leeway,
   liveRecoveries,
+  linksOf,
   targetsOf,
   timeOf,
   toolOf,
+  verificationTargets,
   withoutSettled,
 } from './safety.events.js';
-import { establish } from './safety.targets.js';
+import { establish, keepLinks } from './safety.targets.js';
 import type {
   AnswerBlockRule,
   BlockRule,
@@ -196,7 +199,7 @@ const announceBlocked: SafetyActionLogic<BlockParams> = (context, event, params)
         kind: kindOf(event),
         callId: callIdOf(event),
         rule: params.rule,
-        reason: reasonWithTarget(TOOL_BLOCK_REASONS[params.rule], target),
+        reason: toolBlockReason(params.rule, target),
         recoveryId: recoveryIdFor(ErrCodeFSMBlocked, toolOf(event)),
         ...(target === null ? {} : { target }),
         at: timeOf(event),
@@ -258,21 +261,38 @@ const recordWrite: SafetyActionLogic = (context, event) => {
       lastWriteTool: toolOf(event) || (call?.tool ?? ''),
       lastWriteAt: timeOf(event),
       writeSeq: context.writeSeq + 1,
-      writeTargets: [...appliedTargets(context, event, booked)],
+      writeTargets: verificationTargets(appliedTargets(context, event, booked)),
       writeDestructive: call === undefined ? isDestructiveEvent(event) : call.destructive === true,
       confirmedSinceWrite: false,
     },
   };
 };
 
-/** A resolve or read succeeded: the last read, and its targets established (`appliedTargets`). */
+/**
+ * A resolve or read succeeded: the last read, and its targets established
+ * (`appliedTargets`), but for unknown places (`establishableTargets`: `?/…`
+ * and paths at or under a kept link establish nothing, issue 24).
+ */
 const recordRead: SafetyActionLogic = (context, event) => ({
   context: {
     lastReadTool: toolOf(event),
     lastReadAt: timeOf(event),
-    establishedTargets: establish(context.establishedTargets, appliedTargets(context, event)),
+    establishedTargets: establish(context.establishedTargets, establishableTargets(context, appliedTargets(context, event))),
   },
 });
+
+/**
+ * An admitted write's symbolic links that lead out of their directory
+ * (`ToolRequestedEvent.links`, issue 24) are kept (`keepLinks`: bounded by
+ * `MAX_LINKS`, past it `LINKS_OVERFLOW`, fail closed). Nothing changes for a
+ * write that names none.
+ */
+const recordLinks: SafetyActionLogic = (context, event) => {
+  const { links, overflow } = linksOf(event);
+  if (links.length === 0 && !overflow) return NOTHING;
+  const kept = keepLinks(context.links, links, overflow);
+  return kept === context.links ? NOTHING : { context: { links: kept as string[] } };
+};
 
 /** The read-after-write that satisfies verification. */
 const recordReadAfterWrite: SafetyActionLogic = () => ({ context: { readAfterWrite: true, consecutiveVerifyBlocks: 0 } });
@@ -286,7 +306,11 @@ const recordSelfVerification: SafetyActionLogic = (_context, event) => ({
   context: { lastReadTool: SELF_VERIFY_TOOL, lastReadAt: timeOf(event), readAfterWrite: true, consecutiveVerifyBlocks: 0 },
 });
 
-/** A user input succeeded: the next destructive write is confirmed (DESIGN.md §5.6). */
+/**
+ * A user input succeeded: the next destructive write (DESIGN.md §5.6, with
+ * `confirmDestructive`) and the next write naming an unknown place (issue
+ * 24) are confirmed.
+ */
 const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSinceWrite: true } });
 
 /**
@@ -375,8 +399,10 @@ const refuseAnswer: SafetyActionLogic<AnswerBlockParams> = (context, event, para
 const completeVerification: SafetyActionLogic = () => ({ context: { readAfterWrite: false, consecutiveVerifyBlocks: 0 } });
 
 /**
- * Reset: clear all tracking, pending recoveries and established targets
- * included (DESIGN.md §3.2); the session's settings stay.
+ * Reset: clear all tracking, pending recoveries, established targets and
+ * kept links included (DESIGN.md §3.2); the session's settings stay. Links
+ * are cleared by assigning `undefined` only when there are some (an assign
+ * cannot drop a field, and a context that never had links keeps its shape).
  */
 const resetSession: SafetyActionLogic = (context) => ({
   context: {
@@ -386,6 +412,7 @@ const resetSession: SafetyActionLogic = (context) => ({
       autoCompleteVerification: context.autoCompleteVerification,
     }),
     checksCalls: context.checksCalls,
+    ...(context.links === undefined ? {} : { links: undefined }),
   },
 });
 
@@ -393,7 +420,8 @@ const resetSession: SafetyActionLogic = (context) => ({
  * ResetKeepProgress: drop verification tracking (flags, counters, calls in
  * flight, the last write's targets, a confirmation) and
  * `wroteThisEpisode` (DESIGN.md §1: the original's own test); keep the
- * established targets, the last read/write records and pending recoveries.
+ * established targets, the kept links, the last read/write records and
+ * pending recoveries.
  */
 const dropVerificationTracking: SafetyActionLogic = () => ({
   context: {
@@ -426,6 +454,7 @@ export const safetyActionLogic = {
   recordReadAfterWrite,
   recordSelfVerification,
   recordConfirmation,
+  recordLinks,
   clearPendingRecovery,
   expirePendingRecoveries,
   allowAnswer,

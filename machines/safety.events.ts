@@ -9,7 +9,17 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §3.3-3.5, §5.3-5.6.
  */
 import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT, MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
-import { commonTargets, isEstablished, readTargets, sameTargets, touchesAny } from './safety.targets.js';
+import {
+  commonTargets,
+  isEstablished,
+  isUnknownPlace,
+  isUnknownTarget,
+  readLinks,
+  readTargets,
+  sameTargets,
+  touchesAny,
+  unknownPlaceOf,
+} from './safety.targets.js';
 import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, SafetyEvent, ToolKind } from './safety.types.js';
 import { TOOL_KINDS } from './safety.types.js';
 
@@ -75,6 +85,16 @@ export function targetsOf(event: unknown): readonly string[] {
   return targetsReadingOf(event).targets;
 }
 
+/**
+ * The links a requested call says it creates (`ToolRequestedEvent.links`,
+ * read by `readLinks`), and whether they overflow: none when missing or not
+ * an array.
+ */
+export function linksOf(event: unknown): { links: readonly string[]; overflow: boolean } {
+  const reading = readingOf(event);
+  return readLinks(reading !== undefined ? reading.linksField : field(event, 'links'));
+}
+
 /** The event says it is a destructive write: `destructive: true` on a write. */
 export function isDestructiveEvent(event: unknown): boolean {
   const reading = readingOf(event);
@@ -114,6 +134,8 @@ interface EventReading {
   /** The event's own `targets` (a frozen copy of an array, at most one entry past what is read). */
   readonly targetsField: unknown;
   targetsRead: { targets: readonly string[]; overflow: boolean } | undefined;
+  /** The event's own `links` (a frozen copy of an array, as `targetsField`). */
+  readonly linksField: unknown;
   /**
    * The last booking of this event, with what it was computed from (the
    * calls in flight, the write count and the write's targets: `booking`
@@ -146,6 +168,7 @@ interface EventFields {
   readonly selfVerified: unknown;
   readonly kindUnstated: unknown;
   readonly replyTo: unknown;
+  readonly links: unknown;
 }
 
 /**
@@ -168,13 +191,14 @@ class NormalizedEvent {
   declare readonly selfVerified?: unknown;
   declare readonly kindUnstated?: unknown;
   declare readonly replyTo?: unknown;
+  declare readonly links?: unknown;
 
   /**
    * From `fields`, the fields' values, each read once by the caller; the
    * object is read here and not kept (see `EventFields`).
    */
   constructor(fields: EventFields) {
-    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, kindUnstated, replyTo } = fields;
+    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, kindUnstated, replyTo, links } = fields;
     const own = this as { -readonly [K in keyof NormalizedEvent]: unknown };
     own.type = type;
     if (tool !== undefined) own.tool = tool;
@@ -186,6 +210,7 @@ class NormalizedEvent {
     if (selfVerified !== undefined) own.selfVerified = selfVerified;
     if (kindUnstated !== undefined) own.kindUnstated = kindUnstated;
     if (replyTo !== undefined) own.replyTo = replyTo;
+    if (links !== undefined) own.links = links;
     // The readings, by the same rules as the readers' for any event.
     const known = isToolKind(kind);
     const unstated = kindUnstated === true;
@@ -203,6 +228,7 @@ class NormalizedEvent {
       kindUnstated: unstated,
       targetsField: targets,
       targetsRead: undefined,
+      linksField: links,
       booked: undefined,
     };
   }
@@ -272,7 +298,7 @@ function rawCallIdOf(event: unknown): string | null {
  * The event read once (issue 13): an immutable copy of the fields the
  * machine reads (`type`, as dispatched on, inherited too; `tool`, `kind`,
  * `callId`, `at`, `targets`, `destructive`, `selfVerified`, `kindUnstated`,
- * `replyTo`, own fields only, as the readers read them; of a `targets` array,
+ * `replyTo`, `links`, own fields only, as the readers read them; of a `targets` array,
  * what is read of it: `cutTargets`), which every guard
  * and action reads exactly as it reads `event`, but from readings computed
  * once, with its booking against the calls in flight kept for the step.
@@ -299,6 +325,7 @@ export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEven
     selfVerified: field(event, 'selfVerified'),
     kindUnstated: field(event, 'kindUnstated'),
     replyTo: field(event, 'replyTo'),
+    links: cutTargets(field(event, 'links')),
   });
   return Object.freeze(normalized) as unknown as TEvent;
 }
@@ -319,7 +346,7 @@ function dispatchTypeOf(event: unknown): unknown {
 /**
  * A tool event read once, from its fields' values (what `normalizeEvent`
  * makes of `{ type, tool, kind, at, callId?, targets?, destructive?,
- * selfVerified?, kindUnstated? }`, without reading an object): for a caller
+ * selfVerified?, kindUnstated?, links? }`, without reading an object): for a caller
  * that has the values at hand, the session guard. Not frozen (freezing
  * costs more than the rest of it): for a caller that keeps the event to
  * itself until the step is over, and freezes it before anyone else may see
@@ -341,6 +368,7 @@ export function toolEventOf(
     destructive?: boolean;
     selfVerified?: boolean;
     kindUnstated?: boolean;
+    links?: readonly string[] | undefined;
   },
 ): SafetyEvent {
   const normalized = new NormalizedEvent({
@@ -355,6 +383,7 @@ export function toolEventOf(
     selfVerified: fields.selfVerified,
     kindUnstated: fields.kindUnstated,
     replyTo: undefined,
+    links: cutTargets(fields.links),
   });
   return normalized as unknown as SafetyEvent;
 }
@@ -611,13 +640,41 @@ export function evidenceOf(context: SafetyContext, event: unknown): 'verifies' |
  * The first target of a requested write that is not established (DESIGN.md
  * §5.3): `{ target }`, with `target` null when the write names more targets
  * than are read (`MAX_TARGETS_PER_EVENT`) and the first ones are all
- * established. Null when every known target is established, or none is known.
+ * established. An unknown place (`?/…`, or a path at or under a kept link:
+ * `isUnknownTarget`) counts as established only when a user input succeeded
+ * since the last write (`confirmedSinceWrite`, issue 24); otherwise it is
+ * the one named, as an unknown place (`unknownPlaceOf`). Null when every
+ * known target is established (or confirmed), or none is known.
  */
 export function unknownTargetOf(context: SafetyContext, event: unknown): { target: string | null } | null {
   const { targets, overflow } = targetsReadingOf(event);
-  const unknown = targets.find((target) => !isEstablished(context.establishedTargets, target));
-  if (unknown !== undefined) return { target: unknown };
+  const { establishedTargets, links, confirmedSinceWrite } = context;
+  for (const target of targets) {
+    if (isUnknownTarget(target, links)) {
+      if (!confirmedSinceWrite) return { target: unknownPlaceOf(target) };
+    } else if (!isEstablished(establishedTargets, target)) return { target };
+  }
   return overflow ? { target: null } : null;
+}
+
+/**
+ * The targets a successful resolve or read establishes, of those its outcome
+ * applies with: all but unknown places (`isUnknownTarget`: `?/…`, or at or
+ * under a kept link), which nothing establishes (issue 24). `targets` itself
+ * when none is dropped.
+ */
+export function establishableTargets(context: SafetyContext, targets: readonly string[]): readonly string[] {
+  const { links } = context;
+  return targets.some((target) => isUnknownTarget(target, links)) ? targets.filter((target) => !isUnknownTarget(target, links)) : targets;
+}
+
+/**
+ * The verification targets of a recorded write, of those its outcome applies
+ * with: all but `?/…` unknown places, which no read can touch (issue 24: a
+ * write whose targets are all unknown places is verified by any later read).
+ */
+export function verificationTargets(targets: readonly string[]): string[] {
+  return targets.filter((target) => !isUnknownPlace(target));
 }
 
 /** With `confirmDestructive`, a destructive write and no user input succeeded since the last write (DESIGN.md §5.6). */

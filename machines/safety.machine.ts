@@ -21,7 +21,10 @@
  * resolves and reads establish theirs; a write whose targets are known is
  * admitted only on established targets, and verified only by a read
  * admitted after it that touches one of them. A call without known targets
- * follows the spec's session-wide rules.
+ * follows the spec's session-wide rules. A write naming an unknown place
+ * (`?/…`, or a path through a link an admitted write created,
+ * `SafetyContext.links`) is admitted only when user input succeeded since
+ * the last write (issue 24).
  */
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import {
@@ -120,17 +123,16 @@ export const safetyMachine = setup({
     /** The recorded outcome applies as a resolve's or read's (`booking`). */
     isDiscoveryOutcome: ({ context, event }) => isDiscovery(outcomeKind(context, event)),
     /**
-     * With `confirmDestructive`, the recorded outcome applies as a user
-     * input's: a confirmation of the next destructive write (DESIGN.md §5.6).
-     * Without it nothing needs confirming, and user input stays exactly like
-     * neutral computation (§3.6); with it, only user input confirms, and in a
-     * session that checks its calls only one that was checked (booked to a
-     * call in flight), as only a checked read verifies.
+     * The recorded outcome applies as a user input's: a confirmation of the
+     * next write naming an unknown place (issue 24) and, with
+     * `confirmDestructive`, of the next destructive write (DESIGN.md §5.6).
+     * Recorded whatever `confirmDestructive` says. Only user input confirms
+     * (neutral computation does not), and in a session that checks its calls
+     * only one that was checked (booked to a call in flight), as only a
+     * checked read verifies.
      */
     isConfirmation: ({ context, event }) =>
-      context.confirmDestructive &&
-      outcomeKind(context, event) === 'user_input' &&
-      (!context.checksCalls || booking(context, event) !== null),
+      outcomeKind(context, event) === 'user_input' && (!context.checksCalls || booking(context, event) !== null),
     /**
      * The successful resolve or read is evidence for the last write: the call
      * it is booked to (`booking`, which books an ambiguous success to the call
@@ -218,6 +220,7 @@ export const safetyMachine = setup({
     recordReadAfterWrite: toAction(safetyActionLogic.recordReadAfterWrite),
     recordSelfVerification: toAction(safetyActionLogic.recordSelfVerification),
     recordConfirmation: toAction(safetyActionLogic.recordConfirmation),
+    recordLinks: toAction(safetyActionLogic.recordLinks),
     clearPendingRecovery: toAction(safetyActionLogic.clearPendingRecovery),
     expirePendingRecoveries: toAction(safetyActionLogic.expirePendingRecoveries),
     allowAnswer: toAction<StateParams>(safetyActionLogic.allowAnswer),
@@ -284,7 +287,8 @@ export const safetyMachine = setup({
           {
             guard: 'isConfirmation',
             actions: ['recordConfirmation', 'settleCall', 'clearPendingRecovery'],
-            description: 'User input does not advance the state; it confirms the next destructive write (DESIGN.md §5.6).',
+            description:
+              'User input does not advance the state; it confirms the next write naming an unknown place, and the next destructive write (DESIGN.md §5.6).',
           },
           {
             actions: ['settleCall', 'clearPendingRecovery'],
@@ -319,16 +323,17 @@ export const safetyMachine = setup({
             target: 'WRITING',
             actions: [
               { type: 'admitCall', params: { verifying: false } },
+              'recordLinks',
               { type: 'announceAllowed', params: { state: 'READING' } },
             ],
             description:
-              'A write on a validated target (each known target established, DESIGN.md §5.3; a destructive one confirmed when required, §5.6) is admitted; it is in flight until its outcome is recorded.',
+              'A write on a validated target (each known target established, DESIGN.md §5.3; an unknown place or a destructive one confirmed when required, §5.6) is admitted; it is in flight until its outcome is recorded, and the links it creates are kept.',
           },
           {
             guard: 'isWriteToUnknownTarget',
             actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'READING', rule: 'unknown-target' } }],
             description:
-              'Validated target, target-aware (DESIGN.md §5.3): a write naming a target no successful resolve or read touched is blocked (FSM_BLOCKED).',
+              'Validated target, target-aware (DESIGN.md §5.3): a write naming a target no successful resolve or read touched, or an unknown place not confirmed by user input since the last write, is blocked (FSM_BLOCKED).',
           },
           {
             guard: 'isUnconfirmedDestructiveWrite',
@@ -365,7 +370,7 @@ export const safetyMachine = setup({
           {
             guard: 'isConfirmation',
             actions: ['recordConfirmation', 'settleCall', 'clearPendingRecovery'],
-            description: 'User input does not advance the state; it confirms the next destructive write.',
+            description: 'User input does not advance the state; it confirms the next write naming an unknown place or destructive.',
           },
           { actions: ['settleCall', 'clearPendingRecovery'], description: 'Neutral computation does not advance the state.' },
         ],
@@ -434,7 +439,7 @@ export const safetyMachine = setup({
           {
             guard: 'isConfirmation',
             actions: ['recordConfirmation', 'settleCall', 'clearPendingRecovery'],
-            description: 'User input does not advance the state; it confirms the next destructive write.',
+            description: 'User input does not advance the state; it confirms the next write naming an unknown place or destructive.',
           },
           { actions: ['settleCall', 'clearPendingRecovery'], description: 'Neutral computation does not advance the state.' },
         ],
@@ -532,7 +537,7 @@ export const safetyMachine = setup({
           {
             guard: 'isConfirmation',
             actions: ['recordConfirmation', 'settleCall', 'clearPendingRecovery'],
-            description: 'User input is not verification; it confirms the next destructive write.',
+            description: 'User input is not verification; it confirms the next write naming an unknown place or destructive.',
           },
           { actions: ['settleCall', 'clearPendingRecovery'], description: 'Neutral computation is not verification.' },
         ],

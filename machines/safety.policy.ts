@@ -54,6 +54,28 @@ export const MAX_ESTABLISHED_TARGETS = 256;
 export const MAX_TARGETS_PER_EVENT = 32;
 
 /**
+ * The prefix of a target in a place not known: `?/<hint>` (issue 24; built by
+ * `unknownPlace` of safety.targets.ts, which re-exports this). Such a target
+ * is never established, equal to, above or under anything.
+ */
+export const UNKNOWN_PLACE = '?/';
+
+/**
+ * The most symbolic links a session keeps (`SafetyContext.links`, issue 24).
+ * Past it the list becomes `LINKS_OVERFLOW`, which makes every path an
+ * unknown place until Reset: the bound can only make the gate stricter.
+ */
+export const MAX_LINKS = 64;
+
+/**
+ * The link list of a session that created more links than it keeps
+ * (`MAX_LINKS`), or named more in one call than are read: the three roots,
+ * which every absolute, home-relative and relative path is at or under, so
+ * every path target is an unknown place until Reset (fail closed).
+ */
+export const LINKS_OVERFLOW: readonly string[] = Object.freeze(['/', '~', '.']);
+
+/**
  * The longest target string kept whole, characters; a longer one is cut to
  * its first ones and a mark (`cutTarget` in safety.targets.ts). Mirrors
  * `MAX_TARGET_LENGTH` of src/classify/classification.ts (a test checks the two agree).
@@ -91,6 +113,15 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
 };
 
 /**
+ * The `POLICY_BLOCKED:` reason of an `unknown-target` refusal whose target is
+ * an unknown place (issue 24: `?/<hint>`, or a path through a symbolic link
+ * that leads out of its directory). The rule stays `unknown-target` (stable
+ * for users); this reason says what is missing and how to recover.
+ */
+export const UNKNOWN_PLACE_REASON =
+  'POLICY_BLOCKED: state-changing tools need a validated target; this one changes a place known only when the call runs, so no read can establish it. Name the path literally after reading it, or ask the user: their answer confirms the next state-changing call';
+
+/**
  * The reason of a refused final answer, by rule. The final answer is never
  * refused for want of a target or a confirmation, so those rules have none.
  */
@@ -113,6 +144,27 @@ export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'unknown-target': ['resolve', 'read'],
   'needs-confirmation': ['user_input'],
 };
+
+/**
+ * The kinds of call that clear a block of `rule` naming `target`
+ * (`CLEARED_BY`), except that an `unknown-target` block naming an unknown
+ * place (`?/…`) is cleared only by user input (issue 24). A fresh array.
+ */
+export function clearedByFor(rule: BlockRule, target: string | null | undefined): ToolKind[] {
+  if (rule === 'unknown-target' && typeof target === 'string' && target.startsWith(UNKNOWN_PLACE)) return ['user_input'];
+  return [...CLEARED_BY[rule]];
+}
+
+/**
+ * The `POLICY_BLOCKED:` reason of a refused tool call of `rule` naming
+ * `target` (or null): `UNKNOWN_PLACE_REASON` for an `unknown-target` refusal
+ * naming an unknown place, else `TOOL_BLOCK_REASONS[rule]`; then the target
+ * (`reasonWithTarget`).
+ */
+export function toolBlockReason(rule: BlockRule, target: string | null): string {
+  const unknownPlace = rule === 'unknown-target' && target !== null && target.startsWith(UNKNOWN_PLACE);
+  return reasonWithTarget(unknownPlace ? UNKNOWN_PLACE_REASON : TOOL_BLOCK_REASONS[rule], target);
+}
 
 /**
  * A reason naming the target it is about (DESIGN.md §5.4: the refusal names

@@ -5,52 +5,88 @@
  * targets. Pure functions on strings; no I/O, no imports from src/.
  *
  * Target strings are those of src/classify/classification.ts (`pathTarget`,
- * `idTarget`, `tableTarget`):
+ * `idTarget`, `tableTarget`, `unknownPlace`):
  * - a path: absolute (`/etc/nginx.conf`), home-relative (`~`, `~/notes`), or
  *   relative (`src/app.ts`, `.`), compared as written when no working
  *   directory made it absolute: `/a` and `a` are unrelated; `~user`, `~+`
  *   and `~-` (another user's home, the shell's own directories) are exact;
  * - an id `<argument>=<value>` (no `/` before the first `=`), e.g.
  *   `reservation_id=ABC123`;
- * - a table `table:<name>`;
- * - a URL with a scheme (`s3://bucket/prefix`), as written.
- * Ids, tables and URLs match only themselves. Paths match by segments: `/a/b` is
- * under `/a`, `/ab` is not; `.` is above every relative path that does not
- * climb out of it. A path that climbs above its root (`~/../x`, `../x`) is
- * compared as an exact string: where it leads is not known here.
+ * - a URL with a scheme (`s3://bucket/prefix`), as written;
+ * - a named place `<kind>:<name>`, `kind` one of `NAMED_KINDS`: `table:orders`,
+ *   `git:<dir>` (the repository whose working directory is `<dir>`),
+ *   `process:<name-or-pid>`, `service:<name>`, `container:<name>`,
+ *   `k8s:<resource>/<name>`, `host:<host>:<path>` (a remote path);
+ * - an unknown place `?/<hint>` (`unknownPlace`): a place known only when
+ *   the call runs (`$DIR/`, `sh <stdin>`).
+ * Ids, URLs and named places match only themselves, except that `<kind>:*`
+ * is above every `<kind>:…` (`process:*` establishes and touches
+ * `process:node`) and `k8s:<resource>/*` above every `k8s:<resource>/…`.
+ * Paths match by segments: `/a/b` is under `/a`, `/ab` is not; `.` is above
+ * every relative path that does not climb out of it. A path that climbs
+ * above its root (`~/../x`, `../x`) is compared as an exact string: where it
+ * leads is not known here. An unknown place is never established, equal to,
+ * above or under anything, itself included.
  *
  * Spec: DESIGN.md §5.1 (target strings), §5.3 (validated target), §5.4
- * (verification, target-aware).
+ * (verification, target-aware); issue 24 (unknown places, named kinds).
  */
-import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from './safety.policy.js';
+import {
+  LINKS_OVERFLOW,
+  MAX_ESTABLISHED_TARGETS,
+  MAX_LINKS,
+  MAX_TARGETS_PER_EVENT,
+  MAX_TARGET_LENGTH,
+  UNKNOWN_PLACE,
+} from './safety.policy.js';
 
 /** How a canonical target is compared: as a path under a root, or as an exact string. */
 type Root = '/' | '~' | '.' | 'exact';
 
-/**
- * The prefix of a target in a place not known: `?/<path>`, a relative path
- * named after the shell moved to a directory it cannot know (`cd "$HOME"`).
- * Such a target is never established, equal to, above or under anything.
- */
-export const UNKNOWN_PLACE = '?/';
-
-/**
- * An unknown place (`UNKNOWN_PLACE` and a short human-readable hint of what
- * is not known, e.g. `$DIR/`, `sh <stdin>`, `./deploy.sh`), the hint cut to
- * 120 characters. Never established, equal to, above or under anything.
- */
-export function unknownPlace(hint: string): string {
-  return UNKNOWN_PLACE + (hint.length > 120 ? hint.slice(0, 120) + '…' : hint);
-}
+export { UNKNOWN_PLACE };
 
 /** The target is in a place not known (`UNKNOWN_PLACE`). */
 export function isUnknownPlace(target: string): boolean {
   return target.startsWith(UNKNOWN_PLACE);
 }
 
-/** `table:` targets, `<argument>=<value>` ids, URLs (`s3://bucket/key`) and unknown places are exact; everything else is a path. */
+/** The longest hint an unknown place keeps (`unknownPlace`), characters. */
+export const MAX_UNKNOWN_HINT_LENGTH = 120;
+
+/**
+ * The unknown place described by `hint` (issue 24): `?/<hint>`, the hint cut
+ * to its first `MAX_UNKNOWN_HINT_LENGTH` characters; `?/` for an empty hint.
+ * The hint is a short human-readable description of what is not known
+ * (`$DIR/`, `sh <stdin>`, `./deploy.sh`), shown in a refusal. A write
+ * naming an unknown place is refused (`unknown-target`) unless the user
+ * confirmed it since the last write; such a place is never established nor
+ * a verification target. Never throws (anything but a string is an empty hint).
+ *
+ * @example unknownPlace('$DIR/') === '?/$DIR/'
+ */
+export function unknownPlace(hint: string): string {
+  const text = typeof hint === 'string' ? hint : '';
+  return `${UNKNOWN_PLACE}${text.slice(0, MAX_UNKNOWN_HINT_LENGTH)}`;
+}
+
+/**
+ * The kinds of named place `<kind>:<name>` (issue 24): exact strings, not
+ * paths, except that `<kind>:*` is above every `<kind>:…` (and
+ * `k8s:<resource>/*` above every `k8s:<resource>/…`).
+ */
+export const NAMED_KINDS: readonly string[] = ['table', 'git', 'process', 'service', 'container', 'k8s', 'host'];
+
+/** `<kind>:` of a named place (`NAMED_KINDS`), or null. */
+function namedKindOf(target: string): string | null {
+  const colon = target.indexOf(':');
+  if (colon <= 0) return null;
+  const kind = target.slice(0, colon);
+  return NAMED_KINDS.includes(kind) ? kind : null;
+}
+
+/** `table:` and the other named places, `<argument>=<value>` ids, URLs (`s3://bucket/key`) and unknown places are exact; everything else is a path. */
 function isPathForm(target: string): boolean {
-  if (target.startsWith('table:') || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return false;
+  if (namedKindOf(target) !== null || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return false;
   if (target.startsWith('/') || target === '~' || target.startsWith('~/')) return true;
   const equals = target.indexOf('=');
   return equals < 0 || target.slice(0, equals).includes('/');
@@ -143,9 +179,45 @@ export function isUnder(child: string, parent: string): boolean {
   if (isCutTarget(parent) || isUnknownPlace(parent) || isUnknownPlace(child)) return false;
   if (child === parent) return true;
   const root = rootOf(parent);
-  if (root === 'exact' || rootOf(child) !== root) return false;
+  if (root === 'exact') return isWildcardAbove(child, parent);
+  if (rootOf(child) !== root) return false;
   if (parent === '/' || parent === '.') return true; // every path of that root
   return child.startsWith(`${parent}/`);
+}
+
+/**
+ * `parent` is a named place's wildcard above `child` (`child` not `parent`):
+ * `<kind>:*` above every other `<kind>:…`, `k8s:<resource>/*` above every
+ * other `k8s:<resource>/…`.
+ */
+function isWildcardAbove(child: string, parent: string): boolean {
+  if (!parent.endsWith('*') || namedKindOf(parent) === null) return false;
+  const kind = namedKindOf(parent)!;
+  if (parent === `${kind}:*`) return child.startsWith(`${kind}:`);
+  const name = parent.slice(kind.length + 1);
+  return kind === 'k8s' && /^[^/*]+\/\*$/.test(name) && child.startsWith(parent.slice(0, -1));
+}
+
+/**
+ * The wildcards above a named place, shortest first (`isWildcardAbove`):
+ * `k8s:pod/x`: `k8s:*`, `k8s:pod/*`; `process:node`: `process:*`; none for
+ * anything else. A wildcard's own wildcards are those above it.
+ */
+function wildcardsAbove(target: string): string[] {
+  const kind = namedKindOf(target);
+  if (kind === null) return [];
+  const all = `${kind}:*`;
+  if (target === all) return [];
+  const out = [all];
+  if (kind === 'k8s') {
+    const name = target.slice(kind.length + 1);
+    const slash = name.indexOf('/');
+    if (slash > 0 && !name.slice(0, slash).includes('*')) {
+      const resource = `${kind}:${name.slice(0, slash)}/*`;
+      if (resource !== target && (!isCutTarget(target) || slash + kind.length + 3 <= MAX_TARGET_LENGTH)) out.push(resource);
+    }
+  }
+  return out;
 }
 
 /** Two canonical targets touch: one is the other, or under it (DESIGN.md §5.4). */
@@ -155,14 +227,20 @@ export function touches(a: string, b: string): boolean {
 
 /**
  * The canonical target itself and every target it is under (`/a/b`:
- * `/`, `/a`, `/a/b`; `a/b`: `.`, `a`, `a/b`; an exact target: itself),
+ * `/`, `/a`, `/a/b`; `a/b`: `.`, `a`, `a/b`; a named place: its wildcards
+ * and itself, `k8s:pod/x`: `k8s:*`, `k8s:pod/*`, `k8s:pod/x`; another exact
+ * target: itself; an unknown place: none),
  * shortest first. At most one per segment, so at most `MAX_TARGET_LENGTH / 2 + 1`.
  * A cut target (`cutTarget`): only the whole paths above it, not itself.
  */
 export function ancestorsOf(target: string): string[] {
   const root = rootOf(target);
   const cut = isCutTarget(target);
-  if (root === 'exact') return cut || isUnknownPlace(target) ? [] : [target];
+  if (root === 'exact') {
+    if (isUnknownPlace(target)) return [];
+    const above = wildcardsAbove(target);
+    return cut ? above : [...above, target];
+  }
   const out: string[] = [root];
   if (target === root) return out;
   const start = root === '.' ? 0 : root.length + 1; // past `/` or `~/`
@@ -295,3 +373,86 @@ export function readTargets(raw: unknown): { targets: readonly string[]; overflo
 
 /** No targets, shared (frozen: never changed by anyone). */
 const NO_TARGETS: { targets: readonly string[]; overflow: boolean } = Object.freeze({ targets: Object.freeze([]), overflow: false });
+
+// ---------------------------------------------------------------------------
+// Symbolic links that lead out of their directory (issue 24).
+
+/**
+ * A target is an unknown place in a session that kept `links`: it is one
+ * (`?/…`), or it is at or under one of the links (a path through a link that
+ * leads out of its directory goes somewhere no target names). One set
+ * look-up per ancestor, as `isEstablished`.
+ */
+export function isUnknownTarget(target: string, links: readonly string[] | undefined): boolean {
+  return isUnknownPlace(target) || (links !== undefined && isEstablished(links, target));
+}
+
+/**
+ * The unknown place a refusal names for `target` (`isUnknownTarget`): the
+ * target itself when it is `?/…`, else the unknown place of a path through a
+ * link (`unknownPlace`, hint `<path> (through a link)`).
+ */
+export function unknownPlaceOf(target: string): string {
+  return isUnknownPlace(target) ? target : unknownPlace(`${target} (through a link)`);
+}
+
+/**
+ * Reads a `links` value totally (`ToolRequestedEvent.links`): anything but an
+ * array is none; entries that are not non-empty strings skipped; each made
+ * canonical; only whole paths kept (ids, named and unknown places dropped: a
+ * link is a path), a cut one replaced by the longest whole path above it
+ * (fail closed: more is under it); a path climbing above its root
+ * (`../x`) kept as it is. `overflow`: more than `MAX_TARGETS_PER_EVENT`
+ * entries, or the array could not be read. Never throws.
+ */
+export function readLinks(raw: unknown): { links: readonly string[]; overflow: boolean } {
+  if (raw === undefined) return NO_LINKS;
+  try {
+    if (!Array.isArray(raw)) return NO_LINKS;
+    const length = raw.length;
+    const seen = new Set<string>();
+    for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) {
+      const entry: unknown = raw[i];
+      if (typeof entry !== 'string' || entry === '') continue;
+      const link = canonicalTarget(entry);
+      if (!isPathForm(link)) continue;
+      if (!isCutTarget(link)) seen.add(link);
+      else {
+        const whole = ancestorsOf(link);
+        seen.add(whole[whole.length - 1] ?? '/');
+      }
+    }
+    return { links: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
+  } catch {
+    return { links: [], overflow: true }; // a revoked proxy or a throwing getter: fail closed
+  }
+}
+
+const NO_LINKS: { links: readonly string[]; overflow: boolean } = Object.freeze({ links: Object.freeze([]), overflow: false });
+
+/**
+ * The kept link list after an admitted write created `added` (canonical,
+ * `readLinks`): each one not already at or under a kept link appended;
+ * `LINKS_OVERFLOW` when `overflow` or past `MAX_LINKS` (fail closed: every
+ * path an unknown place until Reset). Returns `kept` itself when nothing
+ * changes. `kept` undefined means none. An overflowed list
+ * (`isLinksOverflow`) stays as it is.
+ */
+export function keepLinks(kept: readonly string[] | undefined, added: readonly string[], overflow: boolean): readonly string[] | undefined {
+  if (overflow) return LINKS_OVERFLOW;
+  if (kept !== undefined && isLinksOverflow(kept)) return kept; // overflowed: stays so until Reset
+
+  let next: string[] | undefined;
+  for (const link of added) {
+    const current = next ?? kept ?? [];
+    if (current.length > 0 && isEstablished(current, link)) continue;
+    next = [...current, link];
+  }
+  if (next === undefined) return kept;
+  return next.length > MAX_LINKS ? LINKS_OVERFLOW : next;
+}
+
+/** The link list is `LINKS_OVERFLOW` (by content: a restored snapshot holds a copy). */
+export function isLinksOverflow(links: readonly string[]): boolean {
+  return links.length === LINKS_OVERFLOW.length && links.every((link, i) => link === LINKS_OVERFLOW[i]);
+}

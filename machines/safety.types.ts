@@ -32,7 +32,11 @@ export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'W
  *   has no recorded outcome yet (WRITING, DESIGN.md §3.3).
  * - `unknown-target`: a write whose known targets were not all established
  *   by a successful resolve or read in this session (DESIGN.md §5.3); the
- *   reason names the first that was not.
+ *   reason names the first that was not. Also a write naming an unknown
+ *   place (`?/<hint>`, or a path at or under a link kept in `links`) with no
+ *   user input succeeded since the last write (issue 24): its reason is
+ *   `UNKNOWN_PLACE_REASON`, its target the unknown place, and only user
+ *   input clears it.
  * - `needs-confirmation`: a destructive write, with `confirmDestructive`,
  *   and no user input succeeded since the last write (DESIGN.md §5.6).
  */
@@ -155,8 +159,10 @@ export interface SafetyContext {
   writeDestructive: boolean;
   /**
    * A `user_input` call succeeded since the last recorded write (or since the
-   * session began): a destructive write is confirmed (DESIGN.md §5.6).
-   * Cleared by a recorded write and by both resets.
+   * session began): a destructive write is confirmed (DESIGN.md §5.6, with
+   * `confirmDestructive`), and so is a write naming an unknown place (issue
+   * 24, whatever `confirmDestructive` says). Recorded whatever
+   * `confirmDestructive` says. Cleared by a recorded write and by both resets.
    */
   confirmedSinceWrite: boolean;
   /** Refuse destructive writes without a confirmation (`needs-confirmation`, DESIGN.md §5.6). */
@@ -170,6 +176,18 @@ export interface SafetyContext {
    * only when false, and so does a restored snapshot.
    */
   autoCompleteVerification?: boolean;
+  /**
+   * Symbolic links admitted writes created that lead out of their own
+   * directory (issue 24, `ToolRequestedEvent.links`): canonical paths, oldest
+   * first, at most `MAX_LINKS`. A target at or under one is an unknown place:
+   * a write naming it is refused (`unknown-target`) unless confirmed, a read
+   * of it establishes nothing. Past `MAX_LINKS` (or on a link list that cannot
+   * be read whole) the list becomes `LINKS_OVERFLOW` (`/`, `~`, `.`), which
+   * every path is under: fail closed until Reset. Cleared by Reset; kept by
+   * ResetKeepProgress. Absent means none (a fresh session, and snapshots
+   * persisted before links existed): present only when non-empty.
+   */
+  links?: string[];
 }
 
 /** Input of the machine (`createActor(safetyMachine, { input })`). */
@@ -210,6 +228,15 @@ interface ToolEventBase {
   targets?: string[];
   /** The call is a destructive write (DESIGN.md §5.6); anything but `true` is false. */
   destructive?: boolean;
+  /**
+   * On `tool.requested` only: canonical paths of symbolic links the call
+   * creates that lead out of their own directory (issue 24,
+   * `Classification.links`). Kept in `SafetyContext.links` when the call is
+   * an admitted write; ignored otherwise. Read totally like `targets`
+   * (paths only; a cut one stands for its longest whole parent); more than
+   * `MAX_TARGETS_PER_EVENT` fail closed (`LINKS_OVERFLOW`).
+   */
+  links?: string[];
 }
 
 /**

@@ -9,7 +9,8 @@
  */
 import type { ToolKind } from '../../machines/safety.types.js';
 import { canonicalTarget, cutTarget, foldedTarget } from '../../machines/safety.targets.js';
-export { unknownPlace } from '../../machines/safety.targets.js';
+
+export { UNKNOWN_PLACE, unknownPlace } from '../../machines/safety.targets.js';
 
 /**
  * A classified tool call (DESIGN.md §5.1).
@@ -29,6 +30,12 @@ export { unknownPlace } from '../../machines/safety.targets.js';
  *   choose (a shell command's, a query's rows: `echo '{"verification":
  *   {"ok":true}}'` prints what it likes), so its result is never read as
  *   the write verifying itself (DESIGN.md §1, §5.8); optional, default false.
+ * - `links`: canonical paths (as `pathTarget` gives them) of the symbolic
+ *   links the call creates that lead out of their own directory (`ln -s ..
+ *   repo/up` gives `repo/up`, resolved against the cwd when one is known).
+ *   The machine keeps them for the session once the write is admitted
+ *   (`SafetyContext.links`), and any later target at or under one is an
+ *   unknown place (issue 24). Optional, default none; read on writes only.
  */
 export interface Classification {
   kind: ToolKind;
@@ -36,7 +43,6 @@ export interface Classification {
   destructive: boolean;
   reason?: string;
   echoes?: boolean;
-  /** Canonical paths of symbolic links the call creates that lead out of their own directory (`ln -s .. repo/up`: `repo/up` resolved). */
   links?: string[];
 }
 

@@ -4,7 +4,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.1.
  */
-import { CLEARED_BY, ErrCodeFSMBlocked, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
+import { ErrCodeFSMBlocked, RECOVERY_TTL_MS, clearedByFor } from '../../machines/safety.policy.js';
 import type { BlockRule, SafetyState, ToolKind } from '../../machines/safety.types.js';
 
 export { ErrCodeFSMBlocked, RECOVERY_TTL_MS };
@@ -34,7 +34,9 @@ export interface FSMBlockedErrorInit {
 /**
  * The JSON object a loop sends back to the model as the refused tool's
  * result (DESIGN.md §3.1). `clearedBy` lists the kinds of call that clear the
- * block (empty when only the in-flight write's outcome can). `target`, present
+ * block (empty when only the in-flight write's outcome can; only
+ * `user_input` for an `unknown-target` refusal naming an unknown place
+ * `?/…`, issue 24). `target`, present
  * only when the refusal names one, is the target still without evidence
  * (DESIGN.md §5.3-5.4): a resolve or read clears the block only if it touches it.
  */
@@ -81,7 +83,7 @@ export function blockedToolResult(init: FSMBlockedErrorInit, message: string = b
     tool: init.toolName,
     kind: init.toolKind,
     recoveryId: init.recoveryId,
-    clearedBy: [...CLEARED_BY[init.rule]],
+    clearedBy: clearedByFor(init.rule, init.target),
   };
   if (typeof init.target === 'string') error.target = init.target;
   return { ok: false, error };
@@ -121,9 +123,9 @@ export class FSMBlockedError extends Error {
     this.target = typeof init.target === 'string' ? init.target : null;
   }
 
-  /** The kinds of call that clear this block. */
+  /** The kinds of call that clear this block (`clearedByFor`: only user input for an unknown place). */
   get clearedBy(): ToolKind[] {
-    return [...CLEARED_BY[this.rule]];
+    return clearedByFor(this.rule, this.target);
   }
 
   /** The structured tool result to send back to the model (DESIGN.md §3.1). */

@@ -7,6 +7,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery"; DESIGN.md §1, §3.1.
  */
+import { UNKNOWN_PLACE } from '../../machines/safety.policy.js';
 import type { BlockRule } from '../../machines/safety.types.js';
 import type { FSMBlockedError } from '../errors/index.js';
 
@@ -25,6 +26,10 @@ const ANSWER_WORDS: Partial<Record<BlockRule, string>> = {
   'write-in-flight': 'a change is still running. Wait for its outcome, then answer',
 };
 
+/** What is missing for a write naming an unknown place (`unknown-target` naming `?/…`, issue 24). */
+const UNKNOWN_PLACE_WORDS =
+  'the call changes a place known only when it runs (a path held in a variable, a script, an expansion), so no read can establish it. Name the path literally after reading it, or ask the user: their answer confirms the next change';
+
 /** The reason without its `POLICY_BLOCKED:` prefix, for rules without words of their own. */
 function bareReason(reason: string): string {
   return reason.replace(/^POLICY_BLOCKED:\s*/, '');
@@ -41,7 +46,8 @@ function bareReason(reason: string): string {
  */
 export function refusalText(error: FSMBlockedError): string {
   const answer = error.toolName === null;
-  const words = (answer ? ANSWER_WORDS : TOOL_WORDS)[error.rule] ?? bareReason(error.reason);
+  const unknownPlace = !answer && error.rule === 'unknown-target' && error.target !== null && error.target.startsWith(UNKNOWN_PLACE);
+  const words = unknownPlace ? UNKNOWN_PLACE_WORDS : ((answer ? ANSWER_WORDS : TOOL_WORDS)[error.rule] ?? bareReason(error.reason));
   const what = answer ? 'Your final answer was not given' : `The call to '${error.toolName}' was not run`;
   return `${what} (${error.code}, rule ${error.rule}): ${words}. This is recoverable: the session goes on.`;
 }

@@ -133,6 +133,8 @@ interface CallClassification {
   readonly kind: ToolKind;
   readonly targets: string[];
   readonly destructive: boolean;
+  /** Links the call creates that lead out of their directory (`Classification.links`); empty when none. */
+  readonly links: readonly string[];
   readonly stated: boolean;
   /** The result is output the call's arguments choose (`Classification.echoes`): never its own verification. */
   readonly echoes: boolean;
@@ -143,14 +145,21 @@ interface CallClassification {
  * classifier), or a `Classification` object (a full one). Anything else, or
  * a field that cannot be read, fails closed: a write, no targets, not destructive.
  */
-function readClassification(answer: unknown): { kind: unknown; targets: string[]; destructive: boolean; echoes: boolean } {
-  if (typeof answer !== 'object' || answer === null) return { kind: answer, targets: [], destructive: false, echoes: false };
+function readClassification(answer: unknown): { kind: unknown; targets: string[]; destructive: boolean; echoes: boolean; links: string[] } {
+  if (typeof answer !== 'object' || answer === null) return { kind: answer, targets: [], destructive: false, echoes: false, links: [] };
   try {
-    const { kind, targets, destructive, echoes } = answer as Partial<Record<keyof Classification, unknown>>;
+    const { kind, targets, destructive, echoes, links } = answer as Partial<Record<keyof Classification, unknown>>;
     const list = Array.isArray(targets) ? (targets as unknown[]).filter((t): t is string => typeof t === 'string') : [];
-    return { kind, targets: list, destructive: destructive === true, echoes: echoes === true };
+    // Links fail closed: anything but an array of strings where links are given is every path (the machine reads `/`, `~`, `.`).
+    const linkList =
+      links === undefined
+        ? []
+        : Array.isArray(links) && links.every((t) => typeof t === 'string')
+          ? (links as string[]).slice()
+          : ['/', '~', '.'];
+    return { kind, targets: list, destructive: destructive === true, echoes: echoes === true, links: linkList };
   } catch {
-    return { kind: undefined, targets: [], destructive: false, echoes: false };
+    return { kind: undefined, targets: [], destructive: false, echoes: false, links: [] };
   }
 }
 
@@ -304,11 +313,12 @@ class Guard implements ReplayGuard {
         kind: known ? call.kind : 'write',
         targets: call.targets ?? [],
         destructive: call.destructive === true,
+        links: call.links ?? [],
         stated: known,
         echoes: false,
       };
     }
-    const plain = call.targets === undefined && call.destructive === undefined;
+    const plain = call.targets === undefined && call.destructive === undefined && call.links === undefined;
     // The record of the call just checked, as it was checked: classified once (a classifier is a function of name and args).
     if (!requested && plain && checked !== null && checked.id === call.id && checked.name === call.name && checked.args === call.args) {
       return checked.classification;
@@ -324,13 +334,14 @@ class Guard implements ReplayGuard {
     try {
       classified = readClassification(this.classify(call.name, call.args));
     } catch {
-      classified = { kind: undefined, targets: [], destructive: false, echoes: true }; // a classifier that throws fails closed, its result trusted for nothing
+      classified = { kind: undefined, targets: [], destructive: false, echoes: true, links: [] }; // a classifier that throws fails closed, its result trusted for nothing
     }
     const targets = call.targets ?? classified.targets;
     const destructive = call.destructive ?? classified.destructive;
+    const links = call.links ?? classified.links;
     return TOOL_KINDS.includes(classified.kind as ToolKind)
-      ? { kind: classified.kind as ToolKind, targets, destructive, stated: call.args !== undefined, echoes: classified.echoes }
-      : { kind: 'write', targets, destructive, stated: false, echoes: classified.echoes };
+      ? { kind: classified.kind as ToolKind, targets, destructive, links, stated: call.args !== undefined, echoes: classified.echoes }
+      : { kind: 'write', targets, destructive, links, stated: false, echoes: classified.echoes };
   }
 
   /**
@@ -430,7 +441,7 @@ class Guard implements ReplayGuard {
    */
   private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, result?: unknown): SafetyEvent {
     const requested = type === 'tool.requested';
-    const { kind, targets, destructive, stated, echoes } = this.classificationOf(call, requested);
+    const { kind, targets, destructive, links, stated, echoes } = this.classificationOf(call, requested);
     const at = this.clock();
     // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
     return toolEventOf(type, call.name, kind, at, {
@@ -440,6 +451,8 @@ class Guard implements ReplayGuard {
       destructive: destructive ? true : undefined,
       selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, echoes ? undefined : result) ? true : undefined,
       kindUnstated: !requested && !stated ? true : undefined,
+      // Only a check carries links (kept when the write is admitted); left out when none, the common case.
+      links: requested && links.length > 0 ? links : undefined,
     });
   }
 

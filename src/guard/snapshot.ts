@@ -33,6 +33,7 @@ import {
   ErrCodeFSMBlocked,
   MAX_ESTABLISHED_TARGETS,
   MAX_IN_FLIGHT,
+  MAX_LINKS,
   MAX_NAME_LENGTH,
   MAX_PENDING_RECOVERIES,
   MAX_TARGETS_PER_EVENT,
@@ -40,7 +41,7 @@ import {
   MAX_TIME_MS,
   recoveryIdFor,
 } from '../../machines/safety.policy.js';
-import { canonicalTarget, CUT_TARGET_MARK } from '../../machines/safety.targets.js';
+import { canonicalTarget, CUT_TARGET_MARK, isCutTarget, isUnknownPlace, readLinks } from '../../machines/safety.targets.js';
 import type { InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { SAFETY_STATES, TOOL_KINDS } from '../../machines/safety.types.js';
 
@@ -84,6 +85,7 @@ const ARRAY_CAPS: Readonly<Record<string, readonly [cap: number, what: string]>>
   inFlight: [MAX_IN_FLIGHT, 'calls in flight (MAX_IN_FLIGHT)'],
   targets: [MAX_ESTABLISHED_TARGETS, 'established targets (MAX_ESTABLISHED_TARGETS)'],
   writeTargets: [MAX_TARGETS_PER_EVENT, 'targets of a write (MAX_TARGETS_PER_EVENT)'],
+  links: [MAX_LINKS, 'kept links (MAX_LINKS)'],
 };
 
 /** Names of the tuple positions, for error messages. */
@@ -167,8 +169,14 @@ const shapeSchema = z.strictObject({
   writeTargets: targetList.min(1).optional(),
   /** `writeDestructive`; absent means false. */
   destructive: z.literal(true).optional(),
-  /** `confirmedSinceWrite`; absent means false. */
+  /** `confirmedSinceWrite`; absent means false. Kept whatever `confirm` says (issue 24: it confirms unknown places too). */
   confirmed: z.literal(true).optional(),
+  /**
+   * `links`: symbolic links admitted writes created that lead out of their
+   * directory (issue 24), canonical whole paths, oldest first, at most
+   * `MAX_LINKS`. Absent: none (as in every snapshot written before links existed).
+   */
+  links: z.array(target).min(1).max(MAX_LINKS).optional(),
   /** `confirmDestructive`; absent means false. */
   confirm: z.literal(true).optional(),
   /** `autoCompleteVerification`; absent means true (the machine completes verification by itself). */
@@ -176,7 +184,7 @@ const shapeSchema = z.strictObject({
 });
 
 /** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
-const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm', 'autoComplete'] as const;
+const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm', 'autoComplete', 'links'] as const;
 
 /** A version-1 snapshot using what only version 2 has. */
 function version1Issues(s: PersistedSnapshot): Issue[] {
@@ -312,6 +320,17 @@ function targetIssues(s: PersistedSnapshot, issues: Issue[]): void {
   };
   list(['targets'], s.targets);
   list(['writeTargets'], s.writeTargets);
+  list(['links'], s.links);
+  // Unknown places are never established nor verification targets (issue 24).
+  for (const field of ['targets', 'writeTargets'] as const) {
+    (s[field] ?? []).forEach((t, i) => {
+      if (isUnknownPlace(t)) issues.push({ path: [field, i], message: 'is an unknown place, which the machine never keeps here' });
+    });
+  }
+  (s.links ?? []).forEach((t, i) => {
+    if (isCutTarget(t) || readLinks([t]).links[0] !== t)
+      issues.push({ path: ['links', i], message: 'is not a whole path, as a kept link is' });
+  });
   (s.inFlight ?? []).forEach((call, i) => {
     list(['inFlight', i, 5], call[5]);
     if (call[6] === true && call[2] !== 'write') {
@@ -327,9 +346,6 @@ function targetIssues(s: PersistedSnapshot, issues: Issue[]): void {
     } else if (s[field] !== undefined && s.wrote === false) {
       issues.push({ path: [field], message: 'is cleared with wroteThisEpisode by ResetKeepProgress' });
     }
-  }
-  if (s.confirmed === true && s.confirm !== true) {
-    issues.push({ path: ['confirmed'], message: 'confirmations are only tracked with confirmDestructive (confirm)' });
   }
   if (s.wrote === false && s.write === undefined) {
     issues.push({ path: ['wrote'], message: 'is only written beside a recorded write (absent, it already means false)' });
@@ -511,6 +527,7 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     confirmedSinceWrite: s.confirmed === true,
     confirmDestructive: s.confirm === true,
     ...(s.autoComplete === false ? { autoCompleteVerification: false } : {}), // absent means true, as initialSafetyContext
+    ...(s.links === undefined ? {} : { links: [...s.links] }), // absent means none, as initialSafetyContext
   };
 }
 
@@ -579,5 +596,7 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
   if (context.confirmedSinceWrite === true) snapshot.confirmed = true;
   if (context.confirmDestructive === true) snapshot.confirm = true;
   if (context.autoCompleteVerification === false) snapshot.autoComplete = false;
+  const links = context.links ?? [];
+  if (links.length > 0) snapshot.links = [...links];
   return snapshot;
 }

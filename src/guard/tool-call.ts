@@ -20,6 +20,11 @@ import type { ToolKind } from '../../machines/safety.types.js';
  * and `destructive` (§5.6), when given, are used as they are, like `kind`;
  * otherwise the guard's classifier gives them (none, and false, for a
  * kind-only classifier). A given `kind` without `targets` has no targets.
+ *
+ * `links` (issue 24, `Classification.links`): canonical paths of symbolic
+ * links a write creates that lead out of their own directory; used as given
+ * when given, else the classifier's. Kept by the session once the write is
+ * admitted: a later target at or under one is an unknown place.
  */
 export interface ToolCall {
   id?: string;
@@ -28,6 +33,7 @@ export interface ToolCall {
   kind?: ToolKind;
   targets?: string[];
   destructive?: boolean;
+  links?: string[];
 }
 
 /**
@@ -44,14 +50,15 @@ export interface RecordOptions {
  * can neither answer differently later nor throw anything but a TypeError.
  */
 export function validCall(call: unknown, method: string): ToolCall {
-  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive? }`;
+  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive?, links? }`;
   if (typeof call !== 'object' || call === null) throw new TypeError(shape());
-  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown };
+  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown; links?: unknown };
   try {
-    const { name, id, args, kind, targets, destructive } = call as Record<string, unknown>;
-    // Targets copied once, so a getter cannot answer differently to the machine.
+    const { name, id, args, kind, targets, destructive, links } = call as Record<string, unknown>;
+    // Targets and links copied once, so a getter cannot answer differently to the machine.
     const copied = Array.isArray(targets) ? [...(targets as unknown[])] : targets;
-    fields = { name, id, args, kind, targets: copied, destructive };
+    const copiedLinks = Array.isArray(links) ? [...(links as unknown[])] : links;
+    fields = { name, id, args, kind, targets: copied, destructive, ...(copiedLinks === undefined ? {} : { links: copiedLinks }) };
   } catch (error) {
     throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
   }
@@ -64,6 +71,9 @@ export function validCall(call: unknown, method: string): ToolCall {
   }
   if (fields.targets !== undefined && (!Array.isArray(fields.targets) || !fields.targets.every((t) => typeof t === 'string'))) {
     throw new TypeError(`${method}: a tool call's targets must be an array of strings when given`);
+  }
+  if (fields.links !== undefined && (!Array.isArray(fields.links) || !fields.links.every((t) => typeof t === 'string'))) {
+    throw new TypeError(`${method}: a tool call's links must be an array of strings when given`);
   }
   if (fields.destructive !== undefined && typeof fields.destructive !== 'boolean') {
     throw new TypeError(`${method}: a tool call's destructive flag must be a boolean when given`);

@@ -110,7 +110,8 @@ export function abstractDecisionState(snapshot: SessionView): string {
  * The coarser abstraction of the shortest paths with targets: what decides
  * the target rules and the event cases (the state, read-after-write, the
  * calls in flight with their targets, whether the session checks its calls,
- * the established targets, the last write's targets, a confirmation), but
+ * the established targets, the last write's targets, a confirmation, with
+ * or without `confirmDestructive`), but
  * not the blocked-write counter or the pending recoveries, which no target
  * rule reads and the paths without targets cover. With them the graph
  * would not be enumerable in minutes.
@@ -125,6 +126,8 @@ export function abstractTargetState(snapshot: SessionView): string {
     context.strictFailedWrites,
     context.lastReadAt === null,
     ...abstractTargets(snapshot),
+    // A confirmation admits a write naming an unknown place whatever confirmDestructive says (issue 24).
+    context.confirmedSinceWrite,
   ]);
 }
 

@@ -11,12 +11,13 @@ export const SELF_VERIFYING_RESULT = '{"verification":{"ok":true}}';
 
 /**
  * The tool call of a tool event, as `check` and `record` take it
- * (`{ id, name, kind, targets?, destructive? }`; targets and the destructive
- * flag only when the event has them); null for other events.
+ * (`{ id, name, kind, targets?, destructive?, links? }`; targets, the
+ * destructive flag and links (issue 24) only when the event has them); null
+ * for other events.
  */
 export function toolCallOf(
   event: SafetyEvent,
-): { id?: string; name: string; kind: ToolKind; targets?: string[]; destructive?: boolean } | null {
+): { id?: string; name: string; kind: ToolKind; targets?: string[]; destructive?: boolean; links?: string[] } | null {
   if (event.type !== 'tool.requested' && event.type !== 'tool.succeeded' && event.type !== 'tool.failed') return null;
   return {
     ...(event.callId === undefined ? {} : { id: event.callId }),
@@ -24,6 +25,7 @@ export function toolCallOf(
     kind: event.kind,
     ...(event.targets === undefined ? {} : { targets: [...event.targets] }),
     ...(event.destructive === true ? { destructive: true } : {}),
+    ...(event.links === undefined ? {} : { links: [...event.links] }),
   };
 }
 

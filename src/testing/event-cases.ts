@@ -55,6 +55,13 @@ function hasInFlight(snapshot: SafetySnapshot, callId: string): boolean {
  */
 export const PATH_TARGETS: readonly [string, string] = ['/srv/app', '/srv/app/app.conf'];
 
+/**
+ * The unknown place of paths with targets (issue 24): a write naming it is
+ * refused until a user input succeeded since the last write, and verified by
+ * any later read; a read naming it establishes nothing.
+ */
+export const UNKNOWN_PATH_TARGET = '?/$DIR/';
+
 /** Which event cases a path set tries: the tool kinds, and writes recorded without an id. */
 export interface EventCaseSet {
   kinds: readonly ToolKind[];
@@ -79,8 +86,9 @@ export const SHORTEST_PATH_CASES: EventCaseSet = { kinds: TOOL_KINDS, anonymousW
 /**
  * The event cases of the shortest paths with targets: a read, a write and
  * user input (a resolve is a read to every target rule, and `neutral` is
- * `user_input` to the machine, DESIGN.md §3.6; the paths without targets
- * take both), each with no target or either target of `PATH_TARGETS`; a
+ * `user_input` to the machine but for confirmations, DESIGN.md §3.6; the
+ * paths without targets take both), each with no target, either target of
+ * `PATH_TARGETS`, or the unknown place `UNKNOWN_PATH_TARGET` (issue 24); a
  * destructive write; self-verifying write results; with unchecked
  * outcomes, those of writes only (a self-verifying write recorded without
  * a check is the one target-aware transition that needs them).
@@ -88,7 +96,7 @@ export const SHORTEST_PATH_CASES: EventCaseSet = { kinds: TOOL_KINDS, anonymousW
 export const TARGET_PATH_CASES: EventCaseSet = {
   kinds: ['read', 'write', 'user_input'],
   anonymousWrites: true,
-  targetLists: [[], [PATH_TARGETS[0]], [PATH_TARGETS[1]]],
+  targetLists: [[], [PATH_TARGETS[0]], [PATH_TARGETS[1]], [UNKNOWN_PATH_TARGET]],
   targetCases: true,
   uncheckedKinds: ['write'],
 };

@@ -694,8 +694,8 @@ describe('version 2: impossible target fields', () => {
     expect(restoreError({ ...base(), wrote: true })?.path).toEqual(['wrote']);
   });
 
-  it('refuses a confirmation without confirmDestructive', () => {
-    expect(restoreError({ ...base(), confirmed: true })?.path).toEqual(['confirmed']);
+  it('restores a confirmation without confirmDestructive (issue 24: it confirms unknown places too)', () => {
+    expect(restoreError({ ...base(), confirmed: true })).toBeNull();
   });
 
   it(`refuses a target longer than MAX_TARGET_LENGTH (${MAX_TARGET_LENGTH})`, () => {

@@ -451,9 +451,11 @@ describe('destructive writes (DESIGN §5.6)', () => {
     expect(s.lastDecision.rule).toBe('unknown-target');
   });
 
-  it('user input is tracked as a confirmation only with confirmDestructive', () => {
+  it('user input is tracked as a confirmation whatever confirmDestructive says (issue 24), and confirms nothing destructive without it', () => {
     const s = readingWith([FILE]);
     run(s, 'ask_user', 'user_input');
+    expect(s.context.confirmedSinceWrite).toBe(true);
+    write(s, [FILE], { destructive: true });
     expect(s.context.confirmedSinceWrite).toBe(false);
   });
 

@@ -8,7 +8,13 @@
 import { posix } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_ESTABLISHED_TARGETS, MAX_TARGETS_PER_EVENT, MAX_TARGET_LENGTH } from '../../machines/safety.policy.js';
+import {
+  LINKS_OVERFLOW,
+  MAX_ESTABLISHED_TARGETS,
+  MAX_LINKS,
+  MAX_TARGETS_PER_EVENT,
+  MAX_TARGET_LENGTH,
+} from '../../machines/safety.policy.js';
 import {
   ancestorsOf,
   canonicalTarget,
@@ -18,7 +24,15 @@ import {
   isCutTarget,
   isEstablished,
   isUnder,
+  isUnknownPlace,
+  isUnknownTarget,
+  keepLinks,
+  MAX_UNKNOWN_HINT_LENGTH,
+  readLinks,
   readTargets,
+  UNKNOWN_PLACE,
+  unknownPlace,
+  unknownPlaceOf,
   sameTargets,
   touches,
   touchesAny,
@@ -521,5 +535,127 @@ describe('commonTargets and sameTargets', () => {
     expect(sameTargets(['/a', '/b'], ['/b', '/a'])).toBe(true);
     expect(sameTargets(['/a'], ['/a', '/b'])).toBe(false);
     expect(sameTargets(['/a', '/c'], ['/a', '/b'])).toBe(false);
+  });
+});
+
+describe('unknown places (issue 24)', () => {
+  it('unknownPlace builds ?/<hint>, the hint cut to MAX_UNKNOWN_HINT_LENGTH; an empty hint is ?/', () => {
+    expect(unknownPlace('$DIR/')).toBe('?/$DIR/');
+    expect(unknownPlace('')).toBe(UNKNOWN_PLACE);
+    expect(unknownPlace('x'.repeat(500))).toBe(`?/${'x'.repeat(MAX_UNKNOWN_HINT_LENGTH)}`);
+    expect(isUnknownPlace(unknownPlace('sh <stdin>'))).toBe(true);
+    expect(canonicalTarget(unknownPlace('./a/../b/'))).toBe('?/./a/../b/');
+  });
+
+  it('is never equal to, above or under anything, itself included, and has no ancestors', () => {
+    const place = unknownPlace('$DIR/');
+    for (const other of [place, '/', '.', '~', '?/', 'process:*', '$DIR']) {
+      expect(isUnder(place, other)).toBe(false);
+      expect(isUnder(other, place)).toBe(false);
+      expect(touches(place, other)).toBe(false);
+    }
+    expect(ancestorsOf(place)).toEqual([]);
+    expect(isEstablished([place, '/', '.', '~'], place)).toBe(false);
+  });
+
+  it('a target at or under a kept link is an unknown place (isUnknownTarget), and unknownPlaceOf names it', () => {
+    expect(isUnknownTarget('repo/up/x', ['repo/up'])).toBe(true);
+    expect(isUnknownTarget('repo/up', ['repo/up'])).toBe(true);
+    expect(isUnknownTarget('repo/upx', ['repo/up'])).toBe(false);
+    expect(isUnknownTarget('repo', ['repo/up'])).toBe(false);
+    expect(isUnknownTarget('/srv', undefined)).toBe(false);
+    expect(unknownPlaceOf('?/a')).toBe('?/a');
+    expect(unknownPlaceOf('repo/up/x')).toBe('?/repo/up/x (through a link)');
+  });
+
+  it('readLinks keeps whole canonical paths only, fails closed on overflow or a throwing array', () => {
+    expect(readLinks(['repo/./up/', 'table:x', '?/y', 'a=b', '', 3])).toEqual({ links: ['repo/up'], overflow: false });
+    const long = `/a/${'x'.repeat(MAX_TARGET_LENGTH)}`;
+    expect(readLinks([long]).links).toEqual(['/a']);
+    expect(readLinks(Array.from({ length: MAX_TARGETS_PER_EVENT + 1 }, (_, i) => `/l${i}`)).overflow).toBe(true);
+    const hostile = new Proxy([], {
+      get() {
+        throw new Error('no');
+      },
+    });
+    expect(readLinks(hostile)).toEqual({ links: [], overflow: true });
+    expect(readLinks('nope')).toEqual({ links: [], overflow: false });
+  });
+
+  it('keepLinks appends new links once, skips those under a kept one, and overflows to LINKS_OVERFLOW past MAX_LINKS', () => {
+    expect(keepLinks(undefined, ['/a'], false)).toEqual(['/a']);
+    const kept = ['/a'];
+    expect(keepLinks(kept, ['/a/b'], false)).toBe(kept);
+    expect(keepLinks(kept, ['/c'], false)).toEqual(['/a', '/c']);
+    expect(keepLinks(kept, [], true)).toBe(LINKS_OVERFLOW);
+    const full = Array.from({ length: MAX_LINKS }, (_, i) => `/l${i}`);
+    expect(keepLinks(full, ['/more'], false)).toBe(LINKS_OVERFLOW);
+    for (const path of ['/x', '~/x', 'x', '.']) expect(isUnknownTarget(path, LINKS_OVERFLOW)).toBe(true);
+  });
+});
+
+describe('named places (issue 24)', () => {
+  const NAMED = [
+    'git:/a',
+    'git:.',
+    'process:node',
+    'process:123',
+    'service:nginx',
+    'container:web',
+    'k8s:pod/x',
+    'host:user@h:/etc/app.conf',
+    'table:t',
+  ];
+
+  it('are not paths: kept as written, not folded', () => {
+    expect(canonicalTarget('git:/a/../b/')).toBe('git:/a/../b/');
+    expect(canonicalTarget('host:h:/a/./b')).toBe('host:h:/a/./b');
+    for (const t of NAMED) expect(canonicalTarget(t)).toBe(t);
+    expect(isUnder('git:/a', '.')).toBe(false);
+    expect(isUnder('process:node', '.')).toBe(false);
+  });
+
+  it('compare exactly: git:/a does not establish git:/b nor git:/a/b', () => {
+    expect(isUnder('git:/a', 'git:/a')).toBe(true);
+    expect(isUnder('git:/b', 'git:/a')).toBe(false);
+    expect(isUnder('git:/a/b', 'git:/a')).toBe(false);
+    expect(isUnder('host:h:/etc/app.conf', 'host:h:/etc')).toBe(false);
+    expect(isEstablished(['git:/a'], 'git:/b')).toBe(false);
+  });
+
+  it('<kind>:* is above every <kind>:…, and nothing of another kind', () => {
+    for (const t of NAMED) {
+      const kind = t.slice(0, t.indexOf(':'));
+      expect(isUnder(t, `${kind}:*`)).toBe(true);
+      expect(isEstablished([`${kind}:*`], t)).toBe(true);
+      expect(touches(`${kind}:*`, t)).toBe(true);
+      for (const other of ['git', 'process', 'service', 'container', 'k8s', 'host', 'table'].filter((k) => k !== kind)) {
+        expect(isUnder(t, `${other}:*`)).toBe(false);
+        expect(isEstablished([`${other}:*`], t)).toBe(false);
+      }
+    }
+    expect(isUnder('process:*', 'process:node')).toBe(false);
+    expect(isEstablished(['process:node'], 'process:*')).toBe(false);
+  });
+
+  it('k8s:<resource>/* is above every k8s:<resource>/…, and under k8s:*', () => {
+    expect(isUnder('k8s:pod/x', 'k8s:pod/*')).toBe(true);
+    expect(isUnder('k8s:deployment/x', 'k8s:pod/*')).toBe(false);
+    expect(isUnder('k8s:pod/*', 'k8s:*')).toBe(true);
+    expect(ancestorsOf('k8s:pod/x')).toEqual(['k8s:*', 'k8s:pod/*', 'k8s:pod/x']);
+    expect(ancestorsOf('k8s:pod/*')).toEqual(['k8s:*', 'k8s:pod/*']);
+    expect(ancestorsOf('k8s:*')).toEqual(['k8s:*']);
+    expect(ancestorsOf('process:node')).toEqual(['process:*', 'process:node']);
+    expect(isEstablished(['k8s:pod/*'], 'k8s:pod/x')).toBe(true);
+    expect(isEstablished(['k8s:pod/*'], 'k8s:deployment/x')).toBe(false);
+  });
+
+  it('isEstablished agrees with isUnder against every ancestor (property)', () => {
+    const pool = [...NAMED, 'git:*', 'process:*', 'k8s:*', 'k8s:pod/*', 'k8s:deployment/*', 'k8s:deployment/y', '?/x', '/a', 'a'];
+    fc.assert(
+      fc.property(fc.subarray(pool), fc.constantFrom(...pool), (established, target) => {
+        expect(isEstablished(established, target)).toBe(established.some((e) => isUnder(target, e)));
+      }),
+    );
   });
 });

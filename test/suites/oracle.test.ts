@@ -44,7 +44,7 @@ const T0 = 1_700_000_000_000;
 // Operations, as a loop performs them.
 
 type Operation =
-  | { op: 'check'; id?: string; tool: string; kind: OracleKind; targets?: string[]; destructive?: boolean }
+  | { op: 'check'; id?: string; tool: string; kind: OracleKind; targets?: string[]; destructive?: boolean; links?: string[] }
   /**
    * `nameOnly`: the record gives the tool's name alone; `kind` is then what
    * the name classifies as (`NAME_KINDS`). `result`: the tool's result.
@@ -144,6 +144,7 @@ function viewOf(guard: SessionGuard): OracleView {
     writeResources: [...context.writeTargets],
     writeDestructive: context.writeDestructive,
     confirmed: context.confirmedSinceWrite,
+    links: [...(context.links ?? [])],
   };
 }
 
@@ -175,6 +176,7 @@ function adapterResult(guard: SessionGuard, operation: Operation): unknown {
           kind: operation.kind,
           ...(operation.targets === undefined ? {} : { targets: operation.targets }),
           ...(operation.destructive === undefined ? {} : { destructive: operation.destructive }),
+          ...(operation.links === undefined ? {} : { links: operation.links }),
         });
       } catch (error) {
         if (error instanceof TypeError && /^check: call id '.*' is already in flight/.test(error.message)) return ID_IN_FLIGHT;
@@ -341,10 +343,11 @@ function pathOperations(events: readonly SafetyEvent[]): Timed[] {
       ...(call.targets === undefined ? {} : { targets: call.targets }),
       ...(call.destructive === undefined ? {} : { destructive: call.destructive }),
     };
+    const links = event.type === 'tool.requested' && call?.links !== undefined ? { links: call.links } : {};
     const result = recordOptionsOf(event)?.result;
     const operation: Operation =
       event.type === 'tool.requested'
-        ? { op: 'check', ...base! }
+        ? { op: 'check', ...base!, ...links }
         : event.type === 'tool.succeeded'
           ? { op: 'record', ...base!, outcome: 'success', ...(result === undefined ? {} : { result }) }
           : event.type === 'tool.failed'
@@ -390,7 +393,27 @@ const TARGET_POOL = [
   'reservation_id=A',
   'reservation_id=B',
   'table:users',
+  // Issue 24: places known only at run time, named places and their wildcards, a path through a link.
+  '?/$DIR/',
+  '?/sh <stdin>',
+  'git:/srv/a',
+  'git:/srv/b',
+  'process:*',
+  'process:node',
+  'k8s:*',
+  'k8s:pod/*',
+  'k8s:pod/x',
+  'k8s:deployment/x',
+  'host:h:/etc/app.conf',
+  '/srv/a/up/x',
 ];
+/** Escaping links a write may make (issue 24): paths, one under another, and entries that are no paths; now and then too many. */
+const LINK_POOL = ['/srv/a/up', '/srv/a/up/deeper', 'src', '~', '../out', 'reservation_id=A', '?/x', 'git:/srv/a'];
+const linkLists = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(undefined) },
+  { weight: 3, arbitrary: fc.array(fc.constantFrom(...LINK_POOL), { minLength: 1, maxLength: 2 }) },
+  { weight: 1, arbitrary: fc.constant(Array.from({ length: 33 }, (_, i) => `/l/${i}`)) },
+);
 /** A call's targets: none known (most often), one to three from the pool, or now and then more than a call may name. */
 const targetLists = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
@@ -402,11 +425,19 @@ const targetLists = fc.oneof(
   },
 );
 const call = fc
-  .record({ id: ids, tool: tools, kind: kinds, targets: targetLists, destructive: fc.constantFrom(undefined, false, true) })
-  .map(({ targets, destructive, ...rest }) => ({
+  .record({
+    id: ids,
+    tool: tools,
+    kind: kinds,
+    targets: targetLists,
+    destructive: fc.constantFrom(undefined, false, true),
+    links: linkLists,
+  })
+  .map(({ targets, destructive, links, ...rest }) => ({
     ...rest,
     ...(targets === undefined ? {} : { targets }),
     ...(destructive === undefined ? {} : { destructive }),
+    ...(links === undefined ? {} : { links }),
   }));
 /** Two calls of one tool without ids, of any kinds and targets: an outcome of either could be the other's. */
 const sameToolPair = fc.tuple(tools, kinds, kinds, targetLists, targetLists).map(

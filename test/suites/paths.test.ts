@@ -219,9 +219,14 @@ function under(inner: string, outer: string): boolean {
   return inner === outer || inner.startsWith(`${outer}/`);
 }
 
-/** Every target is one a successful read established, or under one (DESIGN §5.3). */
+/**
+ * Every target is one a successful read established, or under one (DESIGN §5.3); an unknown place
+ * (`?/…`) is never established, and stands only when a user input succeeded since the last write (issue 24).
+ */
 function allEstablished(context: Readonly<SafetyContext>, targets: readonly string[]): boolean {
-  return targets.every((target) => context.establishedTargets.some((known) => under(target, known)));
+  return targets.every((target) =>
+    target.startsWith('?/') ? context.confirmedSinceWrite : context.establishedTargets.some((known) => under(target, known)),
+  );
 }
 
 /** Some read target touches some written target; any read touches a write without targets (DESIGN §5.4). */
@@ -270,7 +275,7 @@ class System {
         expect(decision.allowed).toBe(expected?.allowed);
         if (event.kind === 'write') {
           // No write in RESOLVING, VERIFYING or WRITING; one is admitted only in READING, on
-          // established targets (DESIGN §5.3), and, destructive, confirmed (§5.6).
+          // established targets (DESIGN §5.3) or confirmed unknown places (issue 24), and, destructive, confirmed (§5.6).
           const unconfirmed = this.confirmDestructive && event.destructive === true && !before.context.confirmedSinceWrite;
           const admissible = before.state === 'READING' && allEstablished(before.context, event.targets ?? []) && !unconfirmed;
           expect(decision.allowed, `write admitted in ${before.state}`).toBe(admissible);
@@ -303,6 +308,8 @@ class System {
           const reads = admitted !== undefined ? (admitted.targets ?? []) : (event.targets ?? []);
           expect(touchesWritten(reads, now.context.writeTargets), 'an off-target read verified the write').toBe(true);
         }
+        // An unknown place is never established, nor a verification target (issue 24).
+        expect([...now.context.establishedTargets, ...now.context.writeTargets].filter((t) => t.startsWith('?/'))).toEqual([]);
         return;
       }
       case 'answer.requested': {

@@ -37,6 +37,12 @@ export const RESOURCES_PER_CALL = 32;
 export const RESOURCE_NAME_LIMIT = 512;
 /** The most resources a session remembers as established; the least recently read go first. */
 export const REMEMBERED_RESOURCES = 256;
+/** The most escaping symbolic links a session remembers (issue 24); past it, every path is taken as unknown. */
+export const REMEMBERED_LINKS = 64;
+/** How issue 24 spells a place that is known only when the call runs. */
+const UNKNOWN_PREFIX = '?/';
+/** The kinds of named place `<kind>:<name>` (issue 24), compared as names, never as paths. */
+const NAMED_PLACE_KINDS = new Set(['table', 'git', 'process', 'service', 'container', 'k8s', 'host']);
 
 /**
  * A call as the loop sees it: an optional id (an empty one is none), the
@@ -45,6 +51,7 @@ export const REMEMBERED_RESOURCES = 256;
  * the name suggests, and says nothing about which of a tool's calls it was.
  * `targets`: the resources it touches (DESIGN.md §5.1), when known; on an
  * outcome, given means the loop states them. `destructive`: a destructive write.
+ * `links` (checks only): escaping symbolic links the call makes (issue 24).
  */
 export interface OracleCall {
   id?: string;
@@ -53,6 +60,7 @@ export interface OracleCall {
   nameOnly?: boolean;
   targets?: readonly string[];
   destructive?: boolean;
+  links?: readonly string[];
 }
 
 /** The answer to a tool check. `state` is where the session stood when it was asked. */
@@ -101,8 +109,10 @@ export interface OracleView {
   /** The last write's resources, and whether it was destructive (cleared by both resets). */
   writeResources: string[];
   writeDestructive: boolean;
-  /** With `confirmDestructive`: the user answered since the last write. */
+  /** The user answered since the last write (tracked always: it also vouches for unknown places, issue 24). */
   confirmed: boolean;
+  /** Escaping links remembered (issue 24), oldest first; after too many, the three roots `/`, `~`, `.`. */
+  links: string[];
 }
 
 /** Options, as DESIGN.md §3.8, §5.6, §5.8 and the seed's CompleteVerification describe them. */
@@ -120,9 +130,23 @@ export interface OracleOptions {
 // ---------------------------------------------------------------------------
 // Resources (DESIGN.md §5.1, §5.3, §5.4), as segment lists.
 
-/** A resource name, normalized: paths by node's posix rules (`~` kept as the first segment); ids and tables as given. */
+/** `<kind>` of a named place `<kind>:<name>` (issue 24), else null. */
+function placeKind(name: string): string | null {
+  const colon = name.indexOf(':');
+  return colon > 0 && NAMED_PLACE_KINDS.has(name.slice(0, colon)) ? name.slice(0, colon) : null;
+}
+
+/** A normalized resource is a path (climbing out of its root or not), not an id, URL, named or unknown place. */
+function isPath(resource: string): boolean {
+  if (resource.startsWith(UNKNOWN_PREFIX) || placeKind(resource) !== null || /^[a-z][a-z0-9+.-]*:\/\//i.test(resource)) return false;
+  const equals = resource.indexOf('=');
+  return resource.startsWith('/') || resource === '~' || resource.startsWith('~/') || equals < 0 || resource.slice(0, equals).includes('/');
+}
+
+/** A resource name, normalized: paths by node's posix rules (`~` kept as the first segment); ids, tables, named and unknown places as given. */
 export function normalizeResource(raw: string): string {
   const name = raw.slice(0, RESOURCE_NAME_LIMIT);
+  if (name.startsWith(UNKNOWN_PREFIX) || placeKind(name) !== null || /^[a-z][a-z0-9+.-]*:\/\//i.test(name)) return name;
   const equals = name.indexOf('=');
   const isId = equals >= 0 && !name.slice(0, equals).includes('/');
   if (name.startsWith('table:') || (isId && !name.startsWith('/') && name !== '~' && !name.startsWith('~/'))) return name;
@@ -139,7 +163,7 @@ function shapeOf(resource: string): { root: string; segments: string[] } {
   const equals = resource.indexOf('=');
   const isId = equals >= 0 && !resource.slice(0, equals).includes('/');
   const path = resource.startsWith('/') || resource === '~' || resource.startsWith('~/');
-  if (resource.startsWith('table:') || (isId && !path)) return { root: `exact:${resource}`, segments: [] };
+  if (placeKind(resource) !== null || (isId && !path)) return { root: `exact:${resource}`, segments: [] };
   const parts = resource.split('/').filter((part) => part !== '');
   if (resource.startsWith('/')) return { root: '/', segments: parts };
   if (parts[0] === '~') {
@@ -149,8 +173,17 @@ function shapeOf(resource: string): { root: string; segments: string[] } {
   return { root: '.', segments: resource === '.' ? [] : parts };
 }
 
-/** `inner` is `outer` or inside it. */
+/** `inner` is `outer` or inside it. An unknown place is inside nothing, and nothing is inside it. */
 function within(inner: string, outer: string): boolean {
+  if (inner.startsWith(UNKNOWN_PREFIX) || outer.startsWith(UNKNOWN_PREFIX)) return false;
+  const kind = placeKind(outer);
+  if (kind !== null && placeKind(inner) === kind && inner !== outer) {
+    // `<kind>:*` covers its whole kind; `k8s:<resource>/*` the one resource (issue 24).
+    const name = outer.slice(kind.length + 1);
+    if (name === '*') return true;
+    if (kind === 'k8s' && /^[^/*]+\/\*$/.test(name)) return inner.startsWith(outer.slice(0, -1));
+    return false;
+  }
   const a = shapeOf(inner);
   const b = shapeOf(outer);
   if (a.root !== b.root) return false;
@@ -247,8 +280,12 @@ export class SafetyOracle {
   private established: string[] = [];
   private writeResources: string[] = [];
   private writeDestructive = false;
-  /** The user answered since the last write (tracked only with `confirmDestructive`). */
+  /** The user answered since the last write: tracked always (issue 24: it vouches for unknown places too). */
   private confirmed = false;
+  /** Escaping symbolic links that admitted writes made (issue 24), oldest first. */
+  private links: string[] = [];
+  /** More links than remembered: every path is taken as unknown until a reset. */
+  private tooManyLinks = false;
 
   constructor(options: OracleOptions = {}) {
     this.strict = options.strictFailedWrites === true;
@@ -272,8 +309,20 @@ export class SafetyOracle {
       let resource: string | null = cause === 'unverified' ? (this.writeResources[0] ?? null) : null;
       if (cause === null) {
         // DESIGN.md §5.3, then §5.6: only in READING, where the spec would admit the write.
+        // Issue 24: a place known only at run time needs the user's word since the last write, whatever the settings.
         const { resources, tooMany } = resourcesOf(call);
-        const unknown = resources.find((r) => !this.established.some((known) => within(r, known)));
+        let unknown: string | undefined;
+        for (const r of resources) {
+          if (this.unknownPlace(r)) {
+            if (!this.confirmed) {
+              unknown = r.startsWith(UNKNOWN_PREFIX) ? r : `${UNKNOWN_PREFIX}${`${r} (through a link)`.slice(0, 120)}`;
+              break;
+            }
+          } else if (!this.established.some((known) => within(r, known))) {
+            unknown = r;
+            break;
+          }
+        }
         if (unknown !== undefined || tooMany) {
           cause = 'unknown-resource';
           resource = unknown ?? null;
@@ -293,6 +342,7 @@ export class SafetyOracle {
         };
       }
       this.state = 'WRITING'; // DESIGN.md §3.3: entered when a write is admitted
+      this.rememberLinks(call.links);
     }
     this.admit(call);
     return { allowed: true, state, cause: null, resource: null, messagePrefix: null };
@@ -320,7 +370,7 @@ export class SafetyOracle {
         }
       } else if (isDiscovery(kind)) this.readSucceeded(call.tool, at, taken, resources);
       // A user input that was never checked confirms nothing in a session that checks its calls (as a read verifies nothing).
-      else if (kind === 'user_input' && this.confirmDestructive && (taken !== null || !this.checksCalls)) this.confirmed = true;
+      else if (kind === 'user_input' && (taken !== null || !this.checksCalls)) this.confirmed = true;
       recovered = this.recover(call.tool, at);
     } else if (kind === 'write') {
       if (this.strict) this.wrote(call.tool, at, resources, destructive);
@@ -370,6 +420,8 @@ export class SafetyOracle {
     this.writeResources = [];
     this.writeDestructive = false;
     this.confirmed = false;
+    this.links = [];
+    this.tooManyLinks = false;
   }
 
   /**
@@ -411,10 +463,49 @@ export class SafetyOracle {
       writeResources: [...this.writeResources],
       writeDestructive: this.writeDestructive,
       confirmed: this.confirmed,
+      links: this.tooManyLinks ? ['/', '~', '.'] : [...this.links],
     };
   }
 
   // -------------------------------------------------------------------------
+
+  /**
+   * A resource no read can vouch for (issue 24): a place known only at run
+   * time, or a path reached through an escaping link (any path at all,
+   * once too many links were made).
+   */
+  private unknownPlace(resource: string): boolean {
+    if (resource.startsWith(UNKNOWN_PREFIX)) return true;
+    const { root } = shapeOf(resource);
+    if (this.tooManyLinks) return root === '/' || root === '~' || root === '.';
+    return this.links.some((link) => within(resource, link));
+  }
+
+  /**
+   * An admitted write made these escaping links: remember the paths among
+   * them (a long one by its longest whole parent), unless one remembered
+   * already covers it. Too many (in one call, or in all) and every path is
+   * unknown from now on.
+   */
+  private rememberLinks(links: readonly string[] | undefined): void {
+    if (links === undefined || this.tooManyLinks) return;
+    if (links.length > RESOURCES_PER_CALL) {
+      this.tooManyLinks = true;
+      return;
+    }
+    for (const raw of links) {
+      if (raw === '') continue;
+      let link = normalizeResource(raw);
+      if (raw.length > RESOURCE_NAME_LIMIT) link = posix.dirname(link);
+      if (!isPath(link)) continue; // a link is a path: ids, named and unknown places are not
+      if (this.links.some((kept) => within(link, kept))) continue;
+      this.links.push(link);
+      if (this.links.length > REMEMBERED_LINKS) {
+        this.tooManyLinks = true;
+        return;
+      }
+    }
+  }
 
   /** An entry lives for ten minutes after its latest block, the tenth minute included. */
   private alive(entry: OraclePending, at: number): boolean {
@@ -535,7 +626,7 @@ export class SafetyOracle {
     this.blockedWritesWhileVerifying = 0; // the run of blocked writes is broken by a write
     this.lastWrite = { tool, at };
     this.writes += 1;
-    this.writeResources = [...resources];
+    this.writeResources = resources.filter((r) => !r.startsWith(UNKNOWN_PREFIX)); // no read touches a place known only at run time
     this.writeDestructive = destructive;
     this.confirmed = false; // a confirmation is for the next write only
   }
@@ -547,8 +638,9 @@ export class SafetyOracle {
    */
   private readSucceeded(tool: string, at: number, settled: AdmittedCall | null, resources: string[]): void {
     this.lastRead = { tool, at };
-    if (resources.length > 0) {
-      this.established = [...this.established.filter((r) => !resources.includes(r)), ...resources];
+    const known = resources.filter((r) => !this.unknownPlace(r)); // nothing vouches for an unknown place (issue 24)
+    if (known.length > 0) {
+      this.established = [...this.established.filter((r) => !known.includes(r)), ...known];
       while (this.established.length > REMEMBERED_RESOURCES) this.established.shift();
     }
     if (this.state === 'RESOLVING') this.state = 'READING';

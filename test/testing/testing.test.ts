@@ -21,6 +21,7 @@ import {
   getSimpleSafetyPaths,
   MAX_PATH_SPAN_MS,
   PATH_TARGETS,
+  UNKNOWN_PATH_TARGET,
   recordOptionsOf,
   SELF_VERIFYING_RESULT,
   safetyEventCases,
@@ -444,9 +445,24 @@ describe('paths with targets (DESIGN §5)', () => {
     expect(selfVerified.some((step) => step.state === 'READING')).toBe(true);
   });
 
-  it('calls name no target, or one of PATH_TARGETS', () => {
+  it('calls name no target, one of PATH_TARGETS, or the unknown place UNKNOWN_PATH_TARGET', () => {
     const lists = new Set(steps().map((step) => JSON.stringify(toolCallOf(step.event)?.targets ?? [])));
-    expect([...lists].sort()).toEqual([JSON.stringify([]), JSON.stringify([PATH_TARGETS[0]]), JSON.stringify([PATH_TARGETS[1]])].sort());
+    expect([...lists].sort()).toEqual(
+      [
+        JSON.stringify([]),
+        JSON.stringify([PATH_TARGETS[0]]),
+        JSON.stringify([PATH_TARGETS[1]]),
+        JSON.stringify([UNKNOWN_PATH_TARGET]),
+      ].sort(),
+    );
+  });
+
+  it('some step admits a write to the unknown place (after user input), and some refuses it', () => {
+    const unknownWrites = steps().filter(
+      (step) => step.event.type === 'tool.requested' && step.event.kind === 'write' && step.event.targets?.[0] === UNKNOWN_PATH_TARGET,
+    );
+    expect(unknownWrites.some((step) => step.decision?.allowed === true)).toBe(true);
+    expect(unknownWrites.some((step) => step.decision?.allowed === false && step.decision.rule === 'unknown-target')).toBe(true);
   });
 
   it('the simple paths ignore targets', () => {
@@ -464,9 +480,11 @@ describe('paths with targets (DESIGN §5)', () => {
       'read []',
       `read ["${PATH_TARGETS[0]}"]`,
       `read ["${PATH_TARGETS[1]}"]`,
+      `read ["${UNKNOWN_PATH_TARGET}"]`,
       'write []',
       `write ["${PATH_TARGETS[0]}"]`,
       `write ["${PATH_TARGETS[1]}"]`,
+      `write ["${UNKNOWN_PATH_TARGET}"]`,
       `write ["${PATH_TARGETS[0]}"] destructive`,
       'user_input []',
     ]);

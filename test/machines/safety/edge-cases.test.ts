@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { safetyMachine } from '../../../machines/safety.machine.js';
 import { RECOVERY_TTL_MS } from '../../../machines/safety.policy.js';
-import type { ToolKind } from '../../../machines/safety.types.js';
+import type { SafetyContext, ToolKind } from '../../../machines/safety.types.js';
 import {
   ALL_STATES,
   T,
@@ -49,7 +49,18 @@ describe('neutral behaves like user_input (DESIGN §3.6)', () => {
       s.send(failed('calc', kind, T + 8, 'd'));
       return { snapshot: s.actor.getPersistedSnapshot(), decisions: s.decisions.map((d) => ({ ...d, kind: null })) };
     }
-    expect(session('neutral')).toEqual(session('user_input'));
+    // But for the one thing only a user can give: user input confirms the next write naming an
+    // unknown place (issue 24), or a destructive one (§5.6); a computation does not.
+    const confirmedBy = (kind: ToolKind) => {
+      const { snapshot, decisions } = session(kind);
+      const { confirmedSinceWrite, ...context } = (snapshot as unknown as { context: SafetyContext }).context;
+      return { confirmedSinceWrite, same: { snapshot: { ...snapshot, context }, decisions } };
+    };
+    const neutral = confirmedBy('neutral');
+    const userInput = confirmedBy('user_input');
+    expect(neutral.same).toEqual(userInput.same);
+    expect(neutral.confirmedSinceWrite).toBe(false);
+    expect(userInput.confirmedSinceWrite).toBe(true);
   });
 });
 

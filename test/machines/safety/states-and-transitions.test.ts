@@ -139,7 +139,8 @@ describe('Transitions on a successful tool call', () => {
     const s = inState('READING');
     const before = s.context;
     run(s, 'pulse_question', 'user_input', T + 10, 'q');
-    expect(s.context).toEqual(before);
+    // Only a confirmation is recorded (issue 24: whatever confirmDestructive says).
+    expect(s.context).toEqual({ ...before, confirmedSinceWrite: true });
   });
 
   it('a user_input call in VERIFYING is not verification', () => {
