@@ -148,13 +148,15 @@ function readAnswer(answer: unknown): Classification {
       : failClosed(`the classifier answered ${JSON.stringify(answer).slice(0, 40)}`);
   }
   if (typeof answer !== 'object' || answer === null) return failClosed('the classifier gave no kind');
-  const { kind, targets, destructive, reason } = answer as Partial<Record<keyof Classification, unknown>>;
+  const { kind, targets, destructive, reason, links } = answer as Partial<Record<keyof Classification, unknown>>;
   if (!TOOL_KINDS.includes(kind as ToolKind)) return failClosed('the classifier gave no kind');
   return {
     kind: kind as ToolKind,
     targets: Array.isArray(targets) ? targets.filter((t): t is string => typeof t === 'string') : [],
     destructive: kind === 'write' && destructive === true,
     ...(typeof reason === 'string' ? { reason } : {}),
+    // Links the call makes (issue 24): kept as given; the guard checks them.
+    ...(Array.isArray(links) ? { links: links.filter((l): l is string => typeof l === 'string') } : {}),
   };
 }
 
@@ -316,6 +318,7 @@ export function admitCall(request: CallToAdmit): MaybePromise<CallAdmission> {
       kind: classification.kind,
       targets: classification.targets,
       destructive: classification.destructive,
+      ...(classification.links === undefined ? {} : { links: classification.links }),
     };
     const admission = (decision: Decision): CallAdmission =>
       decision.allowed ? { allowed: true, call } : { allowed: false, error: decision.error };

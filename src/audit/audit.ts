@@ -378,6 +378,7 @@ export class RunAuditor {
     let targets: string[];
     let destructive: boolean;
     let echoes = false;
+    let links: string[] | undefined;
     if (this.kindOnly !== null) {
       kind = this.kindOnly(step.name, step.args);
       targets = [];
@@ -388,6 +389,7 @@ export class RunAuditor {
       targets = classification.targets;
       destructive = classification.destructive;
       echoes = classification.echoes === true;
+      links = classification.links;
     }
     const pending = this.open.get(step.id);
     const id = pending === undefined && (this.madeUp.size === 0 || !this.madeUp.has(step.id)) ? step.id : this.madeUpId(step.id);
@@ -395,7 +397,7 @@ export class RunAuditor {
     const decided = this.guard.decideCall(
       this.policy === 'spec'
         ? { id, name: step.name, args: step.args, kind }
-        : { id, name: step.name, args: step.args, kind, targets, destructive },
+        : { id, name: step.name, args: step.args, kind, targets, destructive, ...(links === undefined ? {} : { links }) },
     );
     kind = decided.kind ?? 'write';
     if (kind === 'write') this.answeredSinceWrite = false;

@@ -123,6 +123,7 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
     kind: classification.kind,
     targets: classification.targets,
     destructive: classification.destructive,
+    ...(classification.links === undefined ? {} : { links: classification.links }),
   };
   let decision: Decision;
   try {
