@@ -8,7 +8,7 @@
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants"; DESIGN.md §3.3-3.5, §5.3-5.6.
  */
-import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT, MAX_TIME_MS, RECOVERY_TTL_MS } from './safety.policy.js';
+import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT, MAX_TIME_MS, RECOVERY_TTL_MS, REMOTE_PLACE } from './safety.policy.js';
 import {
   commonTargets,
   isEstablished,
@@ -652,7 +652,9 @@ export function unknownTargetOf(context: SafetyContext, event: unknown): { targe
   for (const target of targets) {
     if (isUnknownTarget(target, links)) {
       if (!confirmedSinceWrite) return { target: unknownPlaceOf(target) };
-    } else if (!isEstablished(establishedTargets, target)) return { target };
+    } else if (!isEstablished(establishedTargets, target) && !(confirmedSinceWrite && target.startsWith(REMOTE_PLACE))) {
+      return { target }; // a remote place not read: the user's confirmation admits it too
+    }
   }
   return overflow ? { target: null } : null;
 }

@@ -122,6 +122,17 @@ export const UNKNOWN_PLACE_REASON =
   'POLICY_BLOCKED: state-changing tools need a validated target; this one changes a place known only when the call runs, so no read can establish it. Name the path literally after reading it, or ask the user: their answer confirms the next state-changing call';
 
 /**
+ * The `POLICY_BLOCKED:` reason of an `unknown-target` refusal naming a
+ * remote place (`host:<host>:<path>`, issue 24): a read of it clears it, and
+ * so does the user's confirmation, as few reads reach another machine.
+ */
+export const REMOTE_PLACE_REASON =
+  'POLICY_BLOCKED: state-changing tools need a validated target; this one changes a place on another machine that nothing resolved or read in this session has touched. Read it first, or ask the user: their answer confirms the next state-changing call';
+
+/** The prefix of a remote place, `host:<host>:<path>` (issue 24). */
+export const REMOTE_PLACE = 'host:';
+
+/**
  * The reason of a refused final answer, by rule. The final answer is never
  * refused for want of a target or a confirmation, so those rules have none.
  */
@@ -152,6 +163,7 @@ export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
  */
 export function clearedByFor(rule: BlockRule, target: string | null | undefined): ToolKind[] {
   if (rule === 'unknown-target' && typeof target === 'string' && target.startsWith(UNKNOWN_PLACE)) return ['user_input'];
+  if (rule === 'unknown-target' && typeof target === 'string' && target.startsWith(REMOTE_PLACE)) return ['resolve', 'read', 'user_input'];
   return [...CLEARED_BY[rule]];
 }
 
@@ -163,7 +175,9 @@ export function clearedByFor(rule: BlockRule, target: string | null | undefined)
  */
 export function toolBlockReason(rule: BlockRule, target: string | null): string {
   const unknownPlace = rule === 'unknown-target' && target !== null && target.startsWith(UNKNOWN_PLACE);
-  return reasonWithTarget(unknownPlace ? UNKNOWN_PLACE_REASON : TOOL_BLOCK_REASONS[rule], target);
+  const remotePlace = rule === 'unknown-target' && target !== null && target.startsWith(REMOTE_PLACE);
+  const reason = unknownPlace ? UNKNOWN_PLACE_REASON : remotePlace ? REMOTE_PLACE_REASON : TOOL_BLOCK_REASONS[rule];
+  return reasonWithTarget(reason, target);
 }
 
 /**

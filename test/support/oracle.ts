@@ -319,6 +319,8 @@ export class SafetyOracle {
               break;
             }
           } else if (!this.established.some((known) => within(r, known))) {
+            // A remote place (`host:…`) no read reached: the user's word since the last write admits it too.
+            if (r.startsWith('host:') && this.confirmed) continue;
             unknown = r;
             break;
           }

@@ -386,6 +386,8 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
       destructive,
       ...(judged.reason === undefined ? {} : { reason: judged.reason }),
       ...(compiled.echoes ? { echoes: true as const } : {}),
+      // Links a shell write makes out of their directory (ln -s): the session keeps them (issue 24).
+      ...(judged.kind === 'write' && judged.links !== undefined && judged.links.length > 0 ? { links: judged.links } : {}),
     };
   }
 

@@ -38,7 +38,10 @@
  * - A word only known when the command runs (`$X`, `$(...)`, an unquoted glob
  *   or brace expansion at the start of a word) may be an option: for a command
  *   whose options can make it write, that is a write (and destructive when one
- *   of its options is). Dynamic path operands are dropped from the targets.
+ *   of its options is). A path operand only known when it runs is resolved
+ *   where the script says what it is (a variable assigned earlier, find's
+ *   `{}`, what xargs is fed, a for loop's words, brace expansion); else it is
+ *   an unknown place (`unknownPlace`), never dropped.
  * - Output redirection to a file (`>`, `>>`, `>|`, `&>`, `>& file`) is a
  *   write with the file as target; to one of the table's `nullDevices`
  *   (`/dev/null`, ...) or to a descriptor (`2>&1`) it is not. Here-documents
