@@ -231,6 +231,8 @@ export class ReferenceMachine implements SafetyContext {
         this.consecutiveVerifyBlocks = 0;
       }
       if (this.state === 'RESOLVING') this.state = 'READING';
+    } else if (kind === 'user_input' && (!this.checksCalls || settled !== undefined)) {
+      this.confirmedSinceWrite = true; // confirms the next write to a place known only at run time (issue 24)
     }
     this.settle(index);
     this.clearPendingRecovery(tool, at);
