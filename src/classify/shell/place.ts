@@ -161,8 +161,6 @@ function namedTargets(place: CompiledPlace, text: string, here: Cwds): string[] 
       return remoteTargets(text, here);
     case 'service':
       return [`service:${text.endsWith('.service') && text.length > 8 ? text.slice(0, -8) : text}`];
-    case 'process':
-      return text.split(/[\s,]+/).filter((name) => name !== '').map((name) => `process:${name}`); // ps -p 1,2
     case 'k8s':
       return [`k8s:${text}`];
     default:
@@ -310,8 +308,13 @@ export function notePlace(
   if (place.when !== null && !placeWanted(place.when, args, firstWord)) return;
   const out = place.writeOnly || place.kind === 'cwd' ? effects.writeTargets : effects.targets;
   const words = [...namedOperands(place, rule, args)];
-  for (const option of args.options)
-    if (optionIn(option, place.options)) words.push(option.value ?? { text: null, optionLike: false, pattern: false });
+  for (const option of args.options) {
+    if (!optionIn(option, place.options)) continue;
+    const value = option.value ?? { text: null, optionLike: false, pattern: false };
+    // A list of pids or names (`ps -p 1,2`, `ps -p '1 2'`): one place each.
+    const list = place.kind === 'process' && value.text !== null && !value.pattern ? value.text.split(/[\s,]+/).filter((n) => n !== '') : null;
+    words.push(...(list === null ? [value] : list.map((text) => ({ ...value, text }))));
+  }
   if (place.kind === 'cwd') {
     out.push(...cwdTargets(effects.here));
     for (const word of words) {
@@ -321,8 +324,9 @@ export function notePlace(
     return;
   }
   if (place.kind === 'git') {
-    out.push(...(words.length > 0 ? words.flatMap((word) => gitRepositoryTargets(word, effects.here)) : []));
+    // names 'none': the options move the working directory (`--git-dir`); else operands and options name a repository (push).
     if (place.names === 'none') out.push(...gitTargets(place, effects, args));
+    else out.push(...words.flatMap((word) => gitRepositoryTargets(word, effects.here)));
     return;
   }
   const targets: string[] = [];
