@@ -74,7 +74,7 @@ export function evaluateRule(rule: CompiledRule, call: RuleCall): void {
   const wrapper = rule.run !== null && rule.run.mode !== 'exec' && rule.run.mode !== 'eval';
   const args = parseArgs(rule, words, rule.subcommands !== null || wrapper);
   const effects = collectOptionEffects(rule, args, call);
-  notePlace(rule, effects, args, call.options, words[0]);
+  notePlace(rule, effects, args, { inherited: call.options, firstWord: words[0] });
   if (rule.subcommands !== null) evaluateSubcommand(rule, effects, args, call);
   else if (isWrapper(rule)) evaluateWrapper(rule, effects, args, call);
   else if (rule.sql !== null) evaluateSql(rule.sql, effects, args, call);

@@ -23,9 +23,16 @@
  * - `process:<name|pid>`, `service:<unit>` (a `.service` suffix dropped,
  *   on reads and writes alike), `container:<name>`,
  *   `k8s:<resource>/<name>` (resource aliases and plurals normalised:
- *   `po`, `pods` → `pod`; namespaces are not part of the target); nothing
+ *   `po`, `pods` → `pod`); with `-n NS`, `k8s:NS:<resource>/<name>`, with
+ *   `-A`, `k8s:*`; `systemctl --user`: `service:user/<unit>`; nothing
  *   named: `<kind>:*` (`ps`, `docker ps`, `systemctl list-units`), or
  *   `k8s:<resource>/*` (`kubectl get pods`).
+ * - `cwd` also names the directory of its options' values (`make -f F`);
+ *   `paths` fixed paths (`git config --global`); `whenOptions` names the
+ *   place only with one of them (`tar -x`); `writeOnly` only on writes;
+ *   `unnamed: 'repository'` the directory `git clone URL` makes. A `git`
+ *   place with `names` names a repository by a local path (`git push
+ *   /srv/other`: `git:/srv/other`).
  *
  * A name only known when it runs is an unknown place (`unknownPlace`),
  * never established. Pure functions of the parsed words; nothing throws.
@@ -256,7 +263,11 @@ function inNamespace(targets: string[], namespace: string | null | undefined): s
   if (namespace === undefined) return targets;
   if (namespace === '*') return ['k8s:*'];
   return targets.map((target) =>
-    isUnknownPlace(target) ? target : namespace === null ? unknownPlace(`k8s: a namespace only known when it runs, ${target}`) : `k8s:${namespace}:${target.slice(4)}`,
+    isUnknownPlace(target)
+      ? target
+      : namespace === null
+        ? unknownPlace(`k8s: a namespace only known when it runs, ${target}`)
+        : `k8s:${namespace}:${target.slice(4)}`,
   );
 }
 
@@ -274,8 +285,16 @@ function gitRepositoryTargets(word: Word, here: Cwds): string[] {
 /** The directory `git clone URL` makes without one named: the URL's last segment, `.git` dropped (kept by `--bare`, `--mirror`). */
 function repositoryTargets(args: ParsedArgs, here: Cwds): string[] {
   const url = args.operands[0];
-  const name = url?.text == null || url.pattern ? '' : url.text.replace(/(\/\.git)?\/*$/, '').replace(/\.git$/, '').split(/[/:]/).pop()!;
-  if (name === '' || name === '.' || name === '..') return [unknownPlace(`a directory named after ${url === undefined ? 'nothing' : show(url)}`)];
+  const name =
+    url?.text == null || url.pattern
+      ? ''
+      : url.text
+          .replace(/(\/\.git)?\/*$/, '')
+          .replace(/\.git$/, '')
+          .split(/[/:]/)
+          .pop()!;
+  if (name === '' || name === '.' || name === '..')
+    return [unknownPlace(`a directory named after ${url === undefined ? 'nothing' : show(url)}`)];
   const bare = args.options.some((option) => option.name === '--bare' || option.name === '--mirror');
   return resolveTargets(bare ? `${name}.git` : name, here);
 }
@@ -293,18 +312,19 @@ function placeWanted(when: Set<string>, args: ParsedArgs, firstWord: Word | unde
  * or a `writeOnly` place, to `effects.writeTargets` (targets only when it
  * writes), for every other kind to `effects.targets`. Does nothing for a
  * rule without `place`, or a `whenOptions` place none of whose options is
- * given. `inherited` are the options of the commands it is a subcommand of
- * (`kubectl -n prod delete pod x`), `firstWord` its first argument.
+ * given. `around.inherited` are the options of the commands it is a
+ * subcommand of (`kubectl -n prod delete pod x`), `around.firstWord` its
+ * first argument.
  */
 export function notePlace(
   rule: CompiledRule,
   effects: Effects,
   args: ParsedArgs,
-  inherited: readonly ParsedOption[] = [],
-  firstWord?: Word,
+  around: { inherited?: readonly ParsedOption[]; firstWord?: Word } = {},
 ): void {
   const place = rule.place;
   if (place === null) return;
+  const { inherited = [], firstWord } = around;
   if (place.when !== null && !placeWanted(place.when, args, firstWord)) return;
   const out = place.writeOnly || place.kind === 'cwd' ? effects.writeTargets : effects.targets;
   const words = [...namedOperands(place, rule, args)];
@@ -312,7 +332,8 @@ export function notePlace(
     if (!optionIn(option, place.options)) continue;
     const value = option.value ?? { text: null, optionLike: false, pattern: false };
     // A list of pids or names (`ps -p 1,2`, `ps -p '1 2'`): one place each.
-    const list = place.kind === 'process' && value.text !== null && !value.pattern ? value.text.split(/[\s,]+/).filter((n) => n !== '') : null;
+    const list =
+      place.kind === 'process' && value.text !== null && !value.pattern ? value.text.split(/[\s,]+/).filter((n) => n !== '') : null;
     words.push(...(list === null ? [value] : list.map((text) => ({ ...value, text }))));
   }
   if (place.kind === 'cwd') {

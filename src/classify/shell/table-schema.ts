@@ -277,7 +277,7 @@ const ruleShape = {
   unknownPlaceOptions: optionList
     .optional()
     .describe(
-      "options that make what it changes a place only known when it runs (a remote daemon or host, a program it runs, a config " +
+      'options that make what it changes a place only known when it runs (a remote daemon or host, a program it runs, a config ' +
         "key: 'docker -H', 'git -c alias.x=!cmd'): an unknown place, named by the option and its value's key; one with " +
         '`optionValues` only when its value is not a read',
     ),
