@@ -46,7 +46,29 @@ export function joinDir(cwd: string | null, dir: string): string | null {
   return joined;
 }
 
-/** A path operand's targets, one per possible directory (`pathTarget` of each; none for `''` or `-`). */
+/**
+ * Kernel magic links (issue #24): a path through one of them leads wherever
+ * a process's directory, root or descriptor is, not under the path written.
+ * `/proc/self/…`, `/proc/thread-self/…`, `/proc/<pid>/{cwd,root,fd,fdinfo,exe,map_files}/…` (and under `task/<tid>/`),
+ * `/dev/fd/…`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr`.
+ */
+const KERNEL_LINK =
+  /^\/proc\/(?:(?:self|thread-self)(?:\/|$)|[^/]+\/(?:task\/[^/]+\/)?(?:cwd|root|fd|fdinfo|exe|map_files)(?:\/|$))|^\/dev\/(?:fd(?:\/|$)|std(?:in|out|err)$)/;
+
+/**
+ * A path target as a place: one through a kernel magic link (`KERNEL_LINK`)
+ * is an unknown place (`?/<path> (kernel link)`), never established; any
+ * other as it is.
+ */
+export function throughKernelLinks(target: string): string {
+  return KERNEL_LINK.test(target) ? unknownPlace(`${target} (kernel link)`) : target;
+}
+
+/**
+ * A path operand's targets, one per possible directory (`pathTarget` of
+ * each; none for `''` or `-`); one through a kernel magic link is an
+ * unknown place (`throughKernelLinks`).
+ */
 export function resolveTargets(path: string, cwds: Cwds): string[] {
   if (path === '' || path === '-') return [];
   const out: string[] = [];
@@ -55,7 +77,7 @@ export function resolveTargets(path: string, cwds: Cwds): string[] {
     const relative = !path.startsWith('/') && !path.startsWith('~');
     const joined = cwd === null ? (relative ? `${UNKNOWN_PLACE}${path}` : path) : (joinDir(cwd, path) ?? path);
     const target = pathTarget(joined);
-    if (target !== null) out.push(target);
+    if (target !== null) out.push(throughKernelLinks(target));
   }
   return out;
 }

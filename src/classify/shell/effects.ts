@@ -29,6 +29,8 @@ export interface RuleCall {
   targets: string[];
   /** Targets it inherits that count only when it writes: its parent's working directory (`npm install`: a `cwd` place). */
   writeTargets?: string[];
+  /** The options of the commands it is a subcommand of, outermost first (`kubectl -n prod delete pod x`: `-n prod`). */
+  options?: ParsedOption[];
   /** What it reads on its input when its redirections say so (a here-document's text); null or absent: not known. */
   stdin?: string | null;
 }
@@ -68,6 +70,17 @@ function valueEffect(values: Map<string, Effect>, value: Word | undefined): Effe
   return values.get(text.trim().toUpperCase()) ?? values.get('*') ?? 'write';
 }
 
+/**
+ * The hint of the unknown place an `unknownPlaceOptions` option names: the
+ * command, the option, and its value up to the first `=` (the key of
+ * `git -c alias.st=!cmd`, `tar --checkpoint-action=exec=…`), cut to 40 characters.
+ */
+function unknownOptionHint(label: string, option: ParsedOption): string {
+  if (option.value === undefined) return `${label} ${option.given}`;
+  const value = option.value.text === null ? show(option.value) : option.value.text.split('=')[0]!;
+  return `${label} ${option.given} ${value.length > 40 ? `${value.slice(0, 40)}…` : value}`;
+}
+
 /** Notes whether one option runs another program, writes or is destructive, itself or by its value. */
 function noteOption(rule: CompiledRule, option: ParsedOption, effects: Effects): void {
   const label = effects.label;
@@ -77,6 +90,9 @@ function noteOption(rule: CompiledRule, option: ParsedOption, effects: Effects):
   if (optionIn(option, rule.write)) effects.writes.push(SHELL_REASONS.writes(`${label} ${option.name}`));
   if (optionIn(option, rule.destructiveOptions)) effects.destructives.push(SHELL_REASONS.destructive(`${label} ${option.name}`));
   const values = rule.optionValues.get(option.name);
+  if (optionIn(option, rule.unknownPlace) && (values === undefined || valueEffect(values, option.value) !== 'read')) {
+    effects.targets.push(unknownPlace(unknownOptionHint(label, option)));
+  }
   if (values === undefined) return;
   const effect = valueEffect(values, option.value);
   const given = `${label} ${option.name} ${option.value?.text ?? '(expansion)'}`;

@@ -165,7 +165,7 @@ export function evaluateLeaf(rule: CompiledRule, effects: Effects, args: ParsedA
   checkAssignedOperands(rule, effects, args, call);
   addPathTargets(rule, effects, paths, call);
   if (ctx.table.commands.get('curl') === rule) checkCurl(effects, args);
-  ctx.parts.push(
-    ownPart(effects, rule.read ? 'read' : 'write', rule.read ? SHELL_REASONS['read-only'](label) : SHELL_REASONS.writes(label)),
-  );
+  const last = args.operands.at(-1);
+  const read = rule.read || (last?.text != null && !last.pattern && rule.readLast.has(last.text));
+  ctx.parts.push(ownPart(effects, read ? 'read' : 'write', read ? SHELL_REASONS['read-only'](label) : SHELL_REASONS.writes(label)));
 }

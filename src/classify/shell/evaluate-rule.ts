@@ -6,6 +6,7 @@
  * rule), the command it wraps (`evaluateWrapper`) or its operands
  * (`evaluateLeaf`).
  */
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { collectOptionEffects, hasOwnEffects, ownPart, type Effects, type RuleCall } from './effects.js';
 import { evaluateLeaf } from './evaluate-leaf.js';
 import { evaluateSql } from './evaluate-sql.js';
@@ -36,6 +37,8 @@ function evaluateSubcommand(rule: CompiledRule, effects: Effects, args: ParsedAr
   }
   const sub = first.text === null || first.pattern ? undefined : subcommandRule(rule, first.text);
   if (sub === undefined) {
+    // A subcommand the table does not know, where it may be an alias running anything (`git x`, `git submodule foreach CMD`).
+    if (rule.anySubcommand) effects.targets.push(unknownPlace(`${label} ${show(first)}`));
     effects.execWrites.unshift(SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)); // a write, whatever a dry run says
     ctx.parts.push(ownPart(effects, 'write', SHELL_REASONS['unknown-command'](`${label} ${show(first)}`)));
     return;
@@ -50,6 +53,7 @@ function evaluateSubcommand(rule: CompiledRule, effects: Effects, args: ParsedAr
     unknownArgs: call.unknownArgs,
     targets: effects.targets,
     writeTargets: effects.writeTargets,
+    options: [...(call.options ?? []), ...args.options],
   });
 }
 
@@ -70,7 +74,7 @@ export function evaluateRule(rule: CompiledRule, call: RuleCall): void {
   const wrapper = rule.run !== null && rule.run.mode !== 'exec' && rule.run.mode !== 'eval';
   const args = parseArgs(rule, words, rule.subcommands !== null || wrapper);
   const effects = collectOptionEffects(rule, args, call);
-  notePlace(rule, effects, args);
+  notePlace(rule, effects, args, { inherited: call.options, firstWord: words[0] });
   if (rule.subcommands !== null) evaluateSubcommand(rule, effects, args, call);
   else if (isWrapper(rule)) evaluateWrapper(rule, effects, args, call);
   else if (rule.sql !== null) evaluateSql(rule.sql, effects, args, call);

@@ -23,19 +23,26 @@
  * - `process:<name|pid>`, `service:<unit>` (a `.service` suffix dropped,
  *   on reads and writes alike), `container:<name>`,
  *   `k8s:<resource>/<name>` (resource aliases and plurals normalised:
- *   `po`, `pods` → `pod`; namespaces are not part of the target); nothing
+ *   `po`, `pods` → `pod`); with `-n NS`, `k8s:NS:<resource>/<name>`, with
+ *   `-A`, `k8s:*`; `systemctl --user`: `service:user/<unit>`; nothing
  *   named: `<kind>:*` (`ps`, `docker ps`, `systemctl list-units`), or
  *   `k8s:<resource>/*` (`kubectl get pods`).
+ * - `cwd` also names the directory of its options' values (`make -f F`);
+ *   `paths` fixed paths (`git config --global`); `whenOptions` names the
+ *   place only with one of them (`tar -x`); `writeOnly` only on writes;
+ *   `unnamed: 'repository'` the directory `git clone URL` makes. A `git`
+ *   place with `names` names a repository by a local path (`git push
+ *   /srv/other`: `git:/srv/other`).
  *
  * A name only known when it runs is an unknown place (`unknownPlace`),
  * never established. Pure functions of the parsed words; nothing throws.
  */
 import { posix } from 'node:path';
-import { unknownPlace } from '../../../machines/safety.targets.js';
+import { isUnknownPlace, unknownPlace } from '../../../machines/safety.targets.js';
 import { pathTarget } from '../classification.js';
 import { joinDir, resolveTargets, type Cwds } from './cwd.js';
 import type { Effects } from './effects.js';
-import { optionIn, type ParsedArgs } from './parse-args.js';
+import { optionIn, type ParsedArgs, type ParsedOption } from './parse-args.js';
 import type { CompiledPlace, CompiledRule } from './table-compile.js';
 import { show, type Word } from './words.js';
 
@@ -220,27 +227,144 @@ function gitTargets(place: CompiledPlace, effects: Effects, args: ParsedArgs): s
   return dirs.map((dir) => (dir === null ? unknownPlace('git: a directory only known when it runs') : `git:${dir === '' ? '.' : dir}`));
 }
 
+/** Whether systemctl's options choose the user's service manager (`--user`, `--global`), the last of them and `--system` deciding. */
+function userServices(options: readonly ParsedOption[]): boolean {
+  let user = false;
+  for (const option of options) {
+    if (option.name === '--user' || option.name === '--global') user = true;
+    else if (option.name === '--system') user = false;
+  }
+  return user;
+}
+
+/** kubectl's namespace options: `-n NS` qualifies a resource's name, `-A` names every namespace. */
+const K8S_NAMESPACE = new Set(['-n', '--namespace']);
+const K8S_ALL_NAMESPACES = new Set(['-A', '--all-namespaces']);
+
 /**
- * Adds the rule's place to the command's targets (issue #24): for `cwd`,
- * to `effects.writeTargets` (targets only when it writes), for every other
- * kind to `effects.targets`. Does nothing for a rule without `place`.
+ * The namespace kubectl's options name, the last one given: `'*'` for every
+ * namespace (`-A`), a name, null when only known when it runs, undefined
+ * when none is given (the context's own, left out of the target).
  */
-export function notePlace(rule: CompiledRule, effects: Effects, args: ParsedArgs): void {
+function k8sNamespace(options: readonly ParsedOption[]): string | null | undefined {
+  let namespace: string | null | undefined;
+  for (const option of options) {
+    if (optionIn(option, K8S_ALL_NAMESPACES)) namespace = '*';
+    else if (optionIn(option, K8S_NAMESPACE)) {
+      const value = option.value;
+      namespace = value?.text == null || value.pattern || value.text.includes(':') ? null : value.text;
+    }
+  }
+  return namespace;
+}
+
+/** kubectl's targets in a namespace: `k8s:<ns>:<resource>/<name>`; every namespace (`-A`): `k8s:*`. */
+function inNamespace(targets: string[], namespace: string | null | undefined): string[] {
+  if (namespace === undefined) return targets;
+  if (namespace === '*') return ['k8s:*'];
+  return targets.map((target) =>
+    isUnknownPlace(target)
+      ? target
+      : namespace === null
+        ? unknownPlace(`k8s: a namespace only known when it runs, ${target}`)
+        : `k8s:${namespace}:${target.slice(4)}`,
+  );
+}
+
+/** A repository operand that is a local path (`/srv/r`, `../r`, `~/r`, `file:///srv/r`) as `git:<dir>`; none for a remote's name or URL. */
+function gitRepositoryTargets(word: Word, here: Cwds): string[] {
+  if (word.text === null || word.pattern) return [unknownPlace(`git:${show(word)}`)];
+  const text = word.text.startsWith('file://') ? word.text.slice('file://'.length) : word.text;
+  if (!/^(\/|~|\.)/.test(text)) return [];
+  return here.map((cwd) => {
+    const dir = joinDir(cwd, text)?.replace(/(.)\/+$/, '$1');
+    return dir == null ? unknownPlace(`git:${text}`) : `git:${dir}`;
+  });
+}
+
+/** The directory `git clone URL` makes without one named: the URL's last segment, `.git` dropped (kept by `--bare`, `--mirror`). */
+function repositoryTargets(args: ParsedArgs, here: Cwds): string[] {
+  const url = args.operands[0];
+  const name =
+    url?.text == null || url.pattern
+      ? ''
+      : url.text
+          .replace(/(\/\.git)?\/*$/, '')
+          .replace(/\.git$/, '')
+          .split(/[/:]/)
+          .pop()!;
+  if (name === '' || name === '.' || name === '..')
+    return [unknownPlace(`a directory named after ${url === undefined ? 'nothing' : show(url)}`)];
+  const bare = args.options.some((option) => option.name === '--bare' || option.name === '--mirror');
+  return resolveTargets(bare ? `${name}.git` : name, here);
+}
+
+/** Whether a `whenOptions` place is named: one of its options given, or tar's old style first word of letters (`xf`). */
+function placeWanted(when: Set<string>, args: ParsedArgs, firstWord: Word | undefined): boolean {
+  if (args.options.some((option) => optionIn(option, when))) return true;
+  const first = args.operands[0];
+  if (first === undefined || first !== firstWord || first.text === null || !/^[A-Za-z]+$/.test(first.text)) return false;
+  return [...when].some((option) => /^-[A-Za-z]$/.test(option) && first.text!.includes(option[1]!));
+}
+
+/**
+ * Adds the rule's place to the command's targets (issue #24): for `cwd`
+ * or a `writeOnly` place, to `effects.writeTargets` (targets only when it
+ * writes), for every other kind to `effects.targets`. Does nothing for a
+ * rule without `place`, or a `whenOptions` place none of whose options is
+ * given. `around.inherited` are the options of the commands it is a
+ * subcommand of (`kubectl -n prod delete pod x`), `around.firstWord` its
+ * first argument.
+ */
+export function notePlace(
+  rule: CompiledRule,
+  effects: Effects,
+  args: ParsedArgs,
+  around: { inherited?: readonly ParsedOption[]; firstWord?: Word } = {},
+): void {
   const place = rule.place;
   if (place === null) return;
+  const { inherited = [], firstWord } = around;
+  if (place.when !== null && !placeWanted(place.when, args, firstWord)) return;
+  const out = place.writeOnly || place.kind === 'cwd' ? effects.writeTargets : effects.targets;
+  const words = [...namedOperands(place, rule, args)];
+  for (const option of args.options) {
+    if (!optionIn(option, place.options)) continue;
+    const value = option.value ?? { text: null, optionLike: false, pattern: false };
+    // A list of pids or names (`ps -p 1,2`, `ps -p '1 2'`): one place each.
+    const list =
+      place.kind === 'process' && value.text !== null && !value.pattern ? value.text.split(/[\s,]+/).filter((n) => n !== '') : null;
+    words.push(...(list === null ? [value] : list.map((text) => ({ ...value, text }))));
+  }
   if (place.kind === 'cwd') {
-    effects.writeTargets.push(...cwdTargets(effects.here));
+    out.push(...cwdTargets(effects.here));
+    for (const word of words) {
+      if (word.text === null || word.pattern) out.push(unknownPlace(show(word)));
+      else out.push(...resolveTargets(posix.dirname(word.text), effects.here)); // make -f /elsewhere/Makefile: its directory too
+    }
     return;
   }
   if (place.kind === 'git') {
-    effects.targets.push(...gitTargets(place, effects, args));
+    // names 'none': the options move the working directory (`--git-dir`); else operands and options name a repository (push).
+    if (place.names === 'none') out.push(...gitTargets(place, effects, args));
+    else out.push(...words.flatMap((word) => gitRepositoryTargets(word, effects.here)));
     return;
   }
-  const words = [...namedOperands(place, rule, args)];
-  for (const option of args.options)
-    if (optionIn(option, place.options)) words.push(option.value ?? { text: null, optionLike: false, pattern: false });
   const targets: string[] = [];
-  if (place.kind === 'k8s') targets.push(...k8sTargets(words));
+  for (const option of args.options) {
+    for (const path of place.paths.get(option.name) ?? []) targets.push(...resolveTargets(path, effects.here));
+  }
+  if (place.kind === 'service' && userServices([...inherited, ...args.options])) {
+    // systemctl --user: the user's own manager, units apart from the system's (`service:user/<unit>`).
+    for (const word of words) {
+      if (word.text === null || word.pattern) targets.push(unknownPlace(`service:user/${show(word)}`));
+      else targets.push(...namedTargets(place, word.text, effects.here).map((t) => `service:user/${t.slice('service:'.length)}`));
+    }
+    if (words.length === 0 && place.unnamed === 'all') targets.push('service:user/*');
+    out.push(...targets);
+    return;
+  }
+  if (place.kind === 'k8s') targets.push(...inNamespace(k8sTargets(words), k8sNamespace([...inherited, ...args.options])));
   else {
     for (const word of words) {
       if (word.text === null || word.pattern)
@@ -248,7 +372,10 @@ export function notePlace(rule: CompiledRule, effects: Effects, args: ParsedArgs
       else targets.push(...namedTargets(place, word.text, effects.here));
     }
   }
-  if (words.length === 0 && place.unnamed === 'all') targets.push(`${place.kind}:*`);
+  if (words.length === 0 && place.unnamed === 'all') {
+    targets.push(...(place.kind === 'k8s' ? inNamespace(['k8s:*'], k8sNamespace([...inherited, ...args.options])) : [`${place.kind}:*`]));
+  }
   if (targets.length === 0 && place.unnamed === 'cwd') targets.push(...cwdTargets(effects.here));
-  effects.targets.push(...targets);
+  if (targets.length === 0 && place.unnamed === 'repository') targets.push(...repositoryTargets(args, effects.here));
+  out.push(...targets);
 }

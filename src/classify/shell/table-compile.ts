@@ -53,7 +53,13 @@ export interface CompiledPlace {
   options: Set<string>;
   prefixes: string[];
   parent: boolean;
-  unnamed: 'all' | 'cwd' | 'none';
+  /** Flags naming fixed paths (`paths`): option to paths. */
+  paths: Map<string, string[]>;
+  /** The place is named only with one of these options (`whenOptions`); null: always. */
+  when: Set<string> | null;
+  /** The place is a target only when the command writes (`writeOnly`). */
+  writeOnly: boolean;
+  unnamed: 'all' | 'cwd' | 'none' | 'repository';
 }
 
 /** A `subcommandPatterns` entry compiled: the text before and after its `*`, and its rule. */
@@ -88,6 +94,8 @@ export interface CompiledRule {
   /** Options that export every later assignment (`exportOptions`). */
   exports: Set<string>;
   destructiveOptions: Set<string>;
+  /** Options that make its place one only known when it runs (`unknownPlaceOptions`). */
+  unknownPlace: Set<string>;
   dryRun: Set<string>;
   /** The option names of `dryRun` (without values). */
   dryRunNames: Set<string>;
@@ -108,6 +116,10 @@ export interface CompiledRule {
   assignsOperands: boolean;
   destructivePrefixes: string[];
   remoteOperands: boolean;
+  /** A subcommand it does not know may run any program (`anySubcommand`). */
+  anySubcommand: boolean;
+  /** Last operands that make it a read (`readLastOperands`). */
+  readLast: Set<string>;
   script: { language: 'sed' | 'awk'; options: Set<string>; files: Set<string> } | null;
   run: CompiledRun | null;
   sql: CompiledSql | null;
@@ -139,7 +151,15 @@ export interface CompiledTable {
 /** A subcommand's rule with its parent's options added (`globalOptions`: they may follow the subcommand). */
 function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): ShellCommandRule {
   const both = (
-    key: 'flags' | 'valueOptions' | 'writeOptions' | 'execOptions' | 'dryRunWriteOptions' | 'exportOptions' | 'pathOptions',
+    key:
+      | 'flags'
+      | 'valueOptions'
+      | 'writeOptions'
+      | 'execOptions'
+      | 'dryRunWriteOptions'
+      | 'exportOptions'
+      | 'pathOptions'
+      | 'unknownPlaceOptions',
   ) => [...(parent[key] ?? []), ...(rule[key] ?? [])];
   return {
     ...rule,
@@ -151,6 +171,7 @@ function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): Sh
     dryRunWriteOptions: both('dryRunWriteOptions'),
     exportOptions: both('exportOptions'),
     pathOptions: both('pathOptions'),
+    unknownPlaceOptions: both('unknownPlaceOptions'),
     optionValues: { ...parent.optionValues, ...rule.optionValues },
   };
 }
@@ -198,6 +219,9 @@ function compilePlace(place: ShellCommandRule['place']): CompiledPlace | null {
     options: set(place.options),
     prefixes: place.prefixes ?? [],
     parent: place.parent === true,
+    paths: new Map(Object.entries(place.paths ?? {})),
+    when: place.whenOptions === undefined ? null : set(place.whenOptions),
+    writeOnly: place.writeOnly === true,
     unnamed: place.unnamed ?? (pathLike ? 'none' : 'all'),
   };
 }
@@ -325,6 +349,7 @@ function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
     dryRunWrite: set(rule.dryRunWriteOptions),
     exports: set(rule.exportOptions),
     destructiveOptions: set(rule.destructiveOptions),
+    unknownPlace: set(rule.unknownPlaceOptions),
     dryRun: set(rule.dryRunOptions),
     dryRunNames: new Set(dryRunNames),
     risky: new Set([
@@ -350,6 +375,8 @@ function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
     assignsOperands: rule.assignsOperands === true,
     destructivePrefixes: rule.destructiveOperandPrefixes ?? [],
     remoteOperands: rule.remoteOperands === true,
+    readLast: set(rule.readLastOperands),
+    anySubcommand: rule.anySubcommand === true,
     script:
       rule.script === undefined
         ? null

@@ -88,7 +88,8 @@ const placeSchema = z
       .enum(PLACE_KINDS)
       .describe(
         "what the command changes (a write) or looks at (a read) besides its path operands: 'cwd' (its working directory, " +
-          "`.` when none is known; a target only when it writes: package managers, make, test runners, interpreters), 'git' " +
+          "`.` when none is known, and the directory of the `options`' values: make -f; a target only when it writes: package " +
+          "managers, make, test runners, interpreters), 'git' " +
           "(`git:<dir>`, the repository of its working directory; `-C` moves it, the `options`' value replaces it), 'path' (a path " +
           "named by the operands or options below: dd of=, wget -O), 'remote' (the operands below as copy destinations: " +
           "`[user@]host:path` is `host:<user@host>:<path>`, a URL as written, else a local path), 'process' (`process:<name|pid>`), " +
@@ -108,12 +109,28 @@ const placeSchema = z
       .optional()
       .describe("only operands starting with one of these name a place, the prefix cut off ('dd of=FILE')"),
     parent: z.boolean().optional().describe("the place is the directory holding the named path ('split IN PREFIX' writes beside PREFIX)"),
+    paths: z
+      .record(optionName, z.array(z.string().min(1)).min(1))
+      .optional()
+      .describe("options without a value that name fixed paths ('git config --global' writes '~/.gitconfig'), added to the place"),
+    whenOptions: optionList
+      .optional()
+      .describe(
+        "the place is named only when one of these options is given ('tar -x' extracts into its directory); a first operand of " +
+          "letters holding a one-letter option's letter counts (tar's old style 'xf')",
+      ),
+    writeOnly: z
+      .boolean()
+      .optional()
+      .describe("the place is a target only when the command writes ('unzip -l a.zip' lists, it does not read the directory)"),
     unnamed: z
-      .enum(['all', 'cwd', 'none'])
+      .enum(['all', 'cwd', 'none', 'repository'])
       .optional()
       .describe(
         "the target when nothing names a place: 'all' (`<kind>:*`, default for process, service, container, k8s: `ps`, `docker ps`), " +
-          "'cwd' (the working directory: wget, split), 'none' (default for path and remote: none, so a write gets an unknown place)",
+          "'cwd' (the working directory: wget, split), 'none' (default for path and remote: none, so a write gets an unknown place), " +
+          "'repository' (the directory named after the first operand's last segment, '.git' dropped, under the working directory: " +
+          'git clone URL)',
       ),
   })
   .describe(
@@ -167,6 +184,7 @@ export interface ShellCommandRule {
   dryRunWriteOptions?: string[];
   exportOptions?: string[];
   destructiveOptions?: string[];
+  unknownPlaceOptions?: string[];
   dryRunOptions?: string[];
   optionValues?: Record<string, Record<string, 'read' | 'write' | 'destructive' | 'exports'>>;
   pathOptions?: string[];
@@ -183,6 +201,8 @@ export interface ShellCommandRule {
   assignsOperands?: boolean;
   destructiveOperandPrefixes?: string[];
   remoteOperands?: boolean;
+  readLastOperands?: string[];
+  anySubcommand?: boolean;
   script?: z.infer<typeof scriptSchema>;
   run?: z.infer<typeof runSchema>;
   sql?: z.infer<typeof sqlSchema>;
@@ -254,6 +274,13 @@ const ruleShape = {
       "options that export every later assignment to the environment of the programs run ('set -a', 'bash -a'): a write, even in a dry run",
     ),
   destructiveOptions: optionList.optional().describe("options that make it a destructive write ('rm -r', 'git push --force')"),
+  unknownPlaceOptions: optionList
+    .optional()
+    .describe(
+      'options that make what it changes a place only known when it runs (a remote daemon or host, a program it runs, a config ' +
+        "key: 'docker -H', 'git -c alias.x=!cmd'): an unknown place, named by the option and its value's key; one with " +
+        '`optionValues` only when its value is not a read',
+    ),
   dryRunOptions: z
     .array(dryRunOption)
     .optional()
@@ -302,6 +329,17 @@ const ruleShape = {
     .optional()
     .describe("an operand starting with one of these is destructive ('git push origin +main', ':branch')"),
   remoteOperands: z.boolean().optional().describe('operands like HOST:PATH or a URL are on another machine, not path targets (rsync, scp)'),
+  anySubcommand: z
+    .boolean()
+    .optional()
+    .describe(
+      "a subcommand the table does not list may run any program (a user's alias: 'git x', 'git submodule foreach CMD'): besides " +
+        'a write, an unknown place named by the command',
+    ),
+  readLastOperands: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("the command is a read when its last operand is one of these ('service NAME status'), unless its options say otherwise"),
   script: scriptSchema.optional(),
   run: runSchema.optional(),
   sql: sqlSchema.optional(),
@@ -323,6 +361,7 @@ const OPTION_LIST_FIELDS = [
   'dryRunWriteOptions',
   'exportOptions',
   'destructiveOptions',
+  'unknownPlaceOptions',
   'dryRunOptions',
   'pathOptions',
   'cwdOptions',

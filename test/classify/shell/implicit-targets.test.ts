@@ -32,7 +32,7 @@ describe('git: the repository of the working directory', () => {
     ['git --work-tree=/w reset --hard', write('/w', 'git:/w')],
     ['git --git-dir=/r/.git reset --hard', write('/r/.git', 'git:/r')],
     ['git apply --directory=sub fix.patch', write('/srv/app/sub', 'git:/srv/app')],
-    ['git frobnicate', write('git:/srv/app')],
+    ['git frobnicate', write('?/git frobnicate', 'git:/srv/app')],
   ])('%s', (command, expected) => {
     expect(judged(command)).toEqual(expected);
   });
@@ -162,7 +162,7 @@ describe('containers and Kubernetes', () => {
     ['kubectl rollout restart deployment/x', write('k8s:deployment/x')],
     ['kubectl rollout restart deploy x', write('k8s:deployment/x')],
     ['kubectl scale deployment x --replicas=3', write('k8s:deployment/x')],
-    ['kubectl delete svc web -n prod', write('k8s:service/web')],
+    ['kubectl delete svc web -n prod', write('k8s:prod:service/web')],
     ['kubectl get pods', read('k8s:pod/*')],
     ['kubectl get pod x', read('k8s:pod/x')],
     ['kubectl get deployments.apps', read('k8s:deployment/*')],
@@ -264,5 +264,98 @@ describe('the table field', () => {
         variables: {},
       }),
     ).toThrow(/place/);
+  });
+});
+
+describe('places an unrelated read must not establish (issue #24, second round)', () => {
+  const HOME_APP = '/home/u/app';
+  const at = (command: string) => judged(command, HOME_APP);
+
+  it.each([
+    // git: configuration that runs programs or moves the work tree, aliases, writes outside the repository
+    [`git -c alias.st='!rm -rf /srv' st`, write('?/git -c alias.st', '?/git st', 'git:/home/u/app')],
+    [`git -c core.sshCommand='rm -rf /srv' fetch`, write('?/git -c core.sshCommand', 'git:/home/u/app')],
+    ['git -c core.hooksPath=/tmp/h commit -am x', write('?/git -c core.hooksPath', 'git:/home/u/app')],
+    ['git -c core.worktree=/srv/other checkout -- .', write('/home/u/app', '?/git -c core.worktree', 'git:/home/u/app')],
+    ['git --exec-path=/tmp commit', write('?/git --exec-path /tmp', 'git:/home/u/app')],
+    [`git submodule foreach 'rm -rf /srv'`, write('?/git submodule foreach', 'git:/home/u/app')],
+    ['git x', write('?/git x', 'git:/home/u/app')],
+    [`git config alias.x '!rm -rf /'`, write('git:/home/u/app')],
+    ['git config --global alias.x y', write('git:/home/u/app', '~/.config/git/config', '~/.gitconfig')],
+    ['git config --system a.b c', write('/etc/gitconfig', 'git:/home/u/app')],
+    ['git config --file /etc/f a.b c', write('/etc/f', 'git:/home/u/app')],
+    ['git worktree add /srv/x', write('/srv/x', 'git:/home/u/app')],
+    ['git worktree add ../other-wt', write('/home/u/other-wt', 'git:/home/u/app')],
+    ['git diff --output=/etc/passwd', write('/etc/passwd', 'git:/home/u/app')],
+    ['git log --output=F', write('/home/u/app/F', 'git:/home/u/app')],
+    ['git format-patch -o /etc HEAD~1', write('/etc', 'git:/home/u/app')],
+    ['git format-patch HEAD~1', write('/home/u/app', 'git:/home/u/app')],
+    ['git bundle create /etc/x.b HEAD', write('/etc/x.b', 'git:/home/u/app')],
+    ['git push /srv/other HEAD:main --force', write('git:/home/u/app', 'git:/srv/other')],
+    ['git push file:///srv/other HEAD', write('git:/home/u/app', 'git:/srv/other')],
+    ['git push --repo=../other', write('git:/home/u/app', 'git:/home/u/other')],
+    ['git push origin main', write('git:/home/u/app')],
+    ['git rebase -x "rm -rf /srv" main', write('?/git rebase -x rm -rf /srv', 'git:/home/u/app')],
+    ['git bisect run ./t.sh', write('?/git bisect run', 'git:/home/u/app')],
+    ['git merge main', write('git:/home/u/app')],
+    ['git clone https://x/y.git dir', write('/home/u/app/dir', 'git:/home/u/app')],
+    ['git clone https://x/y.git', write('/home/u/app/y', 'git:/home/u/app')],
+    ['git clone --bare git@h:y', write('/home/u/app/y.git', 'git:/home/u/app')],
+    ['git clone "$U"', write('?/a directory named after (expansion)', 'git:/home/u/app')],
+    // tar and unzip: the directory they extract into
+    ['tar -xf a.tar', write('/home/u/app', '/home/u/app/a.tar')],
+    ['tar -xzf a.tgz -C d', write('/home/u/app/a.tgz', '/home/u/app/d')],
+    ['tar -cf a.tar src', write('/home/u/app/a.tar', '/home/u/app/src')],
+    ['tar -xPf a.tar', write('/home/u/app', '/home/u/app/a.tar', '?/tar -P')],
+    ['tar --absolute-names -xf a.tar', write('/home/u/app', '/home/u/app/a.tar', '?/tar --absolute-names')],
+    ['tar -tf a.tar --to-command=sh', write('/home/u/app/a.tar', '?/tar --to-command sh')],
+    ['tar -xf a.tar --checkpoint-action=exec=sh', write('/home/u/app', '/home/u/app/a.tar', '?/tar --checkpoint-action exec')],
+    ['tar -I zstd -xf a.tar', write('/home/u/app', '/home/u/app/a.tar', '?/tar -I zstd')],
+    ['unzip a.zip', write('/home/u/app', '/home/u/app/a.zip')],
+    ['unzip a.zip -d d', write('/home/u/app/a.zip', '/home/u/app/d')],
+    // another daemon, host, machine or cluster; a namespace; the user's services
+    ['docker -H tcp://x rm web', write('?/docker -H tcp://x', 'container:web')],
+    ['docker --context prod rm web', write('?/docker --context prod', 'container:web')],
+    ['systemctl -H host restart nginx', write('?/systemctl -H host', 'service:nginx')],
+    ['systemctl -M c restart nginx', write('?/systemctl -M c', 'service:nginx')],
+    ['systemctl --user stop nginx', write('service:user/nginx')],
+    ['kubectl --context prod delete pod x', write('?/kubectl --context prod', 'k8s:pod/x')],
+    ['kubectl -s https://k delete pod x', write('?/kubectl -s https://k', 'k8s:pod/x')],
+    ['kubectl delete pod x -n prod', write('k8s:prod:pod/x')],
+    ['kubectl -n prod delete pod x', write('k8s:prod:pod/x')],
+    ['kubectl rollout restart deployment/x --namespace=prod', write('k8s:prod:deployment/x')],
+    ['kubectl delete pods --all -A', write('k8s:*')],
+    // global installs, makefiles elsewhere
+    ['npm install -g x', write('/home/u/app', '?/npm install -g')],
+    ['npm i --global x', write('/home/u/app', '?/npm i --global')],
+    ['npm install --location=global x', write('/home/u/app', '?/npm install --location global')],
+    ['make -f /elsewhere/Makefile', write('/elsewhere', '/home/u/app')],
+    // kernel magic links
+    ['rm -rf /proc/self/cwd/x', write('?//proc/self/cwd/x (kernel link)')],
+    ['rm -rf /proc/1/root/etc', write('?//proc/1/root/etc (kernel link)')],
+    ['echo x > /proc/self/fd/1', write('?//proc/self/fd/1 (kernel link)')],
+    ['cp a /dev/fd/3', write('/home/u/app/a', '?//dev/fd/3 (kernel link)')],
+    ['cd /proc/thread-self/cwd && rm x', write('?//proc/thread-self/cwd/x (kernel link)')],
+  ])('%s', (command, expected) => {
+    expect(at(command)).toEqual(expected);
+  });
+
+  it.each([
+    ['git -c color.ui=always status', read('git:/home/u/app')],
+    ['git config --global --get user.name', read('git:/home/u/app', '~/.config/git/config', '~/.gitconfig')],
+    ['tar -tf a.tar', read('/home/u/app/a.tar')],
+    ['unzip -l a.zip', read('/home/u/app/a.zip')],
+    ['docker -H tcp://x ps', read('?/docker -H tcp://x', 'container:*')],
+    ['systemctl --user status nginx', read('service:user/nginx')],
+    ['kubectl get pods -n prod', read('k8s:prod:pod/*')],
+    ['kubectl get pod x --namespace=prod', read('k8s:prod:pod/x')],
+    ['kubectl get pods -A', read('k8s:*')],
+    ['ps -p 1', read('process:1')],
+    ['ps -p 1,2', read('process:1', 'process:2')],
+    ['service nginx status', read('service:nginx')],
+    ['cat /proc/self/status', read('?//proc/self/status (kernel link)')],
+    ['cat /proc/1/status', read('/proc/1/status')],
+  ])('%s stays a read', (command, expected) => {
+    expect(at(command)).toEqual(expected);
   });
 });
