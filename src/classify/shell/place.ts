@@ -34,6 +34,11 @@
  *   place with `names` names a repository by a local path (`git push
  *   /srv/other`: `git:/srv/other`).
  *
+ * - `unknown`: the command runs code that may change anything (`npm exec`,
+ *   `deno eval`, `git filter-branch`): `?/<command>`, only when it writes.
+ *   A `remote` place's `sourceOptions` make the sources places too (`rsync
+ *   --remove-source-files`).
+ *
  * A name only known when it runs is an unknown place (`unknownPlace`),
  * never established. Pure functions of the parsed words; nothing throws.
  */
@@ -326,8 +331,18 @@ export function notePlace(
   if (place === null) return;
   const { inherited = [], firstWord } = around;
   if (place.when !== null && !placeWanted(place.when, args, firstWord)) return;
-  const out = place.writeOnly || place.kind === 'cwd' ? effects.writeTargets : effects.targets;
+  const out = place.writeOnly || place.kind === 'cwd' || place.kind === 'unknown' ? effects.writeTargets : effects.targets;
+  if (place.kind === 'unknown') {
+    // It runs code that may change anything (`npm exec`, `deno eval`, `git filter-branch`): named by the command.
+    out.push(unknownPlace(effects.label));
+    return;
+  }
   const words = [...namedOperands(place, rule, args)];
+  if (place.kind === 'remote' && args.options.some((option) => optionIn(option, place.sources))) {
+    // rsync --remove-source-files: the sources are changed too.
+    const skipped = args.operands.slice(rule.skip);
+    words.push(...skipped.filter((word) => !words.includes(word)));
+  }
   for (const option of args.options) {
     if (!optionIn(option, place.options)) continue;
     const value = option.value ?? { text: null, optionLike: false, pattern: false };

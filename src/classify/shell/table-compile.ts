@@ -53,6 +53,8 @@ export interface CompiledPlace {
   options: Set<string>;
   prefixes: string[];
   parent: boolean;
+  /** Kind `remote`: options with which the other operands (the sources) are places too (`sourceOptions`). */
+  sources: Set<string>;
   /** Flags naming fixed paths (`paths`): option to paths. */
   paths: Map<string, string[]>;
   /** The place is named only with one of these options (`whenOptions`); null: always. */
@@ -159,6 +161,7 @@ function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): Sh
       | 'dryRunWriteOptions'
       | 'exportOptions'
       | 'pathOptions'
+      | 'cwdOptions'
       | 'unknownPlaceOptions',
   ) => [...(parent[key] ?? []), ...(rule[key] ?? [])];
   return {
@@ -171,6 +174,7 @@ function withGlobalOptions(rule: ShellCommandRule, parent: ShellCommandRule): Sh
     dryRunWriteOptions: both('dryRunWriteOptions'),
     exportOptions: both('exportOptions'),
     pathOptions: both('pathOptions'),
+    cwdOptions: both('cwdOptions'),
     unknownPlaceOptions: both('unknownPlaceOptions'),
     optionValues: { ...parent.optionValues, ...rule.optionValues },
   };
@@ -219,6 +223,7 @@ function compilePlace(place: ShellCommandRule['place']): CompiledPlace | null {
     options: set(place.options),
     prefixes: place.prefixes ?? [],
     parent: place.parent === true,
+    sources: set(place.sourceOptions),
     paths: new Map(Object.entries(place.paths ?? {})),
     when: place.whenOptions === undefined ? null : set(place.whenOptions),
     writeOnly: place.writeOnly === true,

@@ -77,7 +77,7 @@ const sqlSchema = z
   .describe('the command runs SQL (a database client): its SQL is judged by the SQL classifier, and the tables it names are targets');
 
 /** The kinds of place a rule's `place` names (see `placeSchema`). */
-export const PLACE_KINDS = ['cwd', 'git', 'path', 'remote', 'process', 'service', 'container', 'k8s'] as const;
+export const PLACE_KINDS = ['cwd', 'git', 'path', 'remote', 'process', 'service', 'container', 'k8s', 'unknown'] as const;
 
 /** One of `PLACE_KINDS`. */
 export type PlaceKind = (typeof PLACE_KINDS)[number];
@@ -94,7 +94,8 @@ const placeSchema = z
           "named by the operands or options below: dd of=, wget -O), 'remote' (the operands below as copy destinations: " +
           "`[user@]host:path` is `host:<user@host>:<path>`, a URL as written, else a local path), 'process' (`process:<name|pid>`), " +
           "'service' (`service:<unit>`, a `.service` suffix dropped), 'container' (`container:<name>`), 'k8s' (the first operand " +
-          'is a resource type, or `type/name` operands: `k8s:<type>/<name>`, aliases normalised)',
+          'is a resource type, or `type/name` operands: `k8s:<type>/<name>`, aliases normalised), ' +
+          "'unknown' (it runs code that may change anything: an unknown place named by the command, `?/npm exec`, only when it writes)",
       ),
     names: z
       .enum(['none', 'operands', 'first', 'last', 'rest'])
@@ -109,6 +110,11 @@ const placeSchema = z
       .optional()
       .describe("only operands starting with one of these name a place, the prefix cut off ('dd of=FILE')"),
     parent: z.boolean().optional().describe("the place is the directory holding the named path ('split IN PREFIX' writes beside PREFIX)"),
+    sourceOptions: optionList
+      .optional()
+      .describe(
+        "kind 'remote': with one of these options the other operands (the sources) are places too ('rsync --remove-source-files' deletes them)",
+      ),
     paths: z
       .record(optionName, z.array(z.string().min(1)).min(1))
       .optional()
