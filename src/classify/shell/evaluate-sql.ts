@@ -49,6 +49,7 @@ function databaseTarget(sql: CompiledSql, effects: Effects, args: ParsedArgs): v
 function noteText(sql: CompiledSql, effects: Effects, text: string, input: boolean): void {
   const result = judgeClientText(sql, effects.label, text, input);
   effects.targets.push(...result.targets);
+  for (const path of result.paths ?? []) effects.targets.push(...resolveTargets(path, effects.here)); // .output F, .backup F
   if (result.kind !== 'write') return;
   if (result.destructive) effects.destructives.push(result.reason ?? SHELL_REASONS.destructive(effects.label));
   else effects.writes.push(result.reason ?? SHELL_REASONS.writes(effects.label));

