@@ -10,7 +10,7 @@ import { isPowerShellProgram, judgePowerShellFromShell } from '../powershell/fro
 import type { Cwds } from './cwd.js';
 import { evaluateRule } from './evaluate-rule.js';
 import { MAX_SHELL_NODE_DEPTH, TooDeep } from './limits.js';
-import { judgeLn } from './links.js';
+import { judgeLn, noteBindMount } from './links.js';
 import { variableNameProblem } from './names.js';
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -51,10 +51,11 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
     }
     name = posix.basename(name);
   }
-  if (name === 'ln') {
-    judgeLn(words.slice(1), cwds, ctx); // the link's source is resolved against the link's directory
+  if (name === 'ln' || name === 'link') {
+    judgeLn(words.slice(1), cwds, ctx, name); // the link's source is resolved against the link's directory
     return;
   }
+  if (name === 'mount') noteBindMount(words.slice(1), cwds, ctx); // a bind mount: DST leads elsewhere (mount is judged below)
   if (isPowerShellProgram(name)) {
     // PowerShell is never judged as POSIX shell: its command line goes to the PowerShell classifier.
     judgePowerShellFromShell(name, { words: words.slice(1), unknownArgs: argv.unknownArgs, cwds }, ctx, depth + 1);
@@ -75,4 +76,5 @@ export function judgeArgv(argv: Argv, cwds: Cwds, ctx: JudgeContext, depth: numb
     targets: [],
     stdin: argv.stdin ?? null,
   });
+  if (name === 'cp') judgeLn(words.slice(1), cwds, ctx, 'cp'); // cp -l, cp -s: the links it makes (after the copy, whose targets stay)
 }

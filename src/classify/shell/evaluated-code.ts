@@ -25,10 +25,49 @@ function handedToPowerShell(node: SyntaxNode, source: string): boolean {
 }
 
 /**
+ * Leaves whose backticks are not a substitution the tree failed to show:
+ * the backtick token itself, comments, here-document text (an unquoted body
+ * is read by heredoc.ts), single-quoted and ANSI-C strings (judged above).
+ */
+export const INERT_LEAVES: ReadonlySet<string> = new Set([
+  '`',
+  'comment',
+  'heredoc_body',
+  'heredoc_content',
+  'raw_string',
+  'ansi_c_string',
+]);
+
+/**
+ * The scripts of the backtick substitutions in a leaf's text, as bash reads
+ * them (inside backticks `\``, `\\` and `\$` lose their backslash; a
+ * backslash outside quotes the next character), or null when a backtick is
+ * not closed. Best effort: the leaf's write (`unparsed-backtick`) stands
+ * whatever this finds; it only adds the targets of what runs.
+ */
+export function backtickScripts(text: string): string[] | null {
+  const scripts: string[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\\') {
+      i++;
+      continue;
+    }
+    if (text[i] !== '`') continue;
+    let close = i + 1;
+    while (close < text.length && text[close] !== '`') close += text[close] === '\\' ? 2 : 1;
+    if (close >= text.length) return null;
+    scripts.push(text.slice(i + 1, close).replace(/\\([\\`$])/g, '$1'));
+    i = close;
+  }
+  return scripts;
+}
+
+/**
  * Where bash runs code hidden in text: it evaluates array subscripts (and so
  * `$(...)` in them) when a value is used arithmetically (`$((x))`, `((x))`,
  * `[[ x -eq 0 ]]`, `let`), as a name (`declare`, `read`, `test -v`), through
- * indirection (`${!x}`) and prompt expansion (`${x@P}`). A single-quoted
+ * indirection (`${!x}`) and prompt expansion (`${x@P}`), and a backtick
+ * substitution the parser read as text (inside `${x:-...}`). A single-quoted
  * string is inert to the parser but not to these. Fail closed: why the tree
  * holds such a place, or null. Iterative and bounded by the tree's size.
  */
@@ -106,6 +145,8 @@ export function evaluatedCode(root: SyntaxNode, source: string): string | null {
         break;
       }
     }
+    // A backtick the parser left in a leaf's text (`${x:-`cmd`}`: tree-sitter-bash reads it as a word) is a substitution bash runs.
+    if (node.childCount === 0 && !INERT_LEAVES.has(node.type) && text().includes('`')) return SHELL_REASONS['unparsed-backtick'];
     for (let i = node.childCount - 1; i >= 0; i--) {
       const child = node.child(i);
       if (child !== null) stack.push(child);

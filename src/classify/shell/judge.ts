@@ -9,6 +9,7 @@ import type { Node as SyntaxNode } from 'web-tree-sitter';
 import { assignmentPart, judgeAssignment } from './assignment.js';
 import { collectCommand, judgeCommand } from './command.js';
 import { MAY_CHANGE_CWD, same, union, type Cwds, type Outcome } from './cwd.js';
+import { backtickScripts, INERT_LEAVES } from './evaluated-code.js';
 import { MAX_SHELL_NODE_DEPTH, MAX_SHELL_WORK, TooBig, TooDeep } from './limits.js';
 import { expansionAssignment, judgeDeclaration, variableNameProblem } from './names.js';
 import { minorReadPart, writePart } from './parts.js';
@@ -35,6 +36,18 @@ export function walk(node: SyntaxNode, cwds: Cwds, ctx: JudgeContext, depth: num
   }
   if (STATEMENT_TYPES.has(node.type)) {
     judgeStatement(node, cwds, ctx, depth + 1);
+    return;
+  }
+  if (node.childCount === 0 && !INERT_LEAVES.has(node.type)) {
+    // `${x:-`cmd`}`: the parser reads the backticks as text; `evaluatedCode` made the call a write, this adds what runs.
+    const text = textOf(node, ctx);
+    if (text.includes('`')) {
+      for (const script of backtickScripts(text) ?? []) {
+        const saved = snapshot(ctx);
+        ctx.steps.script(script, cwds, ctx, depth + 1); // a subshell: its cd and assignments do not leak
+        restore(ctx, saved);
+      }
+    }
     return;
   }
   const assigns = expansionAssignment(node, ctx); // ${X:=v}

@@ -57,6 +57,7 @@ export const SHELL_REASONS = Object.freeze({
   'array-subscript': 'an array subscript is evaluated arithmetically, variables and any subscript they hold included',
   'integer-declaration': 'an integer declaration (-i) evaluates its values arithmetically',
   'indirect-expansion': 'an indirect or prompt expansion runs whatever the variable holds',
+  'unparsed-backtick': 'a backtick command substitution the parser read as text (inside a parameter expansion) runs a command',
   'substring-expansion': 'a substring expansion evaluates its offset arithmetically, variables included',
   'arithmetic-context': 'an arithmetic context evaluates a variable, and with it any array subscript it holds',
   let: '`let` evaluates its arguments arithmetically, variables and subscripts included',

@@ -145,3 +145,53 @@ describe('nodes compared by identity', () => {
     expect({ kind: result.kind, targets: result.targets }).toEqual({ kind: 'read', targets: ['/dev/null', '/repo/a'] });
   });
 });
+
+/**
+ * Backticks inside a parameter expansion (`${x:-`cmd`}`): tree-sitter-bash
+ * reads them as a word or regex, bash runs them. Each is a write naming an
+ * unknown place (the parse is not trusted), plus the targets of what runs.
+ */
+describe('backticks inside a parameter expansion are judged', () => {
+  const SEEN: [string, string][] = [
+    ['${x:-`…`}', 'echo ${x:-`touch marker`}'],
+    ['"${x:-`…`}"', 'echo "${x:-`touch marker`}"'],
+    ['${x:=`…`}', 'echo ${x:=`touch marker`}'],
+    ['${x:+`…`}', 'x=1; echo ${x:+`touch marker`}'],
+    ['${x/a/`…`}', 'x=a; echo ${x/a/`touch marker`}'],
+    ['${x#`…`}', 'x=1; echo ${x#`touch marker`}'],
+    ['${x:-${y:-`…`}}', 'echo ${x:-${y:-`touch marker`}}'],
+    ['an unquoted here-document body', 'cat <<EOF\n${x:-`touch marker`}\nEOF\n'],
+  ];
+  it.skipIf(!hasBash).each(SEEN)('%s: bash runs the payload', (_name, script) => {
+    expect(bashMakesMarker(script)).toBe(true);
+  });
+
+  const cwd = '/home/u/app';
+  const judged = (command: string) => {
+    const result = classifyShellCommand(command, { cwd });
+    return { kind: result.kind, targets: result.targets, destructive: result.destructive };
+  };
+
+  it.each([
+    ['echo ${x:-`rm -rf /home/u/.ssh`}', ['/home/u/.ssh'], true],
+    ['echo "${x:-`rm -rf /home/u/.ssh`}"', ['/home/u/.ssh'], true],
+    ['echo ${x:=`rm a`}', ['/home/u/app/a'], false],
+    ['echo ${x:+`rm a`}', ['/home/u/app/a'], false],
+    ['echo ${x/a/`rm b`}', ['/home/u/app/b'], false],
+    ['echo ${x#`rm b`}', ['/home/u/app/b'], false],
+    ['echo ${x:-${y:-`rm b`}}', ['/home/u/app/b'], false],
+    ['cat <<EOF\n${x:-`rm -rf /etc`}\nEOF', ['/etc'], true],
+  ] as const)('%j: a write to what runs and an unknown place', (command, targets, destructive) => {
+    expect(judged(command)).toEqual({ kind: 'write', targets: [...targets, `?/${command.replaceAll('\n', ' ')}`], destructive });
+  });
+
+  it('escaped backticks inside the backticks are unescaped for the inner script; a cd inside does not leak', () => {
+    expect(judged('echo ${x:-`echo \\`rm z\\``}').targets).toEqual(['/home/u/app/z', '?/echo ${x:-`echo \\`rm z\\``}']);
+    expect(judged('x=${y:-`cd /tmp && rm q`}; rm r').targets).toEqual(['/home/u/app/r', '/tmp/q', expect.stringMatching(/^\?\//)]);
+  });
+
+  it('backticks in a comment or a quoted here-document stay text', () => {
+    expect(judged('echo # ${x:-`rm a`}')).toEqual({ kind: 'read', targets: [], destructive: false });
+    expect(judged("cat <<'EOF'\n${x:-`rm a`}\nEOF")).toEqual({ kind: 'read', targets: [], destructive: false });
+  });
+});

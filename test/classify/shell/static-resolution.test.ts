@@ -99,10 +99,45 @@ describe('symbolic links', () => {
     ['ln -s -t d ../x', ['/w/d'], ['/w/d']],
     ['ln -sT ../x repo/l', ['/w/repo/l'], ['/w/repo/l']],
     ['ln a b', ['/w/b'], undefined],
+    ['ln sub/a b', ['/w/b'], undefined],
   ])('%s → targets %j, links %j', (command, expectedTargets, links) => {
     const result = judge(command);
     expect(result.targets).toEqual(expectedTargets);
     expect(result.links).toEqual(links);
+  });
+});
+
+describe('hard links and bind mounts: later writes through the new name go elsewhere', () => {
+  it.each([
+    ['ln /home/u/.bashrc rc', ['/w/rc'], ['/w/rc']],
+    ['ln ../x repo/l', ['/w/repo/l'], ['/w/repo/l']],
+    ['ln -f -- /etc/passwd p', ['/w/p'], ['/w/p']],
+    ['ln /etc/a /etc/b d', ['/w/d'], ['/w/d']],
+    ['ln -t d /etc/a', ['/w/d'], ['/w/d']],
+    ['ln a repo/l', ['/w/repo/l'], ['/w/repo/l']],
+    ['link /home/u/.bashrc rc', ['/w/rc'], ['/w/rc']],
+    ['link a b', ['/w/b'], undefined],
+    ['cp -l /home/u/.bashrc rc', ['/home/u/.bashrc', '/w/rc'], ['/w/rc']],
+    ['cp --link /etc/x y', ['/etc/x', '/w/y'], ['/w/y']],
+    ['cp -al /etc d', ['/etc', '/w/d'], ['/w/d']],
+    ['cp /etc/x y', ['/etc/x', '/w/y'], undefined],
+    ['cp -l a b', ['/w/a', '/w/b'], undefined],
+    ['mount --bind /etc /w/e', ['/w/e', '?/mount'], ['/w/e']],
+    ['mount -o bind /etc e', ['/w/e', '?/mount'], ['/w/e']],
+    ['mount -oro,rbind /etc e', ['/w/e', '?/mount'], ['/w/e']],
+    ['mount -B --target e /etc', ['/w/e', '?/mount'], ['/w/e']],
+    ['mount /dev/sda1 /mnt', ['?/mount'], undefined],
+  ])('%s → targets %j, links %j', (command, expectedTargets, links) => {
+    const result = judge(command);
+    expect(result.kind).toBe('write');
+    expect(result.targets).toEqual(expectedTargets);
+    expect(result.links).toEqual(links);
+  });
+
+  it('a write through a hard link later in the call is an unknown place', () => {
+    expect(judge('ln /home/u/.bashrc rc; echo x >> rc').targets).toEqual(['/w/rc', '?//w/rc (through a link)']);
+    expect(judge('cp -l /etc/x y; sed -i s/a/b/ y').targets).toEqual(['/etc/x', '/w/y', '?//w/y (through a link)']);
+    expect(judge('mount --bind /etc e; rm e/passwd').targets).toEqual(['/w/e', '?//w/e/passwd (through a link)', '?/mount']);
   });
 });
 
