@@ -7,7 +7,6 @@
  * `resolveTargets` folds, `..` included); a glob stands for the directory
  * before its first wildcard; a glob that may match `..` is a place not known.
  */
-import { posix } from 'node:path';
 
 /** More words than this from one brace expansion: not expanded, a place not known. */
 export const MAX_BRACE_WORDS = 64;
@@ -142,9 +141,4 @@ export function patternPlaces(text: string, dotglob: boolean): string[] | null {
 /** Whether a script may set `dotglob` or `globskipdots` (then any glob may match `.` and `..`). */
 export function mayDotglob(source: string): boolean {
   return /\b(dotglob|globskipdots|GLOBIGNORE)\b/.test(source);
-}
-
-/** The directory of a path as written (`a/b`: `a`; `b`: `.`; `/b`: `/`). */
-export function dirOf(path: string): string {
-  return posix.dirname(path);
 }

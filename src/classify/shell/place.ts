@@ -353,6 +353,10 @@ export function notePlace(
   }
   if (place.kind === 'cwd') {
     out.push(...cwdTargets(effects.here));
+    const script = args.operands[rule.skip];
+    // `curl … | python3`, `python3 -`, `node < x.js`: code it reads from its input, which names no place.
+    const inline = args.options.some((option) => optionIn(option, rule.unknownPlace)); // `python3 -c CODE`: not its input
+    if (place.stdinCode && !inline && (script === undefined || script.text === '-')) out.push(unknownPlace(`${effects.label} <stdin>`));
     for (const word of words) {
       if (word.text === null || word.pattern) out.push(unknownPlace(show(word)));
       else out.push(...resolveTargets(posix.dirname(word.text), effects.here)); // make -f /elsewhere/Makefile: its directory too

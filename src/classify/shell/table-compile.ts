@@ -61,6 +61,8 @@ export interface CompiledPlace {
   when: Set<string> | null;
   /** The place is a target only when the command writes (`writeOnly`). */
   writeOnly: boolean;
+  /** Kind `cwd`: without a script operand (or with `-`) it runs code from its input (`stdinCode`). */
+  stdinCode: boolean;
   unnamed: 'all' | 'cwd' | 'none' | 'repository';
 }
 
@@ -227,6 +229,7 @@ function compilePlace(place: ShellCommandRule['place']): CompiledPlace | null {
     paths: new Map(Object.entries(place.paths ?? {})),
     when: place.whenOptions === undefined ? null : set(place.whenOptions),
     writeOnly: place.writeOnly === true,
+    stdinCode: place.stdinCode === true,
     unnamed: place.unnamed ?? (pathLike ? 'none' : 'all'),
   };
 }

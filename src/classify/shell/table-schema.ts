@@ -129,6 +129,13 @@ const placeSchema = z
       .boolean()
       .optional()
       .describe("the place is a target only when the command writes ('unzip -l a.zip' lists, it does not read the directory)"),
+    stdinCode: z
+      .boolean()
+      .optional()
+      .describe(
+        "kind 'cwd': with no script operand, or '-', the program runs code it reads from its input ('curl … | python3'): an " +
+          'unknown place besides the working directory',
+      ),
     unnamed: z
       .enum(['all', 'cwd', 'none', 'repository'])
       .optional()
