@@ -226,8 +226,8 @@ export const everydayCases: ShellCase[] = [
   read("sed -n '/[[:space:]/]/p' f", ['/repo/f']),
   // blanks may separate the flags of s: `i w x9` are the flags i and w
   // a dry run that still writes: patch -o; apt's -o and -c set anything, Simulate=false and Pre-Invoke commands too
-  write('patch --dry-run -o out.txt a.txt < p.diff', ['/repo/a.txt', '/repo/out.txt']),
-  write('patch --dry-run --output=out.txt a.txt', ['/repo/a.txt', '/repo/out.txt']),
+  write('patch --dry-run -o out.txt a.txt < p.diff', ['/repo', '/repo/a.txt', '/repo/out.txt']),
+  write('patch --dry-run --output=out.txt a.txt', ['/repo', '/repo/a.txt', '/repo/out.txt']),
   read('patch --dry-run -p1 -i p.diff', ['/repo/p.diff']),
   write('apt-get -s -o APT::Get::Simulate=false install sl', ['?/apt-get -s -o APT::Get::Simulate=false install sl']),
   write('apt-get --dry-run -oAPT::Get::Simulate=0 install sl', ['?/apt-get --dry-run -oAPT::Get::Simulate=0 install sl']),
@@ -581,7 +581,7 @@ export const everydayCases: ShellCase[] = [
   write('rsync -av src/ host:/srv/app/', ['host:host:/srv/app/']),
   read('rsync -avn --delete src/ dst/', ['/repo/dst']),
   destroy('rsync -av --delete src/ dst/', ['/repo/dst']),
-  write('patch -p1 < fix.diff', ['?/patch -p1']),
+  write('patch -p1 < fix.diff', ['/repo']),
   read('patch --dry-run -p1 < fix.diff', ['/repo/fix.diff']),
   // network
   read('curl https://api.github.com/repos/o/r'),

@@ -437,6 +437,11 @@ describe('commands that run code or write elsewhere name that place (issue #24, 
     ['podman compose -f x.yml rm', write('/srv/app/x.yml', '?/podman compose rm')],
     // build tools' outputs
     ['gcc -o /etc/x a.c', write('/etc/x', '/srv/app')],
+    // patch changes the files its patch names, under its directory (GNU patch refuses absolute and `..` names)
+    ['patch -i fix.patch', write('/srv/app', '/srv/app/fix.patch')],
+    ['patch -p1 < fix.patch', write('/srv/app')],
+    ['patch -d /srv/x -p1 -i p', write('/srv/x', '/srv/x/p')],
+    ['patch -b -B /etc/ a p', write('/etc', '/srv/app', '/srv/app/a', '/srv/app/p')],
     ['cc -Wall -o /etc/x a.c', write('/etc/x', '/srv/app')],
     ['go -C /x build', write('/x')],
     ['go build -o /x', write('/srv/app', '/x')],
