@@ -18,9 +18,14 @@ export { UNKNOWN_PLACE, unknownPlace } from '../../machines/safety.targets.js';
  * - `kind`: the spec's kind (`neutral` for pure computation).
  * - `targets`: the resources the call touches, as normalized strings, sorted
  *   and without duplicates: a file path (`pathTarget`), an id
- *   `<argument>=<value>` (`idTarget`), a table `table:<name>` (`tableTarget`).
- *   Empty when nothing is known: the call then follows the spec's
- *   session-wide rules.
+ *   `<argument>=<value>` (`idTarget`), a table `table:<name>` (`tableTarget`),
+ *   a named place (`git:<dir>`, `process:<name>`, `service:<unit>`,
+ *   `container:<name>`, `k8s:<resource>/<name>`, `host:<host>:<path>`), or an
+ *   unknown place `?/<hint>` (`unknownPlace`: known only when the call runs,
+ *   so only the user's confirmation admits a write to it). Empty only for a
+ *   call of a catalog tool that declares no targets: it then follows the
+ *   spec's session-wide rules (issue 24: a shell, PowerShell or SQL write
+ *   always names a place).
  * - `destructive`: the write deletes or overwrites what cannot be had back
  *   (recursive or forced removal, `git push --force`, `DROP TABLE`, ...).
  *   Always false for a call that is not a write.
