@@ -22,10 +22,10 @@ export { UNKNOWN_PLACE, unknownPlace } from '../../machines/safety.targets.js';
  *   a named place (`git:<dir>`, `process:<name>`, `service:<unit>`,
  *   `container:<name>`, `k8s:<resource>/<name>`, `host:<host>:<path>`), or an
  *   unknown place `?/<hint>` (`unknownPlace`: known only when the call runs,
- *   so only the user's confirmation admits a write to it). Empty only for a
- *   call of a catalog tool that declares no targets: it then follows the
- *   spec's session-wide rules (issue 24: a shell, PowerShell or SQL write
- *   always names a place).
+ *   so only the user's confirmation admits a write to it). A write names
+ *   none only when it is a call of a catalog tool that declares no targets,
+ *   or of a kind-only classifier: it then follows the spec's session-wide
+ *   rules (issue 24: a shell, PowerShell or SQL write always names a place).
  * - `destructive`: the write deletes or overwrites what cannot be had back
  *   (recursive or forced removal, `git push --force`, `DROP TABLE`, ...).
  *   Always false for a call that is not a write.
