@@ -219,21 +219,29 @@ export function noteBindMount(words: Word[], cwds: Cwds, ctx: JudgeContext): voi
 }
 
 /**
- * Rewrites, in order, the targets of the parts after a part that made a
- * link out of its directory: a target at or under such a link is a place
- * not known (`?/<target> (through a link)`). Returns the links of the call
- * (for its classification's `links`), none when it made none.
+ * Rewrites the targets of the parts of a call that made a link out of its
+ * directory: a target at or under such a link, in a part after the one
+ * that made it, is a place not known (`?/<target> (through a link)`); in a
+ * part before it, a target strictly under it is too. The syntax tree does
+ * not always keep bash's order (`ln -s /etc rc && echo x >> rc/a` parses as
+ * one redirection around the list, judged before it), and a part before
+ * the link is only made stricter; the link's own path there is the link
+ * (`cp -l` names it in the table's part, then makes it). Returns the links
+ * of the call (for its classification's `links`), none when it made none.
  */
 export function applyLinks(parts: Classification[]): string[] {
-  const links: string[] = [];
-  for (const part of parts) {
-    if (links.length > 0) {
-      part.targets = part.targets.map((target) =>
-        links.some((link) => isUnder(target, link)) ? unknownPlace(`${target} (through a link)`) : target,
-      );
+  const makers: { link: string; at: number }[] = [];
+  parts.forEach((part, at) => {
+    for (const link of linkParts.get(part) ?? []) makers.push({ link, at });
+  });
+  if (makers.length === 0) return [];
+  parts.forEach((part, at) => {
+    // After the part that made it: at or under the link; before it: strictly under (the link's own path is the link).
+    const through = (target: string) =>
+      makers.some((made) => made.at !== at && isUnder(target, made.link) && !(made.at > at && target === made.link));
+    if (part.targets.some(through)) {
+      part.targets = part.targets.map((target) => (through(target) ? unknownPlace(`${target} (through a link)`) : target));
     }
-    const made = linkParts.get(part);
-    if (made !== undefined) for (const link of made) if (!links.includes(link)) links.push(link);
-  }
-  return links;
+  });
+  return [...new Set(makers.map((made) => made.link))];
 }

@@ -98,6 +98,8 @@ describe('symbolic links', () => {
     ['ln -sf /etc/passwd l', ['/w/l'], ['/w/l']],
     ['ln -s -t d ../x', ['/w/d'], ['/w/d']],
     ['ln -sT ../x repo/l', ['/w/repo/l'], ['/w/repo/l']],
+    // One redirection around the list in the tree, judged before it: the link still counts.
+    ['ln -s /etc rc && echo x >> rc/a', ['/w/rc', '?//w/rc/a (through a link)'], ['/w/rc']],
     ['ln a b', ['/w/b'], undefined],
     ['ln sub/a b', ['/w/b'], undefined],
   ])('%s → targets %j, links %j', (command, expectedTargets, links) => {
