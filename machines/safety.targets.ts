@@ -357,17 +357,31 @@ export function sameTargets(a: readonly string[], b: readonly string[]): boolean
  */
 export function readTargets(raw: unknown): { targets: readonly string[]; overflow: boolean } {
   if (raw === undefined) return NO_TARGETS; // the common case, without allocating
+  const read = readBounded(raw, canonicalTarget);
+  // Not an array, or a revoked proxy or a throwing getter: none.
+  return read === undefined || read === null ? NO_TARGETS : { targets: read.values, overflow: read.overflow };
+}
+
+/**
+ * The first `MAX_TARGETS_PER_EVENT` entries of an array that are non-empty
+ * strings, each mapped by `keep` (null: dropped), without duplicates, in
+ * order; `overflow` when the array holds more. Undefined when `raw` is not
+ * an array; null when it cannot be read (a revoked proxy, a throwing
+ * getter). Never throws unless `keep` does.
+ */
+function readBounded(raw: unknown, keep: (entry: string) => string | null): { values: string[]; overflow: boolean } | null | undefined {
   try {
-    if (!Array.isArray(raw)) return NO_TARGETS;
+    if (!Array.isArray(raw)) return undefined;
     const length = raw.length;
     const seen = new Set<string>();
     for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) {
       const entry: unknown = raw[i];
-      if (typeof entry === 'string' && entry !== '') seen.add(canonicalTarget(entry));
+      const kept = typeof entry === 'string' && entry !== '' ? keep(entry) : null;
+      if (kept !== null) seen.add(kept);
     }
-    return { targets: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
+    return { values: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
   } catch {
-    return NO_TARGETS; // a revoked proxy or a throwing getter reads as none
+    return null;
   }
 }
 
@@ -407,25 +421,16 @@ export function unknownPlaceOf(target: string): string {
  */
 export function readLinks(raw: unknown): { links: readonly string[]; overflow: boolean } {
   if (raw === undefined) return NO_LINKS;
-  try {
-    if (!Array.isArray(raw)) return NO_LINKS;
-    const length = raw.length;
-    const seen = new Set<string>();
-    for (let i = 0; i < Math.min(length, MAX_TARGETS_PER_EVENT); i += 1) {
-      const entry: unknown = raw[i];
-      if (typeof entry !== 'string' || entry === '') continue;
-      const link = canonicalTarget(entry);
-      if (!isPathForm(link)) continue;
-      if (!isCutTarget(link)) seen.add(link);
-      else {
-        const whole = ancestorsOf(link);
-        seen.add(whole[whole.length - 1] ?? '/');
-      }
-    }
-    return { links: [...seen], overflow: length > MAX_TARGETS_PER_EVENT };
-  } catch {
-    return { links: [], overflow: true }; // a revoked proxy or a throwing getter: fail closed
-  }
+  const read = readBounded(raw, (entry) => {
+    const link = canonicalTarget(entry);
+    if (!isPathForm(link)) return null;
+    if (!isCutTarget(link)) return link;
+    const whole = ancestorsOf(link);
+    return whole[whole.length - 1] ?? '/';
+  });
+  if (read === undefined) return NO_LINKS; // not an array: none
+  // An array that could not be read (a revoked proxy, a throwing getter): fail closed.
+  return read === null ? { links: [], overflow: true } : { links: read.values, overflow: read.overflow };
 }
 
 const NO_LINKS: { links: readonly string[]; overflow: boolean } = Object.freeze({ links: Object.freeze([]), overflow: false });

@@ -8,7 +8,7 @@
  */
 import { posix } from 'node:path';
 import type { Classification } from '../classification.js';
-import { isUnder, isUnknownPlace, unknownPlace } from '../../../machines/safety.targets.js';
+import { isUnder, isUnknownPlace, unknownPlace, unknownPlaceOf } from '../../../machines/safety.targets.js';
 import { resolveTargets, wordTargets, type Cwds } from './cwd.js';
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
@@ -240,7 +240,7 @@ export function applyLinks(parts: Classification[]): string[] {
     const through = (target: string) =>
       makers.some((made) => made.at !== at && isUnder(target, made.link) && !(made.at > at && target === made.link));
     if (part.targets.some(through)) {
-      part.targets = part.targets.map((target) => (through(target) ? unknownPlace(`${target} (through a link)`) : target));
+      part.targets = part.targets.map((target) => (through(target) ? unknownPlaceOf(target) : target));
     }
   });
   return [...new Set(makers.map((made) => made.link))];
