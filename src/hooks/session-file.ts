@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { TOOL_KINDS, type ToolKind } from '../../machines/safety.types.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -90,6 +90,9 @@ export const MAX_HOOK_DECISIONS = 20;
  * second, so it is never taken over.
  */
 export const HOOK_LOCK_STALE_MS = 4000;
+
+/** How often a hook holding a session's lock refreshes it (ms), well inside `HOOK_LOCK_STALE_MS`. */
+export const HOOK_LOCK_REFRESH_MS = 1000;
 
 /** How long `updateHookSession` waits for a session's lock by default (ms). */
 export const DEFAULT_HOOK_LOCK_TIMEOUT_MS = 5000;
@@ -246,7 +249,7 @@ async function readRecord(path: string, owner: { host: HookHost; sessionId: stri
 async function lockSession(path: string, timeoutMs: number): Promise<HeldFileLock> {
   const lockPath = `${path}.lock`;
   try {
-    return await acquireFileLock(lockPath, { timeoutMs, staleMs: HOOK_LOCK_STALE_MS, refreshMs: 1000 });
+    return await acquireFileLock(lockPath, { timeoutMs, staleMs: HOOK_LOCK_STALE_MS, refreshMs: HOOK_LOCK_REFRESH_MS });
   } catch (error) {
     const why =
       error instanceof FileLockError ? `not had within ${timeoutMs} ms` : `cannot be taken (${errorCode(error) ?? String(error)})`;
@@ -341,7 +344,7 @@ async function hostEntries(stateDir: string): Promise<string[]> {
 }
 
 async function sessionFiles(stateDir: string): Promise<string[]> {
-  return (await hostEntries(stateDir)).filter((path) => SESSION_FILE.test(path.slice(path.length - 37)));
+  return (await hostEntries(stateDir)).filter((path) => SESSION_FILE.test(basename(path))).sort();
 }
 
 /**
