@@ -30,6 +30,9 @@ import { HOOK_HOSTS, isHookHost, type HookAnswer, type HookHost } from './types.
  * after-tool hook, kept under its correlation key: the tool's `name`, its
  * classification (`kind`, `targets`), whether its result `echoes` its input,
  * the `catalog` that classified it, and when it was admitted (`at`, epoch ms).
+ * `asked`: the gate answered `ask` (the user's confirmation is missing); when
+ * the call then runs, the user approved it, and the approval is recorded as
+ * the confirmation before the call itself.
  */
 export interface HookCallRecord {
   name: string;
@@ -38,6 +41,7 @@ export interface HookCallRecord {
   echoes: boolean;
   catalog: string;
   at: number;
+  asked?: boolean;
 }
 
 /**
@@ -127,6 +131,7 @@ const callSchema = z.strictObject({
   echoes: z.boolean(),
   catalog: z.string(),
   at: time,
+  asked: z.boolean().optional(),
 });
 
 const decisionSchema = z.strictObject({
