@@ -53,11 +53,12 @@ const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionSta
 /**
  * Fields of the other hosts that read `.claude/settings.json` too (VS Code
  * and Copilot CLI: camelCase ids and a `timestamp`; Cursor: its conversation
- * fields). Claude Code 2.1.332 sends none of them.
+ * fields; Codex: `turn_id`). Claude Code 2.1.332 sends none of them.
  */
 const OTHER_HOSTS_FIELDS = [
   'sessionId',
   'hookEventName',
+  'turn_id',
   'toolName',
   'toolArgs',
   'timestamp',

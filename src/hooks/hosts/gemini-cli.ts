@@ -81,7 +81,8 @@ export function matchesGeminiCli(payload: unknown): boolean {
   const eventName = stringField(payload, 'hook_event_name');
   if (sessionId === undefined || sessionId === '' || eventName === undefined) return false;
   if (GEMINI_ONLY_EVENTS.has(eventName)) return true;
-  return SHARED_EVENTS.has(eventName) && typeof payload.timestamp === 'string' && !Object.hasOwn(payload, 'turn_id');
+  // Gemini CLI sends transcript_path on every event; Copilot CLI's PascalCase SessionStart/SessionEnd (also an ISO timestamp) send none.
+  return SHARED_EVENTS.has(eventName) && typeof payload.timestamp === 'string' && !Object.hasOwn(payload, 'turn_id') && typeof payload.transcript_path === 'string';
 }
 
 /**
