@@ -30,11 +30,15 @@ export type ClaudePlan = { kind: 'ready'; bin: string; version: string } | { kin
 /** Decided when the test file loads (so `describe.skipIf` can use it): the binary and its version, or why there is none. */
 export function claudePlan(): ClaudePlan {
   const bin = join(REPO_ROOT, 'node_modules', '.bin', 'claude');
-  if (!existsSync(bin)) return { kind: 'missing', reason: `no Claude Code binary at node_modules/.bin/claude (npm @anthropic-ai/claude-code)` };
+  if (!existsSync(bin))
+    return { kind: 'missing', reason: `no Claude Code binary at node_modules/.bin/claude (npm @anthropic-ai/claude-code)` };
   const probe = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: tmpdir() } });
   const version = /(\d+\.\d+\.\d+)/.exec(probe.stdout ?? '')?.[1];
   if (probe.status !== 0 || version === undefined) {
-    return { kind: 'missing', reason: `node_modules/.bin/claude --version failed (${probe.error?.message ?? probe.stderr?.trim() ?? probe.status})` };
+    return {
+      kind: 'missing',
+      reason: `node_modules/.bin/claude --version failed (${probe.error?.message ?? probe.stderr?.trim() ?? probe.status})`,
+    };
   }
   return { kind: 'ready', bin, version };
 }
@@ -60,7 +64,16 @@ export async function buildHookExecutable(): Promise<{ bin: string; dir: string;
   const { build } = await import('esbuild');
   const dir = mkdtempSync(join(tmpdir(), 'pulse-safety-hook-build-'));
   const entryPoints = [...sources('src', '.ts'), ...sources('machines', '.ts')].map((file) => join(REPO_ROOT, file));
-  await build({ entryPoints, outdir: dir, outbase: REPO_ROOT, format: 'esm', platform: 'node', target: 'node20.19', bundle: false, logLevel: 'error' });
+  await build({
+    entryPoints,
+    outdir: dir,
+    outbase: REPO_ROOT,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    bundle: false,
+    logLevel: 'error',
+  });
   for (const file of [...sources('src', '.json'), ...sources('machines', '.json')]) {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     copyFileSync(join(REPO_ROOT, file), join(dir, file));
@@ -147,7 +160,7 @@ export interface RunClaudeOptions {
   sessionId?: string;
   /** More environment for Claude Code (and so for its hooks). */
   env?: Record<string, string>;
-  /** Kill the run after this many ms (default 240 000): a hung run fails the test instead of hanging it. */
+  /** Kill the run after this many ms (default 480 000): a hung run fails the test instead of hanging it. */
   killAfterMs?: number;
 }
 
@@ -189,14 +202,14 @@ export function runClaude(options: RunClaudeOptions): Promise<ClaudeRun & { sess
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 240_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 480_000);
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
     child.on('close', (exitCode) => {
       clearTimeout(timer);
-      let result: Record<string, unknown> | null = null;
+      let result: Record<string, unknown> | null;
       try {
         result = JSON.parse(stdout) as Record<string, unknown>;
       } catch {
