@@ -179,7 +179,9 @@ export function hookSettingsFile(host: HookHost, scope: HookScope, location: Hoo
   const project = resolve(location.projectDir);
   switch (host) {
     case 'claude-code':
-      return scope === 'project' ? join(project, '.claude', 'settings.json') : join(fromEnv('CLAUDE_CONFIG_DIR', join(home, '.claude')), 'settings.json');
+      return scope === 'project'
+        ? join(project, '.claude', 'settings.json')
+        : join(fromEnv('CLAUDE_CONFIG_DIR', join(home, '.claude')), 'settings.json');
     case 'gemini-cli':
       return join(scope === 'project' ? project : home, '.gemini', 'settings.json');
     case 'codex':
@@ -231,9 +233,13 @@ function parseSettings(text: string, file: string): Record<string, Json> {
   if (errors.length > 0) {
     const first = errors[0]!;
     const line = text.slice(0, first.offset).split('\n').length;
-    throw new HookSettingsError(file, `not valid JSON (${printParseErrorCode(first.error)} on line ${line}); fix or move it, then install again`);
+    throw new HookSettingsError(
+      file,
+      `not valid JSON (${printParseErrorCode(first.error)} on line ${line}); fix or move it, then install again`,
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HookSettingsError(file, 'its top level is not a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new HookSettingsError(file, 'its top level is not a JSON object');
   return value as Record<string, Json>;
 }
 
@@ -257,7 +263,9 @@ function sameJson(a: Json, b: Json): boolean {
   }
   if (!isObject(a) || !isObject(b)) return false;
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameJson(a[key], b[key]));
+  return (
+    keys.length === Object.keys(b).length && keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameJson(a[key], b[key]))
+  );
 }
 
 /** Applies one `modify` to `text`. */
@@ -308,7 +316,7 @@ export function installHookSettings(host: HookHost, text: string | null, command
   const formatting = formattingOf(next);
   let root = parseSettings(next, file);
   if (layout.shape === 'flat' && root.version === undefined) {
-    next = edit(next, ['version'], 1, { formatting });
+    next = addProperty(next, [], 'version', 1, formatting);
     root = parseSettings(next, file);
   }
   if (root.hooks !== undefined && !isObject(root.hooks)) throw new HookSettingsError(file, "'hooks' is not an object");
@@ -324,7 +332,7 @@ export function installHookSettings(host: HookHost, text: string | null, command
       const item = layout.shape === 'flat' ? entry : { ...(spec.matcher === undefined ? {} : { matcher: spec.matcher }), hooks: [entry] };
       next =
         list === undefined
-          ? edit(next, ['hooks', spec.event], [item], { formatting })
+          ? addProperty(next, ['hooks'], spec.event, [item], formatting)
           : appendToList(next, ['hooks', spec.event], item, formatting);
     } else {
       // Extra entries of ours go first (from the last, so the indexes hold), then the first one is brought up to date.
@@ -332,7 +340,7 @@ export function installHookSettings(host: HookHost, text: string | null, command
       const at = found[0]!;
       const path = layout.shape === 'flat' ? ['hooks', spec.event, at[0]!] : ['hooks', spec.event, at[0]!, 'hooks', at[1]!];
       const current = valueAt(parseSettings(next, file), path);
-      if (!sameJson(current, entry)) next = edit(next, path, entry, { formatting });
+      if (!sameJson(current, entry)) next = replaceValue(next, path, entry, formatting);
     }
     if (next !== before) events.push(spec.event);
   }
@@ -371,6 +379,69 @@ function valueAt(root: Json, path: (string | number)[]): Json {
     else return undefined;
   }
   return value;
+}
+
+/** The indentation unit and line ending of `formatting`. */
+function unitOf(formatting: FormattingOptions): { unit: string; eol: string } {
+  return { unit: formatting.insertSpaces === false ? '\t' : ' '.repeat(formatting.tabSize ?? 2), eol: formatting.eol ?? '\n' };
+}
+
+/** The whitespace before `offset` on its line, or null when something else comes first on that line. */
+function leadOf(text: string, offset: number): string | null {
+  const lead = text.slice(text.lastIndexOf('\n', offset - 1) + 1, offset);
+  return /^[ \t]*$/.test(lead) ? lead : null;
+}
+
+/**
+ * Adds `"key": value` as the last property of the object at `path` (creating
+ * the path's missing objects, from the nearest one that exists), in the
+ * indentation of the property before it, touching nothing else (jsonc-parser's
+ * own insertion reformats the property before it).
+ */
+function addProperty(text: string, path: string[], key: string, value: Json, formatting: FormattingOptions): string {
+  const tree = parseTree(text, [], { allowTrailingComma: true })!;
+  const object = path.length === 0 ? tree : findNodeAtLocation(tree, path);
+  if (object === undefined) {
+    // The parent is missing: add it to its own parent, holding the new property.
+    return addProperty(text, path.slice(0, -1), path.at(-1)!, { [key]: value }, formatting);
+  }
+  const last = object.children?.at(-1);
+  if (last === undefined) return edit(text, [...path, key], value, { formatting });
+  const end = last.offset + last.length;
+  const lead = leadOf(text, last.offset);
+  const { unit, eol } = unitOf(formatting);
+  if (lead === null) return `${text.slice(0, end)}, ${JSON.stringify(key)}: ${JSON.stringify(value)}${text.slice(end)}`;
+  const body = JSON.stringify(value, null, unit).split('\n').join(`${eol}${lead}`);
+  return `${text.slice(0, end)},${eol}${lead}${JSON.stringify(key)}: ${body}${text.slice(end)}`;
+}
+
+/** Replaces the value at `path`, written in the indentation of its line (or on one line where it shares its line), touching nothing else. */
+function replaceValue(text: string, path: (string | number)[], value: Json, formatting: FormattingOptions): string {
+  const node = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, path);
+  if (node === undefined) return edit(text, path, value, { formatting });
+  const lineStart = text.lastIndexOf('\n', node.offset - 1) + 1;
+  const lead = /^[ \t]*/.exec(text.slice(lineStart))![0];
+  const { unit, eol } = unitOf(formatting);
+  const oneLine = !text.slice(node.offset, node.offset + node.length).includes('\n');
+  const body = oneLine ? JSON.stringify(value) : JSON.stringify(value, null, unit).split('\n').join(`${eol}${lead}`);
+  return `${text.slice(0, node.offset)}${body}${text.slice(node.offset + node.length)}`;
+}
+
+/** Takes the property `key` out of the object at `path`, with the comma and space that separate it from its neighbour, touching nothing else. */
+function removeProperty(text: string, path: string[], key: string): string {
+  const tree = parseTree(text, [], { allowTrailingComma: true })!;
+  const object = path.length === 0 ? tree : findNodeAtLocation(tree, path);
+  const properties = object?.children ?? [];
+  const index = properties.findIndex((p) => p.children?.[0]?.value === key);
+  const property = properties[index];
+  if (object === undefined || property === undefined) return text;
+  const end = property.offset + property.length;
+  if (properties.length === 1) return `${text.slice(0, object.offset + 1)}${text.slice(object.offset + object.length - 1)}`;
+  if (index === properties.length - 1) {
+    const previous = properties[index - 1]!;
+    return `${text.slice(0, previous.offset + previous.length)}${text.slice(end)}`;
+  }
+  return `${text.slice(0, property.offset)}${text.slice(properties[index + 1]!.offset)}`;
 }
 
 /**
@@ -415,7 +486,6 @@ function removeEntry(text: string, listPath: string[], at: number[], layout: Hos
 export function uninstallHookSettings(host: HookHost, text: string | null, file: string, also?: string): HookSettingsEdit {
   const layout = LAYOUTS[host];
   if (text === null || text.trim() === '') return { text, changed: false, events: [] };
-  const formatting = formattingOf(text);
   let next = text;
   const root = parseSettings(text, file);
   const events: string[] = [];
@@ -426,11 +496,11 @@ export function uninstallHookSettings(host: HookHost, text: string | null, file:
       if (found.length === 0) continue;
       for (const at of [...found].reverse()) next = removeEntry(next, ['hooks', event], at, layout, file);
       const left = valueAt(parseSettings(next, file), ['hooks', event]);
-      if (Array.isArray(left) && left.length === 0) next = edit(next, ['hooks', event], undefined, { formatting });
+      if (Array.isArray(left) && left.length === 0) next = removeProperty(next, ['hooks'], event);
       events.push(event);
     }
     const hooks = parseSettings(next, file).hooks;
-    if (events.length > 0 && isObject(hooks) && Object.keys(hooks).length === 0) next = edit(next, ['hooks'], undefined, { formatting });
+    if (events.length > 0 && isObject(hooks) && Object.keys(hooks).length === 0) next = removeProperty(next, [], 'hooks');
   }
   if (next === text) return { text, changed: false, events: [] };
   const empty = parseSettings(emptySettings(layout), file);

@@ -108,7 +108,12 @@ export async function hookStatus(stateDir: string, options: { decisions?: number
 
 /** An epoch-ms time as `YYYY-MM-DD HH:MM:SS` UTC. */
 function time(at: number): string {
-  return Number.isFinite(at) ? new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : String(at);
+  return Number.isFinite(at)
+    ? new Date(at)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : String(at);
 }
 
 /**
@@ -118,7 +123,9 @@ function time(at: number): string {
  */
 export function formatHookStatus(status: HookStatus): string {
   const p = (value: unknown) => printable(String(value));
-  const lines: string[] = [`hook sessions in ${p(status.stateDir)}: ${status.sessions.length} live, ${status.unreadable.length} unreadable`];
+  const lines: string[] = [
+    `hook sessions in ${p(status.stateDir)}: ${status.sessions.length} live, ${status.unreadable.length} unreadable`,
+  ];
   for (const s of status.sessions) {
     lines.push('');
     lines.push(`${p(s.host)} ${p(s.sessionId)}: ${p(s.state)}${s.stopBlocks > 0 ? `, ${s.stopBlocks} stop(s) refused in a row` : ''}`);
@@ -126,10 +133,16 @@ export function formatHookStatus(status: HookStatus): string {
     lines.push(`  started ${time(s.createdAt)}, last event ${time(s.updatedAt)}`);
     if (s.inFlight.length === 0) lines.push('  no calls in flight');
     for (const call of s.inFlight) {
-      lines.push(`  in flight: ${p(call.tool)} (${p(call.kind)}${call.targets.length > 0 ? ` ${p(call.targets.join(', '))}` : ''}) since ${time(call.at)}`);
+      lines.push(
+        `  in flight: ${p(call.tool)} (${p(call.kind)}${call.targets.length > 0 ? ` ${p(call.targets.join(', '))}` : ''}) since ${time(call.at)}`,
+      );
     }
     for (const d of s.decisions) {
-      const what = [d.tool === undefined ? '' : ` ${p(d.tool)}`, d.rule === undefined ? '' : ` [${p(d.rule)}]`, d.code === undefined ? '' : ` ${p(d.code)}`].join('');
+      const what = [
+        d.tool === undefined ? '' : ` ${p(d.tool)}`,
+        d.rule === undefined ? '' : ` [${p(d.rule)}]`,
+        d.code === undefined ? '' : ` ${p(d.code)}`,
+      ].join('');
       lines.push(`  ${time(d.at)} ${p(d.event)}${what}: ${p(d.answer)}`);
     }
   }

@@ -20,7 +20,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { hookSettingsFile, HOOK_TIMEOUT_SECONDS, installedHooks, readSettingsFile, shellQuote, type HookScope, type InstalledHook } from './install.js';
+import {
+  hookSettingsFile,
+  HOOK_TIMEOUT_SECONDS,
+  installedHooks,
+  readSettingsFile,
+  shellQuote,
+  type HookScope,
+  type InstalledHook,
+} from './install.js';
 import type { HookHost } from './types.js';
 
 /** The host's before-tool event, where the canary goes. */
@@ -126,7 +134,13 @@ export function canaryPayload(host: HookHost, sessionId: string, cwd: string, co
         agent_message: '',
       };
     case 'copilot':
-      return { sessionId, timestamp: Date.now(), cwd, toolName: 'bash', toolArgs: JSON.stringify({ command, description: 'pulse-safety hook verify canary' }) };
+      return {
+        sessionId,
+        timestamp: Date.now(),
+        cwd,
+        toolName: 'bash',
+        toolArgs: JSON.stringify({ command, description: 'pulse-safety hook verify canary' }),
+      };
   }
 }
 
@@ -155,7 +169,12 @@ function field(value: unknown, key: string): unknown {
  * - Cursor: exit 2 refuses; exit 0 reads `permission`;
  * - Copilot CLI: only JSON refuses (`permissionDecision`); exit 2 is a warning.
  */
-export function readVerdict(host: HookHost, exitCode: number | null, stdout: string, stderr: string): Pick<HookProbe, 'verdict' | 'reason'> {
+export function readVerdict(
+  host: HookHost,
+  exitCode: number | null,
+  stdout: string,
+  stderr: string,
+): Pick<HookProbe, 'verdict' | 'reason'> {
   const answer = answerOf(stdout);
   const reasonOf = (...values: unknown[]): { reason?: string } => {
     const found = values.find((v) => typeof v === 'string' && v !== '');
@@ -216,7 +235,13 @@ function hostRun(host: HookHost, scope: HookScope, hook: InstalledHook, projectD
       return {
         cwd: projectDir,
         command,
-        env: { ...env, GEMINI_PROJECT_DIR: projectDir, GEMINI_CWD: projectDir, GEMINI_SESSION_ID: sessionId, CLAUDE_PROJECT_DIR: projectDir },
+        env: {
+          ...env,
+          GEMINI_PROJECT_DIR: projectDir,
+          GEMINI_CWD: projectDir,
+          GEMINI_SESSION_ID: sessionId,
+          CLAUDE_PROJECT_DIR: projectDir,
+        },
       };
     }
     case 'codex':
@@ -240,7 +265,13 @@ function timeoutOf(host: HookHost, entry: Record<string, unknown>): number {
 }
 
 /** Runs `command` through bash with `stdin`; resolves with what it printed (a timeout kills it: exit code null). */
-function runShell(command: string, stdin: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+function runShell(
+  command: string,
+  stdin: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -274,7 +305,12 @@ export async function verifyHook(host: HookHost, scope: HookScope, options: Hook
   const file = hookSettingsFile(host, scope, { projectDir, env });
   const hook = installedHooks(host, readSettingsFile(file), file).find((h) => h.event === BEFORE_TOOL[host]);
   if (hook === undefined) {
-    return { ok: false, file, command: null, summary: `no pulse-safety hook for ${BEFORE_TOOL[host]} in ${file}: run \`pulse-safety hook install ${host}${scope === 'user' ? ' --user' : ''}\`` };
+    return {
+      ok: false,
+      file,
+      command: null,
+      summary: `no pulse-safety hook for ${BEFORE_TOOL[host]} in ${file}: run \`pulse-safety hook install ${host}${scope === 'user' ? ' --user' : ''}\``,
+    };
   }
   const canaryDir = mkdtempSync(join(tmpdir(), 'pulse-safety-canary-'));
   writeFileSync(join(canaryDir, 'canary.txt'), 'pulse-safety hook verify: this file must survive\n');
@@ -292,11 +328,15 @@ export async function verifyHook(host: HookHost, scope: HookScope, options: Hook
     const gateRefused = write.verdict === 'deny' && (write.reason ?? '').includes('FSM_BLOCKED');
     const readAllowed = read.verdict === 'allow';
     let summary: string;
-    if (gateRefused && readAllowed) summary = `the canary write was refused (FSM_BLOCKED) and the read allowed: the ${host} hook gates this ${scope === 'project' ? 'project' : 'user'}`;
+    if (gateRefused && readAllowed)
+      summary = `the canary write was refused (FSM_BLOCKED) and the read allowed: the ${host} hook gates this ${scope === 'project' ? 'project' : 'user'}`;
     else if (write.verdict === 'allow') summary = `the canary write \`${write.canary}\` was ALLOWED: the hook does not gate writes`;
-    else if (write.verdict === 'failed') summary = `the hook failed (exit ${String(write.exitCode)}${write.stderr.trim() === '' ? '' : `: ${firstLine(write.stderr)}`}); ${failureRule(host, hook)}`;
-    else if (!gateRefused) summary = `the canary write was refused, but not by the gate: ${write.reason === undefined ? 'no reason given' : firstLine(write.reason)}`;
-    else summary = `the canary write was refused, but the read \`${read.canary}\` was not allowed (${read.verdict}${read.reason === undefined ? '' : `: ${firstLine(read.reason)}`})`;
+    else if (write.verdict === 'failed')
+      summary = `the hook failed (exit ${String(write.exitCode)}${write.stderr.trim() === '' ? '' : `: ${firstLine(write.stderr)}`}); ${failureRule(host, hook)}`;
+    else if (!gateRefused)
+      summary = `the canary write was refused, but not by the gate: ${write.reason === undefined ? 'no reason given' : firstLine(write.reason)}`;
+    else
+      summary = `the canary write was refused, but the read \`${read.canary}\` was not allowed (${read.verdict}${read.reason === undefined ? '' : `: ${firstLine(read.reason)}`})`;
     return { ok: gateRefused && readAllowed, summary, file, command: hook.command, write, read };
   } finally {
     rmSync(canaryDir, { recursive: true, force: true });
@@ -310,7 +350,13 @@ function firstLine(text: string): string {
 
 /** What the host does when the hook fails, for the summary. */
 function failureRule(host: HookHost, hook: InstalledHook): string {
-  if (host === 'claude-code') return hook.entry.onFailure === 'block' ? 'Claude Code refuses the call (onFailure: block), and every other call too' : 'Claude Code lets the call through';
-  if (host === 'cursor') return hook.entry.failClosed === true ? 'Cursor refuses the call (failClosed), and every other call too' : 'Cursor lets the call through';
+  if (host === 'claude-code')
+    return hook.entry.onFailure === 'block'
+      ? 'Claude Code refuses the call (onFailure: block), and every other call too'
+      : 'Claude Code lets the call through';
+  if (host === 'cursor')
+    return hook.entry.failClosed === true
+      ? 'Cursor refuses the call (failClosed), and every other call too'
+      : 'Cursor lets the call through';
   return `${host} lets the call through`;
 }

@@ -141,7 +141,9 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         );
         sink.out(`command: ${choice.command}\n  (${choice.why})\n`);
         sink.out(`next: ${hookFollowUp(host, scope)}\n`);
-        sink.out(`check: pulse-safety hook verify ${host}${scope === 'user' ? ' --user' : ''}${options.dir === undefined ? '' : ` --dir ${options.dir}`}\n`);
+        sink.out(
+          `check: pulse-safety hook verify ${host}${scope === 'user' ? ' --user' : ''}${options.dir === undefined ? '' : ` --dir ${options.dir}`}\n`,
+        );
         sink.setExitCode(EXIT.clean);
       }),
     );
@@ -159,7 +161,10 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         const result = uninstallHookSettings(host, readSettingsFile(file), file, options.command);
         if (result.changed) await writeSettingsFile(file, result.text);
         if (!result.changed) sink.out(`${file}: no ${host} hook of pulse-safety there; nothing changed\n`);
-        else sink.out(`${file}: removed the ${host} hook from ${result.events.join(', ')}${result.text === null ? ' (the file held nothing else: removed)' : ''}\n`);
+        else
+          sink.out(
+            `${file}: removed the ${host} hook from ${result.events.join(', ')}${result.text === null ? ' (the file held nothing else: removed)' : ''}\n`,
+          );
         sink.setExitCode(EXIT.clean);
       }),
     );
@@ -205,7 +210,9 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
           if (result.command !== null) sink.out(`command: ${printable(result.command)}\n`);
           for (const probe of [result.write, result.read]) {
             if (probe === undefined) continue;
-            sink.out(`  ${printable(probe.canary)}: ${probe.verdict} (exit ${String(probe.exitCode)})${probe.reason === undefined ? '' : `: ${printable(probe.reason.split('\n')[0]!.slice(0, 240))}`}\n`);
+            sink.out(
+              `  ${printable(probe.canary)}: ${probe.verdict} (exit ${String(probe.exitCode)})${probe.reason === undefined ? '' : `: ${printable(probe.reason.split('\n')[0]!.slice(0, 240))}`}\n`,
+            );
           }
         }
         sink.setExitCode(result.ok ? HOOK_VERIFY_EXIT.refused : HOOK_VERIFY_EXIT.notRefused);
@@ -246,7 +253,11 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         }
         const host = hostOf(hostName!);
         const removed = await resetHookSession(stateDir, host, sessionId!);
-        sink.out(removed ? `removed the ${host} session ${printable(sessionId!)}\n` : `no ${host} session ${printable(sessionId!)} in ${stateDir}\n`);
+        sink.out(
+          removed
+            ? `removed the ${host} session ${printable(sessionId!)}\n`
+            : `no ${host} session ${printable(sessionId!)} in ${stateDir}\n`,
+        );
         sink.setExitCode(removed ? EXIT.clean : EXIT.refused);
       }),
     );
