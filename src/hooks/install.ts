@@ -316,7 +316,7 @@ export function installHookSettings(host: HookHost, text: string | null, command
   const formatting = formattingOf(next);
   let root = parseSettings(next, file);
   if (layout.shape === 'flat' && root.version === undefined) {
-    next = addProperty(next, [], 'version', 1, formatting);
+    next = addProperty(next, [], { key: 'version', value: 1 }, formatting);
     root = parseSettings(next, file);
   }
   if (root.hooks !== undefined && !isObject(root.hooks)) throw new HookSettingsError(file, "'hooks' is not an object");
@@ -332,11 +332,11 @@ export function installHookSettings(host: HookHost, text: string | null, command
       const item = layout.shape === 'flat' ? entry : { ...(spec.matcher === undefined ? {} : { matcher: spec.matcher }), hooks: [entry] };
       next =
         list === undefined
-          ? addProperty(next, ['hooks'], spec.event, [item], formatting)
+          ? addProperty(next, ['hooks'], { key: spec.event, value: [item] }, formatting)
           : appendToList(next, ['hooks', spec.event], item, formatting);
     } else {
       // Extra entries of ours go first (from the last, so the indexes hold), then the first one is brought up to date.
-      for (const at of found.slice(1).reverse()) next = removeEntry(next, ['hooks', spec.event], at, layout, file);
+      for (const at of found.slice(1).reverse()) next = removeEntry(next, ['hooks', spec.event], at, layout);
       const at = found[0]!;
       const path = layout.shape === 'flat' ? ['hooks', spec.event, at[0]!] : ['hooks', spec.event, at[0]!, 'hooks', at[1]!];
       const current = valueAt(parseSettings(next, file), path);
@@ -398,12 +398,13 @@ function leadOf(text: string, offset: number): string | null {
  * indentation of the property before it, touching nothing else (jsonc-parser's
  * own insertion reformats the property before it).
  */
-function addProperty(text: string, path: string[], key: string, value: Json, formatting: FormattingOptions): string {
+function addProperty(text: string, path: string[], property: { key: string; value: Json }, formatting: FormattingOptions): string {
+  const { key, value } = property;
   const tree = parseTree(text, [], { allowTrailingComma: true })!;
   const object = path.length === 0 ? tree : findNodeAtLocation(tree, path);
   if (object === undefined) {
     // The parent is missing: add it to its own parent, holding the new property.
-    return addProperty(text, path.slice(0, -1), path.at(-1)!, { [key]: value }, formatting);
+    return addProperty(text, path.slice(0, -1), { key: path.at(-1)!, value: { [key]: value } }, formatting);
   }
   const last = object.children?.at(-1);
   if (last === undefined) return edit(text, [...path, key], value, { formatting });
@@ -464,9 +465,9 @@ function removeFromList(text: string, path: (string | number)[], index: number):
 }
 
 /** Removes one entry of ours (at `[group, entry]` or `[entry]` under `listPath`), and its group when the group held nothing else. */
-function removeEntry(text: string, listPath: string[], at: number[], layout: HostLayout, file: string): string {
+function removeEntry(text: string, listPath: string[], at: number[], layout: HostLayout): string {
   if (layout.shape === 'flat') return removeFromList(text, listPath, at[0]!);
-  const group = valueAt(parseSettings(text, file), [...listPath, at[0]!]);
+  const group = valueAt(parse(text, [], { allowTrailingComma: true }), [...listPath, at[0]!]);
   const entries = isObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
   if (entries.length <= 1) return removeFromList(text, listPath, at[0]!);
   return removeFromList(text, [...listPath, at[0]!, 'hooks'], at[1]!);
@@ -494,7 +495,7 @@ export function uninstallHookSettings(host: HookHost, text: string | null, file:
       if (!Array.isArray(list)) continue;
       const found = ourEntries(list, layout, host, also);
       if (found.length === 0) continue;
-      for (const at of [...found].reverse()) next = removeEntry(next, ['hooks', event], at, layout, file);
+      for (const at of [...found].reverse()) next = removeEntry(next, ['hooks', event], at, layout);
       const left = valueAt(parseSettings(next, file), ['hooks', event]);
       if (Array.isArray(left) && left.length === 0) next = removeProperty(next, ['hooks'], event);
       events.push(event);

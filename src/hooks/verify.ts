@@ -81,7 +81,11 @@ export interface HookVerifyOptions {
 }
 
 /** The canary payload of `host`'s before-tool event for a shell command. */
-export function canaryPayload(host: HookHost, sessionId: string, cwd: string, command: string, callId: string): Record<string, unknown> {
+export function canaryPayload(
+  host: HookHost,
+  canary: { sessionId: string; cwd: string; command: string; callId: string },
+): Record<string, unknown> {
+  const { sessionId, cwd, command, callId } = canary;
   switch (host) {
     case 'claude-code':
       return {
@@ -219,7 +223,13 @@ export function readVerdict(
 }
 
 /** Where and with what the host runs a hook command: its directory, its variables, and the command after the host's own substitutions. */
-function hostRun(host: HookHost, scope: HookScope, hook: InstalledHook, projectDir: string, sessionId: string, env: NodeJS.ProcessEnv) {
+function hostRun(
+  host: HookHost,
+  scope: HookScope,
+  hook: InstalledHook,
+  where: { projectDir: string; sessionId: string; env: NodeJS.ProcessEnv },
+) {
+  const { projectDir, sessionId, env } = where;
   const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
   switch (host) {
     case 'claude-code':
@@ -266,11 +276,8 @@ function timeoutOf(host: HookHost, entry: Record<string, unknown>): number {
 
 /** Runs `command` through bash with `stdin`; resolves with what it printed (a timeout kills it: exit code null). */
 function runShell(
-  command: string,
   stdin: string,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  timeoutMs: number,
+  { command, cwd, env, timeoutMs }: { command: string; cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -315,11 +322,11 @@ export async function verifyHook(host: HookHost, scope: HookScope, options: Hook
   const canaryDir = mkdtempSync(join(tmpdir(), 'pulse-safety-canary-'));
   writeFileSync(join(canaryDir, 'canary.txt'), 'pulse-safety hook verify: this file must survive\n');
   const sessionId = `pulse-safety-verify-${randomUUID()}`;
-  const run = hostRun(host, scope, hook, projectDir, sessionId, env);
+  const run = hostRun(host, scope, hook, { projectDir, sessionId, env });
   const timeoutMs = timeoutOf(host, hook.entry);
   const probe = async (canary: string, callId: string): Promise<HookProbe> => {
-    const payload = JSON.stringify(canaryPayload(host, sessionId, projectDir, canary, callId));
-    const out = await runShell(run.command, payload, run.cwd, run.env, timeoutMs);
+    const payload = JSON.stringify(canaryPayload(host, { sessionId, cwd: projectDir, command: canary, callId }));
+    const out = await runShell(payload, { ...run, timeoutMs });
     return { canary, ...out, ...readVerdict(host, out.exitCode, out.stdout, out.stderr) };
   };
   try {

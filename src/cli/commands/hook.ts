@@ -116,6 +116,16 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
       });
   }
 
+  registerInstall(hook, sink);
+  registerUninstall(hook, sink);
+  registerStatus(hook, sink);
+  registerVerify(hook, sink);
+  registerReset(hook, sink);
+  return hook;
+}
+
+/** `hook install <host>`: merges our entries into the host's settings and says what to do next. */
+function registerInstall(hook: Command, sink: CommandSink): void {
   withScope(hook.command('install'))
     .description("write the host's settings so it runs `pulse-safety hook <host>` (merged with what is there)")
     .argument('<host>', HOOK_HOSTS.join(', '))
@@ -147,7 +157,10 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         sink.setExitCode(EXIT.clean);
       }),
     );
+}
 
+/** `hook uninstall <host>`: removes exactly our entries. */
+function registerUninstall(hook: Command, sink: CommandSink): void {
   withScope(hook.command('uninstall'))
     .description("remove exactly our entries from the host's settings")
     .argument('<host>', HOOK_HOSTS.join(', '))
@@ -168,7 +181,10 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         sink.setExitCode(EXIT.clean);
       }),
     );
+}
 
+/** `hook status`: the live sessions and the unreadable files. */
+function registerStatus(hook: Command, sink: CommandSink): void {
   hook
     .command('status')
     .description('each live hook session: host, id, cwd, state, calls in flight, last decisions; unreadable files')
@@ -185,7 +201,10 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         sink.setExitCode(EXIT.clean);
       }),
     );
+}
 
+/** `hook verify <host>`: the canary write and read through the installed command. */
+function registerVerify(hook: Command, sink: CommandSink): void {
   withScope(hook.command('verify'))
     .description('run the installed hook as the host would on a canary write (must be refused) and a read (must be allowed)')
     .argument('<host>', HOOK_HOSTS.join(', '))
@@ -218,7 +237,10 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         sink.setExitCode(result.ok ? HOOK_VERIFY_EXIT.refused : HOOK_VERIFY_EXIT.notRefused);
       }),
     );
+}
 
+/** `hook reset`: removes a session, a file, or all of them. */
+function registerReset(hook: Command, sink: CommandSink): void {
   hook
     .command('reset')
     .description('remove a hook session (also a corrupt one) so it starts fresh')
@@ -261,5 +283,4 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
         sink.setExitCode(removed ? EXIT.clean : EXIT.refused);
       }),
     );
-  return hook;
 }
