@@ -198,12 +198,13 @@ export function hookSettingsFile(host: HookHost, scope: HookScope, location: Hoo
 /**
  * True when `command` is a hook command of ours for `host`: `also` itself
  * (a `--command` the user gave), or a command that names `pulse-safety`
- * (the executable, `pulse-safety-fsm`'s `bin.js`) and ends in `hook <host>`.
+ * (the executable, `pulse-safety-fsm`'s `bin.js`) or runs a `dist/src/bin.js`
+ * (a checkout of this package), and ends in `hook <host>`.
  */
 export function isOurHookCommand(command: unknown, host: HookHost, also?: string): boolean {
   if (typeof command !== 'string') return false;
   if (also !== undefined && command.trim() === also.trim()) return true;
-  return /pulse-safety/.test(command) && new RegExp(`(^|\\s)hook\\s+${host}\\s*$`).test(command);
+  return /pulse-safety|dist\/src\/bin\.js['"]?\s/.test(command) && new RegExp(`(^|\\s)hook\\s+${host}\\s*$`).test(command);
 }
 
 /** A settings file that cannot be edited safely: not JSON (with comments), or not an object where one is needed. */
