@@ -29,9 +29,15 @@ describe('hook status on sessions made through runHook', () => {
 
   test('shows the host, id, cwd, state, the call in flight and the last decisions (a read moves the state once it ran)', async () => {
     await hook(stateDir, claude('s-1', 'SessionStart', { source: 'startup' }));
-    const denied = await hook(stateDir, claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /repo/build' }, tool_use_id: 'tu-1' }));
+    const denied = await hook(
+      stateDir,
+      claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /repo/build' }, tool_use_id: 'tu-1' }),
+    );
     expect(denied).toContain('FSM_BLOCKED');
-    await hook(stateDir, claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls -la /repo/build' }, tool_use_id: 'tu-2' }));
+    await hook(
+      stateDir,
+      claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls -la /repo/build' }, tool_use_id: 'tu-2' }),
+    );
 
     const status = await hookStatus(stateDir);
     expect(status.unreadable).toEqual([]);
@@ -51,15 +57,34 @@ describe('hook status on sessions made through runHook', () => {
   });
 
   test('after the read ran and a write was admitted the state follows (WRITING, then VERIFYING once it ran), and --decisions bounds the list', async () => {
-    await hook(stateDir, claude('s-1', 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'ls -la /repo/build' }, tool_use_id: 'tu-2', tool_response: { stdout: 'a.txt', stderr: '' } }));
-    await hook(stateDir, claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /repo/build' }, tool_use_id: 'tu-3' }));
+    await hook(
+      stateDir,
+      claude('s-1', 'PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: 'ls -la /repo/build' },
+        tool_use_id: 'tu-2',
+        tool_response: { stdout: 'a.txt', stderr: '' },
+      }),
+    );
+    await hook(
+      stateDir,
+      claude('s-1', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /repo/build' }, tool_use_id: 'tu-3' }),
+    );
     const status = await hookStatus(stateDir, { decisions: 2 });
     const session = status.sessions[0]!;
     expect(session.state).toBe('WRITING');
     expect(session.inFlight.map((c) => c.tool)).toEqual(['Bash']);
     expect(session.decisions).toHaveLength(2);
     expect(session.decisions.at(-1)).toMatchObject({ tool: 'Bash', answer: 'allow' });
-    await hook(stateDir, claude('s-1', 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /repo/build' }, tool_use_id: 'tu-3', tool_response: { stdout: '', stderr: '' } }));
+    await hook(
+      stateDir,
+      claude('s-1', 'PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: 'rm -rf /repo/build' },
+        tool_use_id: 'tu-3',
+        tool_response: { stdout: '', stderr: '' },
+      }),
+    );
     const after = (await hookStatus(stateDir)).sessions[0]!;
     expect(after.state).toBe('VERIFYING');
     expect(after.inFlight).toEqual([]);
@@ -76,15 +101,24 @@ describe('hook status on sessions made through runHook', () => {
     expect(status.unreadable).toEqual([expect.objectContaining({ file, code: 'HOOK_STATE_UNREADABLE' })]);
     expect(formatHookStatus(status)).toContain(`${file}: HOOK_STATE_UNREADABLE`);
 
-    const refused = await hook(dir, claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls /repo' }, tool_use_id: 'r1' }));
+    const refused = await hook(
+      dir,
+      claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls /repo' }, tool_use_id: 'r1' }),
+    );
     expect(refused).toBe(''); // a read is still allowed (silence: the normal permission flow)
-    const write = await hook(dir, claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'touch /repo/x' }, tool_use_id: 'w1' }));
+    const write = await hook(
+      dir,
+      claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'touch /repo/x' }, tool_use_id: 'w1' }),
+    );
     expect(write).toContain('HOOK_STATE_UNREADABLE');
 
     expect(await resetHookSession(dir, 'claude-code', 's-bad')).toBe(true);
     expect(existsSync(file)).toBe(false);
     expect(await resetHookSession(dir, 'claude-code', 's-bad')).toBe(false);
-    const fresh = await hook(dir, claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'touch /repo/x' }, tool_use_id: 'w2' }));
+    const fresh = await hook(
+      dir,
+      claude('s-bad', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'touch /repo/x' }, tool_use_id: 'w2' }),
+    );
     expect(fresh).toContain('FSM_BLOCKED');
     expect((await hookStatus(dir)).sessions.map((s) => s.sessionId)).toEqual(['s-bad']);
   });

@@ -67,7 +67,7 @@ describe('hook install and uninstall', () => {
     const written = JSON.parse(readFileSync(file, 'utf8')) as { hooks: Record<string, [{ hooks: [{ command: string }] }]> };
     expect(Object.keys(written.hooks)).toEqual(['PreToolUse', 'PostToolUse', 'Stop', 'SessionStart']);
     // The user scope names this node and this copy by absolute paths.
-    expect(written.hooks.PreToolUse[0].hooks[0].command).toContain(process.execPath);
+    expect(written.hooks.PreToolUse![0].hooks[0].command).toContain(process.execPath);
     expect(result.out).toContain('/hooks');
     expect((await run('hook', 'uninstall', 'codex', '--user')).out).toContain('removed');
     expect(existsSync(file)).toBe(false);
@@ -76,7 +76,9 @@ describe('hook install and uninstall', () => {
   test('bad input is one line, exit 2: an unknown host, both scopes, a settings file that is not JSON', async () => {
     const unknown = await run('hook', 'install', 'vim', '--dir', root);
     expect(unknown).toMatchObject({ code: EXIT.badInput });
-    expect(unknown.err).toMatch(/^pulse-safety hook install: unknown host 'vim': one of claude-code, gemini-cli, codex, cursor, copilot\n$/);
+    expect(unknown.err).toMatch(
+      /^pulse-safety hook install: unknown host 'vim': one of claude-code, gemini-cli, codex, cursor, copilot\n$/,
+    );
     expect((await run('hook', 'install', 'codex', '--user', '--project')).code).toBe(EXIT.badInput);
     const dir = project('broken');
     mkdirSync(join(dir, '.gemini'));
@@ -104,15 +106,23 @@ describe('hook status and reset', () => {
 
     const status = await run('hook', 'status', '--json');
     expect(status.code).toBe(EXIT.clean);
-    const parsed = JSON.parse(status.out) as { stateDir: string; sessions: { sessionId: string; state: string; decisions: { rule?: string }[] }[] };
+    const parsed = JSON.parse(status.out) as {
+      stateDir: string;
+      sessions: { sessionId: string; state: string; decisions: { rule?: string }[] }[];
+    };
     expect(parsed.stateDir).toBe(resolve(stateDir));
-    expect(parsed.sessions).toEqual([expect.objectContaining({ sessionId: 'cli-s1', state: 'RESOLVING', host: 'claude-code', cwd: '/repo' })]);
+    expect(parsed.sessions).toEqual([
+      expect.objectContaining({ sessionId: 'cli-s1', state: 'RESOLVING', host: 'claude-code', cwd: '/repo' }),
+    ]);
     expect(parsed.sessions[0]!.decisions.at(-1)).toMatchObject({ rule: 'no-target' });
     expect((await run('hook', 'status')).out).toContain('claude-code cli-s1: RESOLVING');
 
     expect((await run('hook', 'reset')).code).toBe(EXIT.badInput);
     expect((await run('hook', 'reset', 'claude-code')).code).toBe(EXIT.badInput);
-    expect(await run('hook', 'reset', 'claude-code', 'cli-s1')).toMatchObject({ code: EXIT.clean, out: 'removed the claude-code session cli-s1\n' });
+    expect(await run('hook', 'reset', 'claude-code', 'cli-s1')).toMatchObject({
+      code: EXIT.clean,
+      out: 'removed the claude-code session cli-s1\n',
+    });
     expect((await run('hook', 'reset', 'claude-code', 'cli-s1')).code).toBe(EXIT.refused);
     expect(await readHookSessions(stateDir)).toEqual([]);
   });
@@ -128,7 +138,9 @@ describe('hook verify against a real install', () => {
     const dir = project('verify-none');
     const none = await run('hook', 'verify', 'claude-code', '--dir', dir);
     expect(none.code).toBe(1);
-    expect(none.out).toMatch(/^FAILED: no pulse-safety hook for PreToolUse in .*settings\.json: run `pulse-safety hook install claude-code`/);
+    expect(none.out).toMatch(
+      /^FAILED: no pulse-safety hook for PreToolUse in .*settings\.json: run `pulse-safety hook install claude-code`/,
+    );
 
     // A hook command that answers nothing: the host goes on, the write would run.
     await run('hook', 'install', 'claude-code', '--dir', dir, '--command', 'cat > /dev/null # pulse-safety hook claude-code');
