@@ -1,7 +1,7 @@
 /**
  * The `pulse-safety` command line: the program and its run. Each command
  * lives in `commands/` (`audit`, `catalog`, `export`, `serve` and `demo`,
- * `mcp-proxy`), what they share in `io.ts`.
+ * `mcp-proxy`, `hook`), what they share in `io.ts`.
  *
  * Exit codes: 0 done (help and version included), 1 something refused (see
  * each command), 2 bad input or a usage error (one line, never a stack
@@ -14,6 +14,7 @@ import { registerCatalogCommand } from './commands/catalog.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerMcpProxyCommand } from './commands/mcp-proxy.js';
+import { registerHookCommand } from './commands/hook.js';
 import { EXIT, packageVersion, withDefaults, type CommandIo } from './io.js';
 
 export { EXIT } from './io.js';
@@ -34,6 +35,7 @@ export function buildProgram(io: CommandIo = {}): Command {
   registerExportCommand(program, sink);
   registerServeCommand(program, sink);
   registerMcpProxyCommand(program, sink);
+  registerHookCommand(program, sink);
   return program;
 }
 
