@@ -4,8 +4,8 @@
  * the new, never a part.
  *
  * Why not write-file-atomic (7.0.1): it does the same steps (temporary file,
- * fsync, rename) and its import costs a hook process about 20 ms of CPU at
- * cold start (it loads signal-exit to remove its temporary file on exit);
+ * fsync, rename) and its import costs a hook process about 22 ms of CPU at
+ * cold start (median of 21; this module's, 0.3 ms with the lock's);
  * every tool call spawns a hook process. A temporary file left by a killed
  * process is named `<file>.<random>.tmp` and never read as the file.
  *
