@@ -15,6 +15,9 @@ import claudeCodeCatalog from '../../catalogs/claude-code.json' with { type: 'js
 import geminiCliCatalog from '../../catalogs/gemini-cli.json' with { type: 'json' };
 import codexCatalog from '../../catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from '../../catalogs/mcp.json' with { type: 'json' };
+import opencodeCatalog from '../../catalogs/opencode.json' with { type: 'json' };
+import qwenCodeCatalog from '../../catalogs/qwen-code.json' with { type: 'json' };
+import kiroCatalog from '../../catalogs/kiro.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
 import { compileCatalog, type Classifier, type CompileOptions } from './compile.js';
 import type { Catalog } from './schema.js';
@@ -30,6 +33,9 @@ export const builtinCatalogs = {
   'gemini-cli': geminiCliCatalog as Catalog,
   codex: codexCatalog as Catalog,
   mcp: mcpCatalog as Catalog,
+  opencode: opencodeCatalog as Catalog,
+  'qwen-code': qwenCodeCatalog as Catalog,
+  kiro: kiroCatalog as Catalog,
 } as const satisfies Readonly<Record<string, Catalog>>;
 
 /** The names of the shipped catalogs. */
