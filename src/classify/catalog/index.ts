@@ -15,6 +15,8 @@ import claudeCodeCatalog from '../../catalogs/claude-code.json' with { type: 'js
 import geminiCliCatalog from '../../catalogs/gemini-cli.json' with { type: 'json' };
 import codexCatalog from '../../catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from '../../catalogs/mcp.json' with { type: 'json' };
+import cursorCatalog from '../../catalogs/cursor.json' with { type: 'json' };
+import copilotCatalog from '../../catalogs/copilot.json' with { type: 'json' };
 import opencodeCatalog from '../../catalogs/opencode.json' with { type: 'json' };
 import qwenCodeCatalog from '../../catalogs/qwen-code.json' with { type: 'json' };
 import kiroCatalog from '../../catalogs/kiro.json' with { type: 'json' };
@@ -33,6 +35,8 @@ export const builtinCatalogs = {
   'gemini-cli': geminiCliCatalog as Catalog,
   codex: codexCatalog as Catalog,
   mcp: mcpCatalog as Catalog,
+  cursor: cursorCatalog as Catalog,
+  copilot: copilotCatalog as Catalog,
   opencode: opencodeCatalog as Catalog,
   'qwen-code': qwenCodeCatalog as Catalog,
   kiro: kiroCatalog as Catalog,
