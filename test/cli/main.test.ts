@@ -260,7 +260,9 @@ describe('bad input exits 2 with a message naming the file and position', () => 
   test('an unknown catalog', async () => {
     const { code, err } = await run('audit', clean(), '--catalog', 'nonesuch');
     expect(code).toBe(EXIT.badInput);
-    expect(err).toContain('nonesuch: not a shipped catalog (pulse, tau-airline, claude-code, gemini-cli, codex, mcp)');
+    expect(err).toContain(
+      'nonesuch: not a shipped catalog (pulse, tau-airline, claude-code, gemini-cli, codex, mcp, cursor, copilot, opencode, qwen-code, kiro)',
+    );
   });
 
   test('a catalog that does not validate names the bad entry', async () => {

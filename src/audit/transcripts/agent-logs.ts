@@ -1,7 +1,7 @@
 /**
  * The readers of agent clients' session logs, one JSON object a line:
  * Claude Code session JSONL (and `claude -p --output-format stream-json`
- * output) and Codex rollout JSONL. Each line wraps an entry that
+ * output), Qwen Code chat recordings (`qwen.ts`) and Codex rollout JSONL. Each line wraps an entry that
  * `readEntry` reads; here the lines are split into runs, and the working
  * directory the log records is carried to the calls.
  *
@@ -10,19 +10,24 @@
 import { TranscriptError } from '../../errors/transcript-error.js';
 import { isRecord, own } from '../../util/own.js';
 import { readEntry } from './read-entry.js';
+import { QWEN_CATALOG, readQwenToolResult } from './qwen.js';
 import { ownString, StepBuilder, type Json } from './step-builder.js';
 import type { ReadOptions, TranscriptRun } from './steps.js';
 
+/** The catalog of each format's agent (`TranscriptRun.catalog`). */
+const CATALOG_OF = { claude: 'claude-code', qwen: QWEN_CATALOG, codex: 'codex' } as const;
+
 /**
- * Claude Code session JSONL (one run per `sessionId`, a subagent's sidechain
- * lines a run of their own) and Codex rollout JSONL (one run, named by its
- * `session_meta` id). `lines` are the file's lines, or one value already
- * parsed (a single-line log). Positions are `line N`.
+ * Claude Code session JSONL and Qwen Code chat recordings (one run per
+ * `sessionId`, a subagent's sidechain lines a run of their own) and Codex
+ * rollout JSONL (one run, named by its `session_meta` id). `lines` are the
+ * file's lines, or one value already parsed (a single-line log). Positions
+ * are `line N`. Each run names its format's catalog.
  */
 export function readLogLines(
   lines: readonly (string | Json)[],
   source: string,
-  format: 'codex' | 'claude',
+  format: 'codex' | 'claude' | 'qwen',
   options: ReadOptions,
 ): TranscriptRun[] {
   const runs = new Map<string, { run: TranscriptRun; out: StepBuilder }>();
@@ -52,7 +57,7 @@ export function readLogLines(
       }
     }
     if (!isRecord(value)) throw new TranscriptError(source, position, 'each line must be a JSON object');
-    if (format === 'claude') {
+    if (format === 'claude' || format === 'qwen') {
       const session = ownString(value, 'sessionId') ?? ownString(value, 'session_id');
       if (session !== undefined) {
         const agent = ownString(value, 'agentId');
@@ -67,6 +72,7 @@ export function readLogLines(
       const type = own(value, 'type');
       // Other lines (summaries, snapshots, system notes, stream-json init and result) carry no conversation.
       if (type === 'user' || type === 'assistant') readEntry(value, { out: runOf(key).out, source, position });
+      else if (format === 'qwen' && type === 'tool_result') readQwenToolResult(value, { out: runOf(key).out, source, position });
       return;
     }
     const entry = runOf(source);
@@ -81,5 +87,5 @@ export function readLogLines(
     if (typeof own(value, 'type') === 'string') readEntry(value, { out: entry.out, source, position });
   });
   if (runs.size === 0) throw new TranscriptError(source, 'line 1', 'no events');
-  return [...runs.values()].map(({ run, out }) => ({ ...run, steps: out.finish() }));
+  return [...runs.values()].map(({ run, out }) => ({ ...run, steps: out.finish(), catalog: CATALOG_OF[format] }));
 }

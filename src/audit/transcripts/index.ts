@@ -4,7 +4,9 @@
  * content (see `readTranscript`): OpenAI chat (and tau-bench runs), OpenAI
  * legacy `function_call`, OpenAI Responses items, Anthropic messages, Claude
  * Code session JSONL, Gemini CLI chat history and session files, Codex
- * rollout JSONL, and this project's own JSONL events.
+ * rollout JSONL, Qwen Code chat recordings, opencode exports and run lines,
+ * Kiro CLI saved conversations, and this project's own JSONL events. A run
+ * read from an agent's own format names that agent's catalog.
  *
  * This module is the surface: the steps (`steps.ts`), the readers
  * (`read-transcript.ts`, one file per format beside it) and the streaming

@@ -12,7 +12,8 @@ import { MAX_RESULT_TEXT, type CallStep, type ResultStep, type TranscriptRun, ty
 export const JSONL_TYPES = ['run', 'call', 'result', 'answer', 'reset', 'resetKeepProgress', 'clock'];
 
 /** What one line of this project's JSONL format says: a run starts, or a step. */
-export type JsonlEvent = { type: 'run'; id: string; reward: number | null } | { type: 'step'; step: TranscriptStep };
+/** A run starts (`catalog`: the agent's catalog, when its log format says, see `TranscriptRun.catalog`), or one of its steps. */
+export type JsonlEvent = { type: 'run'; id: string; reward: number | null; catalog?: string } | { type: 'step'; step: TranscriptStep };
 
 /**
  * This project's JSONL event format, one line at a time (so a file of any

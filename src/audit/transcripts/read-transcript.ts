@@ -15,6 +15,9 @@ import { createInterface } from 'node:readline';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { isRecord, own } from '../../util/own.js';
 import { readLogLines } from './agent-logs.js';
+import { isKiroConversation, readKiroConversation } from './kiro.js';
+import { isOpencodeExport, isOpencodeRunLine, readOpencodeExports, readOpencodeRunLines } from './opencode.js';
+import { isQwenLine } from './qwen.js';
 import { JSONL_TYPES, JsonlReader, readJsonl, type JsonlEvent } from './jsonl.js';
 import { CODEX_LINE_TYPES, readEntry, RESPONSES_TYPES } from './read-entry.js';
 import { ownString, StepBuilder, type Json } from './step-builder.js';
@@ -23,7 +26,8 @@ import type { ReadOptions, TranscriptRun, TranscriptStep } from './steps.js';
 /** The formats `readTranscript` knows, for the error that says none was recognised. */
 const SUPPORTED_FORMATS =
   'OpenAI chat and tau-bench runs, OpenAI legacy function_call, OpenAI Responses items, Anthropic messages, ' +
-  'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, pulse-safety JSONL events';
+  'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, opencode exports and run JSON lines, ' +
+  'Qwen Code chat recordings, Kiro CLI saved conversations, pulse-safety JSONL events';
 
 /** Claude Code session line types that carry no conversation. */
 const CLAUDE_OTHER_TYPES = new Set(['summary', 'system', 'file-history-snapshot', 'queue-operation', 'result', 'progress', 'attachment']);
@@ -70,10 +74,13 @@ function readRun(value: unknown, source: string, index: number | null, options: 
         : index === null
           ? source
           : `run ${index}`;
+  // A Gemini CLI session file: its messages are typed `user` / `gemini` / ..., not chat roles.
+  const geminiSession = typeof own(value, 'sessionId') === 'string' && entries.some((e) => isRecord(e) && own(e, 'type') === 'gemini');
   return {
     id,
     reward: typeof reward === 'number' && Number.isFinite(reward) ? reward : null,
     steps: readEntries(entries, source, where, options),
+    ...(geminiSession ? { catalog: 'gemini-cli' } : {}),
   };
 }
 
@@ -102,10 +109,16 @@ function readEntries(entries: unknown[], source: string, where: string, options:
 
 /** A file of one JSON value: a log line or event on its own, an array of runs, or one run. */
 function readJson(value: unknown, text: string, source: string, options: ReadOptions): TranscriptRun[] {
+  if (isOpencodeExport(value) || (Array.isArray(value) && value.length > 0 && value.every(isOpencodeExport))) {
+    return readOpencodeExports(value, source, options);
+  }
+  if (isKiroConversation(value)) return [readKiroConversation(value, source, options)];
   if (isRecord(value) && typeof own(value, 'type') === 'string' && entriesOf(value) === null) {
     // One log line or event on its own (perhaps spread over several lines).
     const format = lineFormat(value, own(value, 'type') as string);
-    return format === 'own' ? readJsonl(text, source) : readLogLines([value], source, format, options);
+    if (format === 'own') return readJsonl(text, source);
+    if (format === 'opencode') return readOpencodeRunLines([JSON.stringify(value)], source, options);
+    return readLogLines([value], source, format, options);
   }
   if (Array.isArray(value)) {
     const looksLikeRuns = value.some(
@@ -116,16 +129,26 @@ function readJson(value: unknown, text: string, source: string, options: ReadOpt
   return [readRun(value, source, null, options)];
 }
 
+/** The formats of a file of JSON lines. */
+type LineFormat = 'own' | 'codex' | 'claude' | 'qwen' | 'opencode';
+
+/** How many typed lines are looked at for a Qwen Code line once the first looked like Claude Code's (the two share their line envelope). */
+const QWEN_SCAN_LINES = 1000;
+
 /**
  * Reads a file of one JSON value a line, and picks its format from the first
  * line with a string `type`: Codex rollout lines (`session_meta`,
- * `response_item`, ...) or bare Responses items (older Codex rollouts); Claude
+ * `response_item`, ...) or bare Responses items (older Codex rollouts);
+ * `opencode run --format json` lines (a `sessionID` and a `part`); Claude
  * Code session lines (`user`, `assistant`, `summary`, ..., or any line with a
- * `message` or `sessionId`); otherwise this project's own events.
+ * `message` or `sessionId`), which are Qwen Code's when one of the first
+ * lines wraps a Gemini `Content` (`message.parts`) or is a `tool_result`;
+ * otherwise this project's own events.
  */
 function readLines(text: string, source: string, options: ReadOptions): TranscriptRun[] {
   const lines = text.split('\n');
-  let format: 'own' | 'codex' | 'claude' = 'own';
+  let format: LineFormat | null = null;
+  let looked = 0;
   for (const raw of lines) {
     const line = raw.trim();
     if (!line.startsWith('{')) continue;
@@ -138,17 +161,22 @@ function readLines(text: string, source: string, options: ReadOptions): Transcri
     if (!isRecord(value)) continue;
     const type = own(value, 'type');
     if (typeof type !== 'string') continue;
-    format = lineFormat(value, type);
-    break;
+    looked += 1;
+    if (format === null) format = lineFormat(value, type);
+    else if (isQwenLine(value, type)) format = 'qwen';
+    if (format !== 'claude' || looked >= QWEN_SCAN_LINES) break;
   }
-  if (format === 'own') return readJsonl(text, source);
+  if (format === null || format === 'own') return readJsonl(text, source);
+  if (format === 'opencode') return readOpencodeRunLines(lines, source, options);
   return readLogLines(lines, source, format, options);
 }
 
 /** The format of a log whose first typed line is `value`. */
-function lineFormat(value: Json, type: string): 'own' | 'codex' | 'claude' {
+function lineFormat(value: Json, type: string): LineFormat {
   const wraps = isRecord(own(value, 'message'));
   const session = typeof own(value, 'sessionId') === 'string' || typeof own(value, 'session_id') === 'string';
+  if (isOpencodeRunLine(value, type)) return 'opencode';
+  if (session && isQwenLine(value, type)) return 'qwen';
   if (CODEX_LINE_TYPES.has(type) || (RESPONSES_TYPES.has(type) && !wraps)) return 'codex';
   if (JSONL_TYPES.includes(type) && !wraps && !session) return 'own';
   if (type === 'user' || type === 'assistant' || CLAUDE_OTHER_TYPES.has(type) || wraps || session) return 'claude';
@@ -194,8 +222,17 @@ function requireSomething(runs: TranscriptRun[], source: string): TranscriptRun[
  * - Codex rollout JSONL (`~/.codex/sessions/.../rollout-*.jsonl`):
  *   `response_item` lines of Responses items, the session's and turn's `cwd`
  *   on calls;
+ * - Qwen Code chat recordings (`~/.qwen/projects/<project>/chats/*.jsonl`):
+ *   Claude Code's line envelope around Gemini `Content`, and `tool_result`
+ *   lines with the call's status (`qwen.ts`);
+ * - opencode: `opencode export` JSON (`{ info, messages: [{ info, parts }] }`,
+ *   or an array of them) and `opencode run --format json` lines (`opencode.ts`);
+ * - a Kiro CLI (or Amazon Q Developer CLI) conversation saved with `/save`:
+ *   `{ conversation_id, history: [{ user, assistant }] }` (`kiro.ts`);
  * - JSONL events of this project's own format (see `JsonlReader`).
  *
+ * Each run of an agent's own log format names that agent's catalog
+ * (`TranscriptRun.catalog`), which `--catalog auto` takes first.
  * An assistant text with no tool call after it in its turn is an answer.
  * Whether a call failed is read from its result (`outcomeOf`, DESIGN §5.7).
  *
@@ -264,7 +301,7 @@ export async function* readTranscriptEvents(path: string, options: ReadOptions =
     return;
   }
   for (const run of readTranscript(readFileSync(path, 'utf8'), path, options)) {
-    yield { type: 'run', id: run.id, reward: run.reward };
+    yield { type: 'run', id: run.id, reward: run.reward, ...(run.catalog === undefined ? {} : { catalog: run.catalog }) };
     for (const step of run.steps) yield { type: 'step', step };
   }
 }

@@ -63,11 +63,19 @@ export interface ClockStep {
 /** One step of a transcript; `position` says where it is in the input (e.g. `message 7`, `line 3`). */
 export type TranscriptStep = CallStep | ResultStep | AnswerStep | ResetStep | ResetKeepProgressStep | ClockStep;
 
-/** One recorded session. `reward` is the benchmark's score when the input has one (tau-bench: 1 met, 0 not), else null. */
+/**
+ * One recorded session. `reward` is the benchmark's score when the input has
+ * one (tau-bench: 1 met, 0 not), else null. `catalog` names the shipped
+ * catalog of the agent whose log format the reader recognised (`claude-code`
+ * for a Claude Code session, `opencode`, `qwen-code`, `kiro`, ...), absent
+ * for formats many agents share (OpenAI chat, Anthropic messages): `--catalog
+ * auto` takes it before counting tool names (issue 25 item 4).
+ */
 export interface TranscriptRun {
   id: string;
   reward: number | null;
   steps: TranscriptStep[];
+  catalog?: string;
 }
 
 /** Options of `readTranscript`. */

@@ -17,6 +17,9 @@ import codexCatalog from '../../catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from '../../catalogs/mcp.json' with { type: 'json' };
 import cursorCatalog from '../../catalogs/cursor.json' with { type: 'json' };
 import copilotCatalog from '../../catalogs/copilot.json' with { type: 'json' };
+import opencodeCatalog from '../../catalogs/opencode.json' with { type: 'json' };
+import qwenCodeCatalog from '../../catalogs/qwen-code.json' with { type: 'json' };
+import kiroCatalog from '../../catalogs/kiro.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
 import { compileCatalog, type Classifier, type CompileOptions } from './compile.js';
 import type { Catalog } from './schema.js';
@@ -34,6 +37,9 @@ export const builtinCatalogs = {
   mcp: mcpCatalog as Catalog,
   cursor: cursorCatalog as Catalog,
   copilot: copilotCatalog as Catalog,
+  opencode: opencodeCatalog as Catalog,
+  'qwen-code': qwenCodeCatalog as Catalog,
+  kiro: kiroCatalog as Catalog,
 } as const satisfies Readonly<Record<string, Catalog>>;
 
 /** The names of the shipped catalogs. */

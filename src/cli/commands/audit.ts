@@ -4,8 +4,9 @@
  *
  * `pulse-safety audit <file...> [--catalog auto|<shipped name>|<path>] [--format text|json]`
  * audits recorded transcripts against the rules; `--demo` audits the embedded
- * demo transcript instead. `--catalog auto` (the default) picks the shipped
- * catalog that knows the most tool names of the input. Exit codes: 0 nothing
+ * demo transcript instead. `--catalog auto` (the default) picks the catalog of
+ * the agent whose log format the input is in, else the shipped catalog that
+ * knows the most tool names of the input. Exit codes: 0 nothing
  * refused (and always for `--demo`), 1 something refused or a run ends with an
  * unverified write, 2 bad input (a message naming the file and the position,
  * never a stack trace).
@@ -27,7 +28,14 @@ import {
   type RunAudit,
 } from '../../audit/audit.js';
 import { formatPolicyComparison, formatRunText, formatSummaryText } from '../../audit/format.js';
-import { builtinCatalogs, compileCatalog, pickCatalog, type CompiledCatalog } from '../../classify/catalog/index.js';
+import {
+  builtinCatalogs,
+  compileCatalog,
+  pickCatalog,
+  type BuiltinCatalogName,
+  type Catalog,
+  type CompiledCatalog,
+} from '../../classify/catalog/index.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
 import { CatalogError } from '../../errors/index.js';
 import { TranscriptError } from '../../errors/transcript-error.js';
@@ -36,18 +44,34 @@ import { readTranscriptEvents, type JsonlEvent } from '../../audit/transcripts/i
 import { EXIT, InputError, readCatalog, withDefaults, type CommandIo } from '../io.js';
 
 /**
- * `--catalog auto`: the shipped catalog that knows the most of the tool names, with a note for the report, and a warning when it still knows fewer
- * than half of them (the rest are judged as writes).
+ * `--catalog auto`: the catalog of the agent whose log format the reader
+ * recognised (`format`: every run named the same one, issue 25 item 4: a
+ * Claude Code log whose calls are all MCP tools is still a Claude Code log),
+ * else the shipped catalog that knows the most of the tool names; with a
+ * note for the report, and a warning when it knows fewer than half of them
+ * (the rest are judged as writes).
  */
-function autoCatalog(names: Iterable<string>): { catalog: CompiledCatalog; label: string; warning: string | null } {
-  const choice = pickCatalog(names);
+function autoCatalog(
+  names: Iterable<string>,
+  format: BuiltinCatalogName | null,
+): { catalog: CompiledCatalog; label: string; warning: string | null } {
+  const choice =
+    format === null ? pickCatalog(names) : pickCatalog(names, { [format]: builtinCatalogs[format] } as Record<BuiltinCatalogName, Catalog>);
+  const how = format === null ? '' : ", the log's format";
   const tie = choice.tiedWith.length > 0 ? `; a tie with ${choice.tiedWith.join(', ')}, the strictest chosen` : '';
-  const label = `auto: ${choice.name}, knows ${choice.known} of ${choice.total} tool names${tie}`;
+  const label = `auto: ${choice.name}${how}, knows ${choice.known} of ${choice.total} tool names${tie}`;
   const warning =
     choice.total > 0 && choice.known * 2 < choice.total
       ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes, or by the catalog's fallback where it has one (name a catalog with --catalog)`
       : null;
   return { catalog: compileCatalog(builtinCatalogs[choice.name]), label, warning };
+}
+
+/** The catalog every run's log format names, when they all name the same shipped one; else null. */
+function formatCatalog(hints: ReadonlySet<string | undefined>): BuiltinCatalogName | null {
+  if (hints.size !== 1) return null;
+  const [hint] = hints;
+  return hint !== undefined && Object.hasOwn(builtinCatalogs, hint) ? (hint as BuiltinCatalogName) : null;
 }
 
 interface AuditCommandOptions {
@@ -214,9 +238,10 @@ function checkInputs(files: readonly string[], options: AuditCommandOptions): vo
 
 /**
  * The catalog the audit classifies with and its label in the report: the
- * one `--catalog` names, or with `auto` the best shipped one for the tool
- * names of the input (a first pass over it, the names only; its warning to
- * `err`).
+ * one `--catalog` names, or with `auto` the catalog of the input's log
+ * format when every run's reader named the same one, else the best shipped
+ * one for the tool names of the input (a first pass over it, the names and
+ * formats only; its warning to `err`).
  */
 async function chooseCatalog(
   files: readonly string[],
@@ -225,10 +250,12 @@ async function chooseCatalog(
 ): Promise<{ catalog: CompiledCatalog; label: string }> {
   if (options.catalog !== 'auto') return { catalog: compileCatalog(readCatalog(options.catalog)), label: options.catalog };
   const names = new Set<string>();
+  const formats = new Set<string | undefined>();
   for await (const event of eventsOf(files, options.demo === true)) {
-    if (event.type === 'step' && event.step.type === 'call') names.add(event.step.name);
+    if (event.type === 'run') formats.add(event.catalog);
+    else if (event.step.type === 'call') names.add(event.step.name);
   }
-  const auto = autoCatalog(names);
+  const auto = autoCatalog(names, formatCatalog(formats));
   if (auto.warning !== null) err(`pulse-safety audit: ${printable(auto.warning)}\n`);
   return { catalog: auto.catalog, label: auto.label };
 }
@@ -302,11 +329,11 @@ export function registerAuditCommand(program: Command, io: CommandIo = {}): Comm
     .description('Audit recorded agent transcripts in shadow mode: what would the gate have refused?')
     .argument(
       '[files...]',
-      'transcripts: OpenAI chat, Responses or legacy function-call JSON, tau-bench JSON, Anthropic messages JSON, Claude Code session JSONL, Gemini CLI chat JSON, or pulse-safety JSONL',
+      'transcripts: OpenAI chat, Responses or legacy function-call JSON, tau-bench JSON, Anthropic messages JSON, Claude Code session JSONL, Gemini CLI chat JSON, Codex rollout JSONL, opencode export JSON or run JSONL, Qwen Code chat JSONL, Kiro CLI saved conversation JSON, or pulse-safety JSONL',
     )
     .option(
       '--catalog <name|path>',
-      `tool catalog: auto (the shipped catalog that knows the most tool names), ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`,
+      `tool catalog: auto (the catalog of the log's agent, else the shipped catalog that knows the most tool names), ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`,
       'auto',
     )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))

@@ -251,9 +251,10 @@ describe('pickCatalog (--catalog auto)', () => {
     expect(pickCatalog(names, { permissive, strict })).toEqual({ name: 'strict', known: 2, total: 3, tiedWith: ['permissive'] });
     expect(pickCatalog(names, { strict, permissive })).toEqual({ name: 'strict', known: 2, total: 3, tiedWith: ['permissive'] });
     // A catalog-wide fallback admits unlisted tools by their arguments' words: Pulse's loses a tie to one without.
-    expect(pickCatalog(['run_shell_command', 'pulse_control'])).toMatchObject({ name: 'gemini-cli', tiedWith: ['pulse'] });
-    // Shipped catalogs: gemini-cli and codex both list read_file; equally strict, the earlier wins, and the tie is said.
-    expect(pickCatalog(['read_file'])).toEqual({ name: 'gemini-cli', known: 1, total: 1, tiedWith: ['codex'] });
+    // (qwen-code, a fork of Gemini CLI, lists run_shell_command too; equally strict, the earlier gemini-cli wins.)
+    expect(pickCatalog(['run_shell_command', 'pulse_control'])).toMatchObject({ name: 'gemini-cli', tiedWith: ['pulse', 'qwen-code'] });
+    // Shipped catalogs: gemini-cli, codex and qwen-code all list read_file; equally strict, the earlier wins, and the tie is said.
+    expect(pickCatalog(['read_file'])).toEqual({ name: 'gemini-cli', known: 1, total: 1, tiedWith: ['codex', 'qwen-code'] });
   });
 });
 
