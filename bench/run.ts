@@ -50,6 +50,8 @@
  * persisted snapshot, <= 250 µs per shell command and <= 300 µs per SQL
  * statement.
  */
+// Every parser loaded before the classifiers run, as the package's entry points do.
+import '../src/classify/eager.js';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';

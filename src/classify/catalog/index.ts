@@ -16,7 +16,7 @@ import geminiCliCatalog from '../../catalogs/gemini-cli.json' with { type: 'json
 import codexCatalog from '../../catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from '../../catalogs/mcp.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
-import { compileCatalog, type Classifier, type CompileOptions } from './compile.js';
+import { compileCatalog, compileValidCatalog, type Classifier, type CompileOptions, type CompiledCatalog } from './compile.js';
 import type { Catalog } from './schema.js';
 
 export { catalogSchema, parseCatalog, catalogJsonSchema, type Catalog, type ToolRule } from './schema.js';
@@ -34,6 +34,18 @@ export const builtinCatalogs = {
 
 /** The names of the shipped catalogs. */
 export type BuiltinCatalogName = keyof typeof builtinCatalogs;
+
+/**
+ * A shipped catalog compiled without validating it again (`compileValidCatalog`):
+ * the shipped catalogs are valid as shipped (the tests parse each one and
+ * compare). For a process that runs no code of a user's that could change
+ * them, such as a coding agent's hook, where validation would cost more than
+ * the call (issue 25 item 7); elsewhere `compileCatalog` does the same work
+ * and validates.
+ */
+export function compileShippedCatalog(name: BuiltinCatalogName, options: CompileOptions = {}): CompiledCatalog {
+  return compileValidCatalog(builtinCatalogs[name], options);
+}
 
 /**
  * Builds the full classifier of a catalog: `(name, args) => { kind, targets,
@@ -57,8 +69,13 @@ export function createClassifier(catalog: unknown): Classifier {
   return compileCatalog(catalog).kindOf;
 }
 
-/** The compiled default Pulse catalog. */
-const pulse = compileCatalog(builtinCatalogs.pulse);
+/** The compiled default Pulse catalog, compiled on first use (a process that never uses it does not pay for it). */
+let pulseCompiled: CompiledCatalog | undefined;
+
+/** The compiled default Pulse catalog (`pulseCompiled`). */
+function pulse(): CompiledCatalog {
+  return (pulseCompiled ??= compileCatalog(builtinCatalogs.pulse));
+}
 
 /**
  * Classifies a tool call with the Pulse catalog (DESIGN.md §2), the Go
@@ -68,7 +85,7 @@ const pulse = compileCatalog(builtinCatalogs.pulse);
  * @param args the call's arguments: an object, or its JSON string.
  */
 export function classifyToolCall(name: string, args?: unknown): ToolKind {
-  return pulse.kindOf(name, args);
+  return pulse().kindOf(name, args);
 }
 
 /**
@@ -76,7 +93,7 @@ export function classifyToolCall(name: string, args?: unknown): ToolKind {
  * `{ kind, targets, destructive }`. Never throws; unknown input is a `write`.
  */
 export function classifyCall(name: string, args?: unknown): Classification {
-  return pulse.classify(name, args);
+  return pulse().classify(name, args);
 }
 
 /** What `pickCatalog` chose, and how well it fits. */
