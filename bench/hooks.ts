@@ -60,12 +60,19 @@ function runOnce(variant: Variant, cacheDir: string): number {
   const stateDir = variant.payload === null ? null : mkdtempSync(join(os.tmpdir(), 'pulse-safety-bench-hook-'));
   try {
     const args = variant.payload === null ? ['-e', '0'] : [BIN, 'hook', 'claude-code'];
-    const env = { ...process.env, PULSE_SAFETY_CACHE_DIR: cacheDir, ...(stateDir === null ? {} : { PULSE_SAFETY_STATE_DIR: stateDir }), ...variant.env };
+    const env = {
+      ...process.env,
+      PULSE_SAFETY_CACHE_DIR: cacheDir,
+      ...(stateDir === null ? {} : { PULSE_SAFETY_STATE_DIR: stateDir }),
+      ...variant.env,
+    };
     const start = process.hrtime.bigint();
     const result = spawnSync(process.execPath, args, { input: variant.payload ?? '', env, encoding: 'utf8' });
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     if (result.status !== 0 || result.stdout.includes('"deny"')) {
-      throw new Error(`hook bench: ${variant.label} answered exit ${String(result.status)}: ${result.stdout.slice(0, 300)} ${result.stderr.slice(0, 300)}`);
+      throw new Error(
+        `hook bench: ${variant.label} answered exit ${String(result.status)}: ${result.stdout.slice(0, 300)} ${result.stderr.slice(0, 300)}`,
+      );
     }
     return ms;
   } finally {
@@ -87,7 +94,10 @@ function median(values: readonly number[]): number {
 export function hookLatencyRows(rounds = Number(process.env.BENCH_HOOK_ROUNDS ?? 11)): { rows: HookBenchRow[]; notes: string[] } {
   const notes: string[] = [];
   const bundled = existsSync(BUNDLE);
-  if (!bundled) notes.push(`hooks: no hook bundle at dist/hook/hook.cjs (run \`npm run build\` or \`node scripts/bundle-hook.mjs\`): every row runs the modules.`);
+  if (!bundled)
+    notes.push(
+      `hooks: no hook bundle at dist/hook/hook.cjs (run \`npm run build\` or \`node scripts/bundle-hook.mjs\`): every row runs the modules.`,
+    );
   const read = preToolUse('Read', { file_path: '/tmp/bench/README.md' });
   const bash = preToolUse('Bash', { command: 'git status && ls -la src | grep -v test' });
   const sql = preToolUse('Bash', { command: 'psql -d shop -c "select id, total from orders where id = 42"' });

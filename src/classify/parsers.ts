@@ -58,10 +58,7 @@ interface Parsings {
 
 /** Where a parser is: not asked for yet, being loaded, ready, or failed to load (for good). */
 type Slot<T> =
-  | { state: 'absent' }
-  | { state: 'loading'; done: Promise<void> }
-  | { state: 'ready'; value: T }
-  | { state: 'failed'; reason: string };
+  { state: 'absent' } | { state: 'loading'; done: Promise<void> } | { state: 'ready'; value: T } | { state: 'failed'; reason: string };
 
 const slots: { [N in ParserName]: Slot<Parsings[N]> } = {
   bash: { state: 'absent' },
@@ -118,7 +115,7 @@ function loadOne(name: ParserName): Promise<void> {
  * each is ready or has failed to load; never rejects (a parser that failed
  * makes its classifier fail closed: `parserFailure`).
  */
-export async function loadParsers(names: Iterable<ParserName>): Promise<void> {
+async function loadParsers(names: Iterable<ParserName>): Promise<void> {
   await Promise.all([...new Set(names)].filter((name) => (PARSER_NAMES as readonly string[]).includes(name)).map(loadOne));
 }
 
@@ -174,7 +171,7 @@ export function parserMisses(): number {
 }
 
 /** The parsers asked for and missed since the last call (in `PARSER_NAMES` order); clears the list. */
-export function takeMissedParsers(): ParserName[] {
+function takeMissedParsers(): ParserName[] {
   const names = PARSER_NAMES.filter((name) => missed.has(name));
   missed.clear();
   return names;

@@ -35,7 +35,7 @@ interface HookBundleExports {
  * `$XDG_CACHE_HOME/pulse-safety-fsm`, or `~/.cache/pulse-safety-fsm`
  * (relative paths are ignored, as XDG says).
  */
-export function codeCacheDirectory(env: NodeJS.ProcessEnv = process.env): string | null {
+function codeCacheDirectory(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.PULSE_SAFETY_CODE_CACHE === '0') return null;
   const own = env.PULSE_SAFETY_CACHE_DIR;
   if (own !== undefined && own !== '') return isAbsolute(own) ? own : null;

@@ -23,7 +23,13 @@ import type { BlockRule } from '../../machines/safety.types.js';
 import { clearedByFor } from '../../machines/safety.policy.js';
 import { UNKNOWN_PLACE } from '../../machines/safety.targets.js';
 import type { Classification } from '../classify/classification.js';
-import { builtinCatalogs, compileShippedCatalog, kindFromMcpAnnotations, type BuiltinCatalogName, type CompiledCatalog } from '../classify/catalog/index.js';
+import {
+  builtinCatalogs,
+  compileShippedCatalog,
+  kindFromMcpAnnotations,
+  type BuiltinCatalogName,
+  type CompiledCatalog,
+} from '../classify/catalog/index.js';
 import { prepareParsers } from '../classify/parsers.js';
 import type { FSMBlockedError } from '../errors/index.js';
 import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';

@@ -41,7 +41,10 @@ describe('parsers loaded on demand', () => {
 
   it('a fresh process has no parser loaded, and each classifier answers a write naming the parser', () => {
     expect(report.unloaded.loaded).toEqual([]);
-    expect(report.unloaded.bash).toMatchObject({ kind: 'write', reason: 'shell: the command was not parsed: tree-sitter-bash is not loaded' });
+    expect(report.unloaded.bash).toMatchObject({
+      kind: 'write',
+      reason: 'shell: the command was not parsed: tree-sitter-bash is not loaded',
+    });
     expect(report.unloaded.postgres).toMatchObject({ kind: 'write', reason: 'sql: the PostgreSQL parser is not loaded' });
     expect(report.unloaded.sqlite.kind).toBe('write');
     expect(report.unloaded.sqlite.reason).toMatch(/the SQLite parser is not loaded/);
