@@ -104,7 +104,7 @@ export function hookLatencyRows(rounds = Number(process.env.BENCH_HOOK_ROUNDS ??
   const variants: Variant[] = [
     { label: 'node -e 0', payload: null },
     { label: 'before-tool hook, Read', payload: read, target: 1.5 },
-    { label: 'before-tool hook, Bash (`git status && ls -la src | grep -v test`)', payload: bash, target: 2.5 },
+    { label: 'before-tool hook, Bash (`git status && ls -la src \\| grep -v test`)', payload: bash, target: 2.5 },
     { label: 'before-tool hook, SQL (`psql -c "select …"`)', payload: sql, target: 3 },
     { label: 'before-tool hook, Read, no code cache', payload: read, env: { PULSE_SAFETY_CODE_CACHE: '0' } },
     { label: 'before-tool hook, Read, modules (no bundle)', payload: read, env: { PULSE_SAFETY_HOOK_BUNDLE: '0' } },
