@@ -42,6 +42,7 @@ export default defineConfig({
       'test/examples/prometheus.test.ts',
       ...LAST,
     ],
+    setupFiles: ['test/support/parsers.ts'],
     sequence: { sequencer: QuickTestsFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,

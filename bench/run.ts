@@ -35,9 +35,12 @@
  * - the audit's peak RSS on 1,000,000 refused calls with `--summary-only`
  *   (the built CLI in a child process), beside a process that only loads the
  *   CLI; target <= 512 MiB (issue 14).
+ * - the coding-agent hook (bench/hooks.ts): whole-process medians of
+ *   `pulse-safety hook claude-code` for a Read, a Bash command and SQL,
+ *   against a bare `node -e 0` of the same run; targets 1.5x, 2.5x, 3x (issue 25).
  *
  * `npm run bench -- audit heap` runs only the sections named (call, session,
- * audit, heap, snapshot, paths, classification, redis, targets, memory).
+ * audit, heap, snapshot, paths, classification, redis, targets, memory, hooks).
  *
  * Before timing, the reference is checked to agree with the statechart,
  * persisted snapshot for persisted snapshot, on every workload used.
@@ -50,6 +53,8 @@
  * persisted snapshot, <= 250 µs per shell command and <= 300 µs per SQL
  * statement.
  */
+// Every parser loaded before the classifiers run, as the package's entry points do.
+import '../src/classify/eager.js';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
@@ -79,6 +84,7 @@ import { toPersistedSnapshot } from '../src/guard/snapshot.js';
 import { readTranscript, type TranscriptRun } from '../src/audit/transcripts/index.js';
 import { ReferenceGuard, ReferenceMachine, referenceAuditGateOf } from './reference.js';
 import type { RedisBench } from './redis.js';
+import { hookLatencyRows } from './hooks.js';
 
 const ROOT = new URL('../../', import.meta.url); // dist/bench/run.js -> the project
 const TAU_BENCH = new URL('../shared/data/tau-bench/gpt-4o-airline.json', ROOT);
@@ -891,7 +897,19 @@ function auditPeakMemory(): void {
 }
 
 /** The bench's sections, in the order they run; `npm run bench -- audit heap` runs only those named (every one by default). */
-const BENCH_SECTIONS = ['call', 'session', 'audit', 'heap', 'snapshot', 'paths', 'classification', 'redis', 'targets', 'memory'] as const;
+const BENCH_SECTIONS = [
+  'call',
+  'session',
+  'audit',
+  'heap',
+  'snapshot',
+  'paths',
+  'classification',
+  'redis',
+  'targets',
+  'memory',
+  'hooks',
+] as const;
 type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 const BENCH_USAGE = `usage: npm run bench [-- SECTION...]\n  runs every section, or only those named: ${BENCH_SECTIONS.join(', ')}\n`;
@@ -958,6 +976,11 @@ function main(): void {
   run('redis', redisRows);
   run('targets', targetRows);
   run('memory', auditPeakMemory);
+  run('hooks', () => {
+    const hooks = hookLatencyRows();
+    rows.push(...hooks.rows);
+    notes.push(...hooks.notes);
+  });
 
   const lines = [
     `Machine: ${machineLine()}`,

@@ -5,31 +5,33 @@
  * loads only the hook (`hooks/run.ts`): a coding agent starts it once per
  * tool call, so it must not pay for the rest of the CLI.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { printable } from './util/printable.js';
 import { lastResort } from './hooks/last-resort.js';
 
 const HOSTS = new Set(['claude-code', 'gemini-cli', 'codex', 'cursor', 'copilot']);
 
-/** Reads all of stdin as UTF-8 text. */
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** `hook <host>`: one hook event, answered in the host's format; never exits 1 or 2 by accident. */
+/**
+ * `hook <host>`: one hook event, answered in the host's format; never exits 1
+ * or 2 by accident. Runs the hook bundle (`dist/hook/hook.cjs`, with its code
+ * cache: `hooks/bundle.ts`) when the package was built with it (and
+ * `PULSE_SAFETY_HOOK_BUNDLE` is not `0`), else the hook's modules (`hooks/process.ts`).
+ */
 async function hook(host: string): Promise<void> {
-  const { runHook } = await import('./hooks/run.js');
-  const known = host as Parameters<typeof lastResort>[0];
-  let output;
-  try {
-    output = await runHook(known, await readStdin());
-  } catch {
-    output = lastResort(known);
+  const bundle = fileURLToPath(new URL('../hook/hook.cjs', import.meta.url));
+  // PULSE_SAFETY_HOOK_BUNDLE=0 runs the modules even where the bundle is built (to compare them: npm run bench -- hooks).
+  if (process.env.PULSE_SAFETY_HOOK_BUNDLE !== '0' && existsSync(bundle)) {
+    const { runHookBundle } = await import('./hooks/bundle.js');
+    try {
+      await runHookBundle(bundle, host);
+      return;
+    } catch {
+      // The bundle could not be loaded (it throws before the hook runs): the modules answer instead.
+    }
   }
-  if (output.stderr !== '') process.stderr.write(output.stderr);
-  process.stdout.write(output.stdout);
-  process.exitCode = output.exitCode;
+  const { runHookProcess } = await import('./hooks/process.js');
+  await runHookProcess(host);
 }
 
 const argv = process.argv.slice(2);

@@ -10,6 +10,8 @@
  *
  * Spec: ASSISTANT_SAFETY.md; DESIGN.md.
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import './classify/eager.js';
 export { safetyMachine, initialSafetyContext, normalizeEvent, type SafetyMachine } from '../machines/safety.machine.js';
 export {
   TOOL_KINDS,

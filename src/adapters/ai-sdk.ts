@@ -26,6 +26,8 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
  * unverified change), "Blocked calls and recovery"; DESIGN.md §3.1, §5.7.
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../classify/eager.js';
 import {
   experimental_createSteering,
   type Experimental_Steering,

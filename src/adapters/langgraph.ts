@@ -22,6 +22,8 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.1, §5.7.
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../classify/eager.js';
 import { Annotation, Command, END, MessagesAnnotation, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';

@@ -23,6 +23,8 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.1, §5.7.
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../classify/eager.js';
 import {
   OutputGuardrailTripwireTriggered,
   ToolGuardrailFunctionOutputFactory,

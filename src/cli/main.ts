@@ -8,6 +8,8 @@
  * trace); 70 an internal error, set by `bin.ts` (a bug: please report it
  * with the input).
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../classify/eager.js';
 import { Command, CommanderError } from 'commander';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerCatalogCommand } from './commands/catalog.js';

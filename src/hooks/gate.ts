@@ -23,7 +23,14 @@ import type { BlockRule } from '../../machines/safety.types.js';
 import { clearedByFor } from '../../machines/safety.policy.js';
 import { UNKNOWN_PLACE } from '../../machines/safety.targets.js';
 import type { Classification } from '../classify/classification.js';
-import { builtinCatalogs, compileCatalog, kindFromMcpAnnotations, type CompiledCatalog } from '../classify/catalog/index.js';
+import {
+  builtinCatalogs,
+  compileShippedCatalog,
+  kindFromMcpAnnotations,
+  type BuiltinCatalogName,
+  type CompiledCatalog,
+} from '../classify/catalog/index.js';
+import { prepareParsers } from '../classify/parsers.js';
 import type { FSMBlockedError } from '../errors/index.js';
 import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
 import { refusalText } from '../guard/refusal-text.js';
@@ -61,8 +68,8 @@ const compiled = new Map<string, CompiledCatalog>();
 function catalogOf(name: string): CompiledCatalog {
   let catalog = compiled.get(name);
   if (catalog === undefined) {
-    const source = (builtinCatalogs as Record<string, unknown>)[name] ?? builtinCatalogs['claude-code'];
-    catalog = compileCatalog(source);
+    // The shipped catalogs, valid as shipped: not validated again in a hook process (issue 25 item 7).
+    catalog = compileShippedCatalog(Object.hasOwn(builtinCatalogs, name) ? (name as BuiltinCatalogName) : 'claude-code');
     compiled.set(name, catalog);
   }
   return catalog;
@@ -234,6 +241,9 @@ function failed(outcome: 'success' | 'error', result: unknown, echoes: boolean, 
 export async function answerHook(payload: HookPayload, options: HookGateOptions): Promise<HookAnswer> {
   const now = options.now ?? Date.now;
   try {
+    const event = payload.event;
+    // The parsers this call's classification needs, loaded before it is judged (`prepareParsers`: never a parser missed).
+    if (event.type === 'tool.before') await prepareParsers(() => classifyHookCall(event.call, options));
     return await decide(payload, options, now);
   } catch (error) {
     if (error instanceof HookStateError) return failClosedAnswer(payload, error.code, error.message, options);

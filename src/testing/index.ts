@@ -25,6 +25,8 @@
  * WRITING, strict failed writes, time as an input, auto-completed
  * verification), §1 and §5 (targets, destructive and self-verifying writes).
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../classify/eager.js';
 export type { ExpectedDecision, SafetyPath, SafetyPathOptions, SafetyPathStep, SafetySnapshot, SessionView } from './types.js';
 export {
   CLOCK_JUMP_MS,

@@ -33,6 +33,8 @@
  * gated call in `gated-call.ts`, the guard of a session in `guard-source.ts`,
  * the proxy in `gating-proxy.ts`, the in-process gate in `gate-server.ts`).
  */
+// Every parser loaded before this entry's classifiers are used (`classify/parsers.ts`).
+import '../../classify/eager.js';
 import { isRecord } from '../../util/own.js';
 import { ANSWER_META_KEY, type AnswerState } from './gate-options.js';
 

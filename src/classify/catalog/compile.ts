@@ -356,7 +356,16 @@ function argumentTargets(
  * @throws CatalogError when the catalog does not validate (at compile time only).
  */
 export function compileCatalog(catalog: unknown, options: CompileOptions = {}): CompiledCatalog {
-  const parsed = parseCatalog(catalog);
+  return compileValidCatalog(parseCatalog(catalog), options);
+}
+
+/**
+ * `compileCatalog` of a catalog that is valid already, as `parseCatalog`
+ * returns it (or a shipped catalog, which the tests parse and compare):
+ * not validated again. Given anything else it may throw or misjudge: use
+ * `compileCatalog`.
+ */
+export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {}): CompiledCatalog {
   const tools = new Map<string, CompiledTool>();
   for (const [name, rule] of Object.entries(parsed.tools)) tools.set(name.trim(), compileTool(rule, parsed));
   const annotated = new Map<string, CompiledTool>();

@@ -21,7 +21,7 @@ import opencodeCatalog from '../../catalogs/opencode.json' with { type: 'json' }
 import qwenCodeCatalog from '../../catalogs/qwen-code.json' with { type: 'json' };
 import kiroCatalog from '../../catalogs/kiro.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
-import { compileCatalog, type Classifier, type CompileOptions } from './compile.js';
+import { compileCatalog, compileValidCatalog, type Classifier, type CompileOptions, type CompiledCatalog } from './compile.js';
 import type { Catalog } from './schema.js';
 
 export { catalogSchema, parseCatalog, catalogJsonSchema, type Catalog, type ToolRule } from './schema.js';
@@ -46,6 +46,18 @@ export const builtinCatalogs = {
 export type BuiltinCatalogName = keyof typeof builtinCatalogs;
 
 /**
+ * A shipped catalog compiled without validating it again (`compileValidCatalog`):
+ * the shipped catalogs are valid as shipped (the tests parse each one and
+ * compare). For a process that runs no code of a user's that could change
+ * them, such as a coding agent's hook, where validation would cost more than
+ * the call (issue 25 item 7); elsewhere `compileCatalog` does the same work
+ * and validates.
+ */
+export function compileShippedCatalog(name: BuiltinCatalogName, options: CompileOptions = {}): CompiledCatalog {
+  return compileValidCatalog(builtinCatalogs[name], options);
+}
+
+/**
  * Builds the full classifier of a catalog: `(name, args) => { kind, targets,
  * destructive }` (DESIGN.md §5.1). Never throws once built.
  *
@@ -67,8 +79,13 @@ export function createClassifier(catalog: unknown): Classifier {
   return compileCatalog(catalog).kindOf;
 }
 
-/** The compiled default Pulse catalog. */
-const pulse = compileCatalog(builtinCatalogs.pulse);
+/** The compiled default Pulse catalog, compiled on first use (a process that never uses it does not pay for it). */
+let pulseCompiled: CompiledCatalog | undefined;
+
+/** The compiled default Pulse catalog (`pulseCompiled`). */
+function pulse(): CompiledCatalog {
+  return (pulseCompiled ??= compileCatalog(builtinCatalogs.pulse));
+}
 
 /**
  * Classifies a tool call with the Pulse catalog (DESIGN.md §2), the Go
@@ -78,7 +95,7 @@ const pulse = compileCatalog(builtinCatalogs.pulse);
  * @param args the call's arguments: an object, or its JSON string.
  */
 export function classifyToolCall(name: string, args?: unknown): ToolKind {
-  return pulse.kindOf(name, args);
+  return pulse().kindOf(name, args);
 }
 
 /**
@@ -86,7 +103,7 @@ export function classifyToolCall(name: string, args?: unknown): ToolKind {
  * `{ kind, targets, destructive }`. Never throws; unknown input is a `write`.
  */
 export function classifyCall(name: string, args?: unknown): Classification {
-  return pulse.classify(name, args);
+  return pulse().classify(name, args);
 }
 
 /** What `pickCatalog` chose, and how well it fits. */

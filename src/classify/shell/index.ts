@@ -109,6 +109,7 @@ import { posix } from 'node:path';
 import { unknownPlace } from '../../../machines/safety.targets.js';
 import { type Classification, failClosed, normalizeTargets, worstOf } from '../classification.js';
 import { createMemo } from '../../util/memo.js';
+import { parserMisses } from '../parsers.js';
 import { judgeArgv } from './argv.js';
 import type { Cwds } from './cwd.js';
 import { judgeStatement, walk } from './judge.js';
@@ -150,9 +151,6 @@ const MEMO_MAX_KEY = 8_192;
 
 /** The judge's recursive steps (see `JudgeSteps`): set here, where every file of the judge is in reach. */
 const STEPS: JudgeSteps = { walk, statement: judgeStatement, argv: judgeArgv, script: judgeScript };
-
-// Compiled at load, so the first call pays nothing for it.
-compileTable(defaultShellTable);
 
 /** The words of an argv array, or why it cannot be judged. */
 function argvWords(argv: unknown[]): Word[] | string {
@@ -319,8 +317,10 @@ export function classifyShellCommand(command: unknown, options?: { table?: Shell
     const key = memoKey(command, table, cwd);
     const cached = key === null ? undefined : memo.get(key);
     if (cached !== undefined) return cached;
+    const misses = parserMisses();
     const result = classifyCaught(command, table, cwd);
-    if (key !== null) memo.set(key, result);
+    // A result judged without a parser it needed (not loaded yet: `../parsers.ts`) is not kept: a loaded parser may judge otherwise.
+    if (key !== null && parserMisses() === misses) memo.set(key, result);
     return result;
   } catch {
     return freeze(failClosedShell(SHELL_REASONS['not-judged'], 'a command that could not be judged'));

@@ -1,12 +1,13 @@
 /**
  * Parsing (DESIGN.md §5.5): tree-sitter-bash through web-tree-sitter
- * (WebAssembly, no native build), loaded once when this module is imported
- * (top-level `await`); the input checks made before parsing; and a script
- * parsed and judged, the whole command or an inner one (`bash -c`, `eval`).
- * A tree with ERROR or MISSING nodes does not parse: a write.
+ * (WebAssembly, no native build), taken from the parser registry
+ * (`../parsers.ts`: loaded by the package's entry points, or by the hook for
+ * the call in hand; when it is not loaded, a script is a write); the input
+ * checks made before parsing; and a script parsed and judged, the whole
+ * command or an inner one (`bash -c`, `eval`). A tree with ERROR or MISSING
+ * nodes does not parse: a write.
  */
-import { createRequire } from 'node:module';
-import { Language, Parser, Query } from 'web-tree-sitter';
+import { bashParsing, parserFailure } from '../parsers.js';
 import type { Cwds } from './cwd.js';
 import { evaluatedCode } from './evaluated-code.js';
 import { judgeSequence } from './judge.js';
@@ -14,12 +15,6 @@ import { MAX_HEREDOC_LINE_COST, MAX_SHELL_COMMAND_BYTES, MAX_SHELL_NESTING } fro
 import { writePart } from './parts.js';
 import { SHELL_REASONS } from './reasons.js';
 import type { JudgeContext } from './words.js';
-
-await Parser.init();
-const bashLanguage = await Language.load(createRequire(import.meta.url).resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
-const parser = new Parser();
-parser.setLanguage(bashLanguage);
-const functionNamesQuery = new Query(bashLanguage, '(function_definition name: (word) @name)');
 
 /** Progress callbacks allowed per parse before it is cancelled (a bound on work; a 64 KiB command needs a few thousand). */
 const MAX_PARSE_PROGRESS_CALLS = 50_000;
@@ -68,13 +63,20 @@ export function heredocLineCost(source: string): number {
  * Parses and judges a script; the tree is freed after. The parse is
  * cancelled past `MAX_PARSE_PROGRESS_CALLS`; a tree that does not parse is a
  * write; code bash would evaluate from text (`evaluatedCode`) is a write and
- * the tree is judged on, for targets and destructive parts.
+ * the tree is judged on, for targets and destructive parts. Without
+ * tree-sitter-bash loaded (`bashParsing`), the script is a write.
  */
 export function judgeSource(source: string, cwds: Cwds, ctx: JudgeContext, depth: number): void {
   if (heredocLineCost(source) > MAX_HEREDOC_LINE_COST) {
     ctx.parts.push(writePart([], false, SHELL_REASONS['too-complex'](SHELL_REASONS['heredoc-line-cost'](MAX_HEREDOC_LINE_COST))));
     return;
   }
+  const bash = bashParsing();
+  if (bash === null) {
+    ctx.parts.push(writePart([], false, SHELL_REASONS['parser-missing'](parserFailure('bash'))));
+    return;
+  }
+  const { parser, functionNames: functionNamesQuery } = bash;
   let calls = 0;
   const tree = parser.parse(source, null, {
     progressCallback: () => ++calls > MAX_PARSE_PROGRESS_CALLS,

@@ -35,6 +35,7 @@ export const SHELL_REASONS = Object.freeze({
   // --- parsing -------------------------------------------------------------------
   'too-hard-to-parse': 'the command is too hard to parse',
   'does-not-parse': 'the command does not parse',
+  'parser-missing': (why: string) => `the command was not parsed: tree-sitter-bash ${why}`,
   'shells-nested-too-deep': (limit: number) => `shells nested more than ${limit} deep`,
   'inner-script-problem': (problem: string) => `the inner script ${problem}`,
 

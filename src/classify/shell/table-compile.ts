@@ -142,7 +142,8 @@ export interface CompiledRule {
 /** A table compiled: rules by command name (aliases included), trusted directories, null devices, listed variables. */
 export interface CompiledTable {
   id: number;
-  commands: Map<string, CompiledRule>;
+  /** The rules by command name (aliases give their rule), each compiled when first asked for (`lazyRules`). */
+  commands: RuleLookup;
   trusted: Set<string>;
   nullDevices: Set<string>;
   variables: Map<string, Set<string>>;
@@ -401,6 +402,34 @@ function compileRule(given: ShellCommandRule, sets: OptionSets): CompiledRule {
   return compiled;
 }
 
+/** A table's rules by command name: `get` the compiled rule (the same object every time), `has` whether the table lists the name. */
+export interface RuleLookup {
+  get(name: string): CompiledRule | undefined;
+  has(name: string): boolean;
+}
+
+/**
+ * The rules of a validated table, each compiled the first time its command
+ * is looked up, then kept: a table has hundreds of rules and a call names a
+ * few, so a process that judges one command (a coding agent's hook) compiles
+ * only those. An alias gives its rule's compiled object.
+ */
+function lazyRules(valid: ShellTable): RuleLookup {
+  const sets = valid.optionSets ?? {};
+  const compiled = new Map<string, CompiledRule>();
+  const get = (name: string): CompiledRule | undefined => {
+    const cached = compiled.get(name);
+    if (cached !== undefined) return cached;
+    if (!Object.hasOwn(valid.commands, name)) return undefined;
+    const rule = valid.commands[name]!;
+    // An alias names a command with a rule (parseShellTable checks it): its rule's compiled object.
+    const result = typeof rule === 'string' ? get(rule) : compileRule(rule, sets);
+    if (result !== undefined) compiled.set(name, result);
+    return result;
+  };
+  return { get, has: (name) => Object.hasOwn(valid.commands, name) };
+}
+
 let nextTableId = 1;
 const compiledTables = new WeakMap<object, CompiledTable>();
 
@@ -414,13 +443,7 @@ export function compileTable(table: ShellTable): CompiledTable {
   const cached = compiledTables.get(table);
   if (cached !== undefined) return cached;
   const valid = table === defaultShellTable ? table : parseShellTable(table);
-  const rules = new Map<string, CompiledRule>();
-  for (const [name, rule] of Object.entries(valid.commands)) {
-    if (typeof rule !== 'string') rules.set(name, compileRule(rule, valid.optionSets ?? {}));
-  }
-  for (const [name, rule] of Object.entries(valid.commands)) {
-    if (typeof rule === 'string') rules.set(name, rules.get(rule)!);
-  }
+  const rules = lazyRules(valid);
   const variables = new Map<string, Set<string>>();
   const variablePrefixes: [string, Set<string>][] = [];
   for (const [name, values] of Object.entries(valid.variables)) {

@@ -8,8 +8,10 @@
  *
  * Parsers:
  * - PostgreSQL: `libpg-query`, the server's own parser compiled to
- *   WebAssembly, so what it reads is what the server would run. Loaded once
- *   when this module is imported (top-level `await`).
+ *   WebAssembly, so what it reads is what the server would run. Loaded by
+ *   the parser registry (`../parsers.ts`), not when this module is imported:
+ *   the package's entry points load it, the hook when a call needs it; a
+ *   text judged without it is a write.
  * - SQLite: `node-sql-parser` (its SQLite grammar), with `libpg-query` as a
  *   second opinion for standard SQL that grammar lacks (`RETURNING`, a `WITH`
  *   before `DELETE`, `ON CONFLICT ... DO`, `DROP INDEX`). Neither parser reads
@@ -54,6 +56,7 @@
  */
 import type { Classification } from '../classification.js';
 import { createMemo } from '../../util/memo.js';
+import { parserMisses } from '../parsers.js';
 import { errorMessage, failClosedSql, withUnknownPlace } from './facts.js';
 import type { SqlDialect } from './function-policy.js';
 import { classifyPostgres } from './postgres.js';
@@ -186,8 +189,10 @@ export function classifySql(sql: unknown, options?: SqlOptions): Classification 
     const key = `${dialect}\0${sql}`;
     const cached = memo.get(key);
     if (cached !== undefined) return copy(cached);
+    const misses = parserMisses();
     const result = classifyUncached(sql, dialect);
-    memo.set(key, Object.freeze(copy(result)));
+    // A result judged without a parser it needed (not loaded yet: `../parsers.ts`) is not kept: a loaded parser may judge otherwise.
+    if (parserMisses() === misses) memo.set(key, Object.freeze(copy(result)));
     return result;
   } catch (error) {
     return placed(failClosedSql(SQL_REASONS['not-judged'](errorMessage(error))));

@@ -5,8 +5,12 @@
  * tree (each node `{ NodeType: fields }`; fields typed as a specific struct,
  * such as RangeVar, are unwrapped) is walked whole for tables, writes and
  * calls. SQLite borrows this walk for standard SQL its own parser lacks.
+ * The parser comes from the parser registry (`../parsers.ts`: loaded by the
+ * package's entry points, or by the hook for the call in hand); when it is
+ * not loaded, or failed to load, every text is a write.
  */
-import { loadModule, parseSync, scanSync } from 'libpg-query';
+import type { parseSync } from 'libpg-query';
+import { parserFailure, postgresParsing, type PostgresParsing } from '../parsers.js';
 import type { Classification } from '../classification.js';
 import { worstOf } from '../classification.js';
 import { isRecord } from '../../util/own.js';
@@ -25,12 +29,6 @@ import {
 import { functionProblem, operatorProblem, POSTGRES_POLICY, type FunctionPolicy } from './function-policy.js';
 import { attributeProblem, pgNodeProblems, provenColumns, stringValues } from './postgres-nodes.js';
 import { SQL_REASONS } from './reasons.js';
-
-/** Whether libpg-query's WebAssembly module loaded; when it did not, every Postgres text fails closed. */
-export const postgresParserLoaded = await loadModule().then(
-  () => true,
-  () => false,
-);
 
 /** `removeType`s of DROP whose objects are relations, reported as table targets. */
 const DROPPED_RELATIONS = new Set(['OBJECT_TABLE', 'OBJECT_VIEW', 'OBJECT_MATVIEW', 'OBJECT_FOREIGN_TABLE', 'OBJECT_SEQUENCE']);
@@ -185,25 +183,27 @@ export function classifyPgStatement(node: unknown, policy: FunctionPolicy): Clas
  * escapes the quote), so one text could be a harmless SELECT to the parser
  * and a SELECT followed by a DROP to such a server.
  */
-function hasAmbiguousBackslash(sql: string): boolean {
+function hasAmbiguousBackslash(sql: string, scanSync: PostgresParsing['scanSync']): boolean {
   if (!sql.includes('\\')) return false;
   return scanSync(sql).tokens.some((token) => token.text.startsWith("'") && token.text.includes('\\'));
 }
 
 /**
  * Classifies a PostgreSQL text, statement by statement, as the worst of them
- * (DESIGN.md §5.5). Fails closed when the parser did not load, the text does
- * not parse, a plain string literal holds a backslash, or there is no statement.
+ * (DESIGN.md §5.5). Fails closed when the parser is not loaded (or did not
+ * load), the text does not parse, a plain string literal holds a backslash,
+ * or there is no statement.
  */
 export function classifyPostgres(sql: string): Classification {
-  if (!postgresParserLoaded) return failClosedSql(SQL_REASONS['postgres-not-loaded']);
+  const pg = postgresParsing();
+  if (pg === null) return failClosedSql(SQL_REASONS['postgres-not-loaded'](parserFailure('postgres')));
   let tree: ReturnType<typeof parseSync>;
   try {
-    tree = parseSync(sql);
+    tree = pg.parseSync(sql);
   } catch (error) {
     return failClosedSql(SQL_REASONS['postgres-does-not-parse'](errorMessage(error)));
   }
-  if (hasAmbiguousBackslash(sql)) {
+  if (hasAmbiguousBackslash(sql, pg.scanSync)) {
     return failClosedSql(SQL_REASONS['ambiguous-backslash']);
   }
   const statements = (tree.stmts ?? []).map((raw) => placedStatement(classifyPgStatement(raw.stmt, POSTGRES_POLICY)));

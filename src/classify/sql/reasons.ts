@@ -31,7 +31,8 @@ export const SQL_REASONS = Object.freeze({
   'transaction-end': 'ending a transaction makes its writes durable or undoes them',
 
   // --- PostgreSQL ------------------------------------------------------------------
-  'postgres-not-loaded': 'the PostgreSQL parser did not load',
+  'postgres-not-loaded': (why: string) => `the PostgreSQL parser ${why}`,
+  'sqlite-parser-missing': (why: string) => `not parsed: the SQLite parser ${why}`,
   'postgres-does-not-parse': (message: string) => `does not parse as PostgreSQL: ${message}`,
   'ambiguous-backslash': 'a backslash in a plain string literal depends on standard_conforming_strings',
   'modifies-data': (type: string) => `${type} modifies data`,

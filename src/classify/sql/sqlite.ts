@@ -6,16 +6,18 @@
  * `BEGIN`/`SAVEPOINT`/`RELEASE`, `EXPLAIN` and `CREATE TRIGGER`, which
  * node-sql-parser does not parse, are read from the tokens by their (small)
  * grammars. SQLite's identifiers are case-insensitive: names are folded.
+ * Both parsers come from the parser registry (`../parsers.ts`); a statement
+ * that needs one that is not loaded is a write.
  */
-import { parseSync } from 'libpg-query';
-import sqliteGrammar from 'node-sql-parser/build/sqlite.js';
+import type { parseSync } from 'libpg-query';
+import { parserFailure, postgresParsing, sqliteParsing } from '../parsers.js';
 import sqlFunctions from '../../catalogs/sql-functions.json' with { type: 'json' };
 import type { Classification } from '../classification.js';
 import { normalizeTargets, worstOf } from '../classification.js';
 import { isRecord } from '../../util/own.js';
 import { classification, errorMessage, failClosedSql, judge, newFacts, placedStatement, qualifiedName, type Facts } from './facts.js';
 import { functionProblem, SQLITE_POLICY } from './function-policy.js';
-import { classifyPgStatement, postgresParserLoaded } from './postgres.js';
+import { classifyPgStatement } from './postgres.js';
 import { SQL_REASONS } from './reasons.js';
 import { explainPrefix, isCreateTrigger, isOp, isWord, lexSqlite, splitSqlite, SqliteLexError, type Token } from './sqlite-lexer.js';
 
@@ -84,9 +86,6 @@ function classifySqliteTransaction(tokens: readonly Token[]): Classification | n
   }
   return null;
 }
-
-const SqliteParser = sqliteGrammar.Parser;
-const sqliteParser = new SqliteParser();
 
 /** node-sql-parser statement types that are reads. */
 const SQLITE_AST_READ_TYPES = new Set(['select']);
@@ -203,6 +202,8 @@ function classifySqliteStatement(tokens: readonly Token[]): { result: Classifica
     return { result: classification('write', [], false, SQL_REASONS['not-read-only-statement']('CREATE TRIGGER')), parsed: true };
   }
   const text = tokens.map((t) => t.text).join(' ');
+  const sqliteParser = sqliteParsing();
+  if (sqliteParser === null) return { result: failClosedSql(SQL_REASONS['sqlite-parser-missing'](parserFailure('sqlite'))), parsed: false };
   let ast: unknown;
   try {
     ast = sqliteParser.astify(text, { database: 'sqlite' });
@@ -216,10 +217,11 @@ function classifySqliteStatement(tokens: readonly Token[]): { result: Classifica
     return { result: judge(inspectSqliteAst(nodes[0]), SQLITE_AST_READ_TYPES.has(type), type.toUpperCase()), parsed: true };
   }
   // Standard SQL node-sql-parser's SQLite grammar lacks (RETURNING, WITH before DML, ON CONFLICT DO, DROP INDEX).
-  if (!postgresParserLoaded) return { result: failClosedSql(SQL_REASONS['sqlite-does-not-parse']), parsed: false };
+  const pg = postgresParsing();
+  if (pg === null) return { result: failClosedSql(SQL_REASONS['sqlite-does-not-parse']), parsed: false };
   let tree: ReturnType<typeof parseSync>;
   try {
-    tree = parseSync(text);
+    tree = pg.parseSync(text);
   } catch (error) {
     return { result: failClosedSql(SQL_REASONS['sqlite-does-not-parse-because'](errorMessage(error))), parsed: false };
   }
