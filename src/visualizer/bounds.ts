@@ -92,6 +92,12 @@ export const HOOK_RESCAN_DELAY_MS = 50;
  * watch missed a change.
  */
 export const HOOK_POLL_INTERVAL_MS = 1_000;
+/**
+ * How deep under the hook state directory folders are watched: 1, its own
+ * folders (the store keeps one per host, `<host>/<file>.json`), not theirs
+ * (nor, so, a lock kept as a folder beside a session file).
+ */
+export const HOOK_WATCH_DEPTH = 1;
 /** Largest part of a hook session's decision (tool name, reason) shown, characters; longer ones are cut with `…`. */
 export const MAX_HOOK_TEXT = 2_000;
 

@@ -161,14 +161,7 @@ function logEntryOf(d: DecisionRecord, index: number): LogEntry {
  * still named; its calls, decisions and state are not (the file no longer
  * says them).
  */
-function unreadableDetail(
-  stateDir: string,
-  path: string,
-  error: unknown,
-  seenAt: number,
-  previous: HookSessionInfo | null,
-): LiveSessionDetail {
-  const file = hookFile(stateDir, path);
+function unreadableDetail(file: string, error: unknown, seenAt: number, previous: HookSessionInfo | null): LiveSessionDetail {
   const unreadable = unreadableOf(error);
   const known = previous !== null && previous.host !== null && previous.hostSessionId !== null ? previous : null;
   const hook: HookSessionInfo = {
@@ -183,7 +176,9 @@ function unreadableDetail(
     unreadable,
   };
   const label =
-    known === null ? `hook file ${file}` : [`${known.host} hook`, known.hostSessionId, ...(known.cwd === null ? [] : [known.cwd])].join(' · ');
+    known === null
+      ? `hook file ${file}`
+      : [`${known.host} hook`, known.hostSessionId, ...(known.cwd === null ? [] : [known.cwd])].join(' · ');
   return {
     sessionId: `hook:${file}`,
     actorSessionId: cut(known?.hostSessionId ?? file, MAX_NAME_LENGTH),
@@ -222,7 +217,7 @@ export function hookSessionDetail(
   previous: HookSessionInfo | null = null,
 ): LiveSessionDetail {
   const path = entry.path;
-  const unreadable = (error: unknown) => unreadableDetail(stateDir, path, error, seenAt, previous);
+  const unreadable = (error: unknown) => unreadableDetail(hookFile(stateDir, path), error, seenAt, previous);
   if ('error' in entry) return unreadable(entry.error);
   try {
     const parsed = recordSchema.safeParse(entry.record);

@@ -5,23 +5,28 @@
  * be read is shown as unreadable.
  *
  * The store replaces a session file atomically (a temporary file renamed
- * over it), so the directory is watched, not the files: `fs.watch` on the
- * directory, recursive (the store keeps one folder per host). Any event
- * there reads the directory again through the store (`readHookSessions`),
- * `HOOK_RESCAN_DELAY_MS` later so a burst of events is one read, and only
- * the sessions whose file says something new are sent on. Where the
- * directory cannot be watched (it does not exist yet, or `fs.watch` fails
- * or is refused on its file system) it is read every `HOOK_POLL_INTERVAL_MS`
- * and the watch tried again; while watched, it is still read every ten
- * intervals, for a change the watch missed, and watched anew when the
- * directory was removed or replaced.
+ * over it), so directories are watched, not files: `fs.watch` on the state
+ * directory and on each folder in it down to `HOOK_WATCH_DEPTH` levels (the
+ * store keeps one folder per host), each watch on its own directory.
+ * (Node 20's recursive `fs.watch` on Linux watches the files themselves and
+ * loses a file once it is replaced by a rename: after the second replace it
+ * reports nothing more.) Any event reads the directory again through the
+ * store (`readHookSessions`), `HOOK_RESCAN_DELAY_MS` later so that a burst
+ * of events is one read, and only the sessions whose file says something new
+ * are sent on; the folders watched are brought up to date at the same time.
+ * Where the directory cannot be watched (it does not exist yet, or
+ * `fs.watch` fails or is refused on its file system) it is read every
+ * `HOOK_POLL_INTERVAL_MS` and the watch tried again; while watched, it is
+ * still read every ten intervals, for a change a watch missed, and watched
+ * anew when the directory was removed or replaced.
  *
  * Nothing on disk stops the server: a read that throws is logged once
  * (`DropLog`) and the sessions shown stay as they were.
  */
-import { statSync, watch, type FSWatcher } from 'node:fs';
+import { readdirSync, statSync, watch, type Dirent, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import { readHookSessions } from '../hooks/session-file.js';
-import { errorMessage, HOOK_POLL_INTERVAL_MS, HOOK_RESCAN_DELAY_MS, MAX_HOOK_SESSIONS, type DropLog } from './bounds.js';
+import { errorMessage, HOOK_POLL_INTERVAL_MS, HOOK_RESCAN_DELAY_MS, HOOK_WATCH_DEPTH, MAX_HOOK_SESSIONS, type DropLog } from './bounds.js';
 import { hookSessionDetail, hookSessionId, type HookSessionEntry } from './hook-sessions.js';
 import type { HookSessionInfo, LiveSessionDetail } from './protocol.js';
 
@@ -90,7 +95,8 @@ export class HookSessionWatcher {
   private readonly pollIntervalMs: number;
   /** Sessions shown now, by live session id. */
   private readonly shown = new Map<string, Seen>();
-  private watcher: FSWatcher | null = null;
+  /** The watches, by directory: the state directory's first, then its folders'. */
+  private readonly watchers = new Map<string, FSWatcher>();
   private pollTimer: NodeJS.Timeout | null = null;
   private rescanTimer: NodeJS.Timeout | null = null;
   private scanning: Promise<void> | null = null;
@@ -112,7 +118,7 @@ export class HookSessionWatcher {
 
   /** Whether `fs.watch` watches the directory now (else it is polled). */
   get watching(): boolean {
-    return this.watcher !== null;
+    return this.watchers.has(this.directory);
   }
 
   /** Hook sessions shown now. */
@@ -185,7 +191,10 @@ export class HookSessionWatcher {
         .map(([id]) => id),
     );
     if (current.size > kept.size) {
-      this.drops.report('hook sessions past the bound', `${current.size} session files; the ${MAX_HOOK_SESSIONS} most recently updated are shown`);
+      this.drops.report(
+        'hook sessions past the bound',
+        `${current.size} session files; the ${MAX_HOOK_SESSIONS} most recently updated are shown`,
+      );
     }
     for (const id of [...this.shown.keys()]) {
       if (kept.has(id)) continue;
@@ -208,6 +217,7 @@ export class HookSessionWatcher {
     if (this.closed || this.rescanTimer !== null) return;
     this.rescanTimer = setTimeout(() => {
       this.rescanTimer = null;
+      this.refreshWatches();
       void this.scan();
     }, HOOK_RESCAN_DELAY_MS);
   }
@@ -222,8 +232,8 @@ export class HookSessionWatcher {
     this.pollTimer = setTimeout(() => {
       this.pollTimer = null;
       this.polls += 1;
-      if (this.watcher !== null && this.watchedInode() !== this.inode) this.stopWatching();
-      const watched = this.watcher !== null;
+      if (this.watching && this.inodeNow() !== this.inode) this.stopWatching();
+      const watched = this.watching;
       if (!watched) this.startWatching();
       if (watched && this.polls % 10 !== 0) return this.schedulePoll();
       void this.scan().then(() => this.schedulePoll());
@@ -231,8 +241,8 @@ export class HookSessionWatcher {
     this.pollTimer.unref();
   }
 
-  /** The inode of the directory now, or null when it is gone. */
-  private watchedInode(): number | null {
+  /** The inode of the state directory now, or null when it is gone. */
+  private inodeNow(): number | null {
     try {
       return statSync(this.directory).ino;
     } catch {
@@ -240,31 +250,80 @@ export class HookSessionWatcher {
     }
   }
 
-  /** Watches the directory, when it can be watched; else leaves it to the poll. */
+  /** Watches the state directory and its folders, when it can be watched; else leaves it to the poll. */
   private startWatching(): void {
-    if (this.closed || this.pollOnly || this.watcher !== null) return;
+    if (this.closed || this.pollOnly || this.watching) return;
+    if (!this.watchDirectory(this.directory)) return;
+    this.inode = this.inodeNow();
+    this.refreshWatches();
+  }
+
+  /**
+   * Brings the watches up to date with the folders of the state directory
+   * down to `HOOK_WATCH_DEPTH` levels: new folders watched, gone ones let go.
+   */
+  private refreshWatches(): void {
+    if (this.closed || !this.watching) return;
+    const folders = new Set<string>();
+    const walk = (dir: string, depth: number) => {
+      if (depth > HOOK_WATCH_DEPTH) return;
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        if (!entry.isDirectory()) continue;
+        const folder = join(dir, entry.name);
+        folders.add(folder);
+        walk(folder, depth + 1);
+      }
+    };
+    walk(this.directory, 1);
+    for (const [dir, watcher] of this.watchers) {
+      if (dir === this.directory || folders.has(dir)) continue;
+      closeQuietly(watcher);
+      this.watchers.delete(dir);
+    }
+    for (const folder of folders) if (!this.watchers.has(folder)) this.watchDirectory(folder);
+  }
+
+  /** Watches one directory (not recursively); false when it cannot be watched. */
+  private watchDirectory(dir: string): boolean {
     try {
-      const watcher = watch(this.directory, { recursive: true, persistent: false }, () => this.scheduleRescan());
+      const watcher = watch(dir, { persistent: false }, () => this.scheduleRescan());
       watcher.on('error', (error) => {
-        // The directory was removed, or the watch failed: poll until it can be watched again.
-        this.drops.report('hook state directory watch', `${this.directory}: ${errorMessage(error)}`);
-        if (this.watcher === watcher) this.stopWatching();
+        // The directory was removed, or the watch failed: let it go; for the state directory, poll until it can be watched again.
+        if (this.watchers.get(dir) !== watcher) return;
+        closeQuietly(watcher);
+        this.watchers.delete(dir);
+        if (dir === this.directory) {
+          this.drops.report('hook state directory watch', `${dir}: ${errorMessage(error)}`);
+          this.stopWatching();
+        }
         this.scheduleRescan();
       });
-      this.watcher = watcher;
-      this.inode = this.watchedInode();
+      this.watchers.set(dir, watcher);
+      return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') this.drops.report('hook state directory watch', `${this.directory}: ${errorMessage(error)}`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.drops.report('hook state directory watch', `${dir}: ${errorMessage(error)}`);
+      return false;
     }
   }
 
   private stopWatching(): void {
-    try {
-      this.watcher?.close();
-    } catch {
-      // Closing a watcher that failed may throw; it is dropped either way.
-    }
-    this.watcher = null;
+    for (const watcher of this.watchers.values()) closeQuietly(watcher);
+    this.watchers.clear();
+  }
+}
+
+/** Closes a watch; one that failed may throw on close, and is dropped either way. */
+function closeQuietly(watcher: FSWatcher): void {
+  try {
+    watcher.close();
+  } catch {
+    // dropped either way
   }
 }
