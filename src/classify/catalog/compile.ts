@@ -24,6 +24,7 @@ import {
 } from '../classification.js';
 import { own } from '../../util/own.js';
 import { isUnknownPlace, unknownPlace } from '../../../machines/safety.targets.js';
+import { patchFiles } from '../patch.js';
 import { parseCatalog, type Catalog, type ToolRule } from './schema.js';
 
 /** Classifies one tool call: name and arguments (object, or a JSON string of one) to a kind. Never throws. */
@@ -52,11 +53,14 @@ function argumentValue(args: object | null, name: string): string | null {
   return typeof value === 'string' ? value.trim().toLowerCase() : null;
 }
 
+/** What a declared target argument holds: a path, an id, or a patch whose headers name paths (`src/classify/patch.ts`). */
+type TargetType = 'path' | 'id' | 'patch';
+
 /** How one listed tool is judged, compiled from its rule. */
 interface CompiledTool {
   /** The classification from the arguments, before the tool's own targets are added. */
   judge(args: object | null, cwd: string | undefined): Classification;
-  targets: readonly (readonly [argument: string, type: 'path' | 'id'])[];
+  targets: readonly (readonly [argument: string, type: TargetType])[];
   cwd: string | undefined;
   destructive: boolean;
   selfVerifying: boolean;
@@ -181,7 +185,7 @@ function scriptTool(
 /** One listed tool's rule (a static kind or a rule object) compiled into its judge; `catalog` gives a `shell` rule its command table. */
 function compileTool(rule: ToolKind | ToolRule, catalog: Catalog): CompiledTool {
   const base = {
-    targets: [] as [string, 'path' | 'id'][],
+    targets: [] as [string, TargetType][],
     cwd: undefined,
     destructive: false,
     selfVerifying: false,
@@ -270,6 +274,32 @@ function valueTarget(argument: string, type: 'path' | 'id', value: unknown, cwd:
 }
 
 /**
+ * The targets a `patch` argument names: each file its headers add, update,
+ * delete or move to (`patchFiles`), made absolute against `cwd`; an empty
+ * value names none; anything that is not a patch naming files (a string
+ * without the envelope, an object) is one unknown place (`command=<not a patch>`),
+ * so a write whose files cannot be read from the patch is never admitted by
+ * an unrelated read.
+ */
+function patchTargets(argument: string, value: unknown, cwd: string | undefined): (string | null)[] {
+  if (typeof value === 'string' && value.trim() === '') return [];
+  const files = patchFiles(value);
+  if (files === null) return [unknownPlace(`${argument}=<not a patch>`)];
+  return files.map((file) => pathTarget(file, cwd));
+}
+
+/**
+ * A freeform call's arguments (the Responses API's custom tools, such as
+ * Codex's `apply_patch`, send their input as one string, not JSON): as the
+ * tool's first `patch` argument, when it declares one; else none.
+ */
+function freeformArguments(tool: CompiledTool, args: unknown): object | null {
+  if (typeof args !== 'string') return null;
+  const patch = tool.targets.find(([, type]) => type === 'patch');
+  return patch === undefined ? null : { [patch[0]]: args };
+}
+
+/**
  * The targets a tool's `targets` arguments name (DESIGN.md §5.1, §5.2): each
  * declared argument's value (`valueTarget`), or each item of an array of
  * them (several targets, all of which the write needs established). For a
@@ -301,8 +331,9 @@ function argumentTargets(
     const value = args === null ? undefined : own(args, argument);
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) {
-      const target = valueTarget(argument, type, item, cwd);
-      if (target !== null && (write || !isUnknownPlace(target))) found.push(target);
+      for (const target of type === 'patch' ? patchTargets(argument, item, cwd) : [valueTarget(argument, type, item, cwd)]) {
+        if (target !== null && (write || !isUnknownPlace(target))) found.push(target);
+      }
     }
   }
   if (write && !named && found.length === 0) found.push(unknownPlace(`${tool.targets.map(([argument]) => argument).join('|')}=<missing>`));
@@ -366,7 +397,7 @@ export function compileCatalog(catalog: unknown, options: CompileOptions = {}): 
   function judge(name: string, args: unknown, context: CallContext | undefined): Classification {
     const tool = typeof name === 'string' ? name.trim() : '';
     const compiled = lookup(tool);
-    const argsObject = argumentsObject(args);
+    const argsObject = argumentsObject(args) ?? (compiled === undefined ? null : freeformArguments(compiled, args));
     if (compiled === undefined) {
       const kind = byWords(tool, argsObject);
       return kind === 'write' ? failClosed(`'${tool.slice(0, 64)}' is not in catalog '${parsed.name}'`) : ofKind(kind);

@@ -85,10 +85,10 @@ const toolRuleSchema = z
     annotations: annotationsSchema.optional().describe('MCP annotations the tool declares.'),
     trusted: z.boolean().optional().describe('Trust the annotations (a read only when trusted and `readOnlyHint: true`); default false.'),
     targets: z
-      .record(nameSchema, z.enum(['path', 'id']))
+      .record(nameSchema, z.enum(['path', 'id', 'patch']))
       .optional()
       .describe(
-        'Argument name to the kind of target it holds: a file-system `path` (a string), or an `id` (a string, number or boolean: `order_id: 42` and `"42"` both name `order_id=42`). Any other value, and a write given none of these arguments, is an unknown place (refused until confirmed). No `targets`: the spec\'s session-wide rule.',
+        'Argument name to the kind of target it holds: a file-system `path` (a string), an `id` (a string, number or boolean: `order_id: 42` and `"42"` both name `order_id=42`), or a `patch` (an apply_patch envelope: every file its `*** Add/Update/Delete File:` and `*** Move to:` lines name is a path). Any other value, and a write given none of these arguments, is an unknown place (refused until confirmed). No `targets`: the spec\'s session-wide rule.',
       ),
     cwd: nameSchema.optional().describe("The argument holding the call's working directory (relative paths are made absolute against it)."),
     destructive: z.boolean().optional().describe('A write of this tool is destructive (DESIGN.md §5.6).'),

@@ -582,17 +582,38 @@ describe('codex: other tools', () => {
   runRows('codex', [
     {
       tool: 'apply_patch',
-      args: { input: '*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n*** End Patch\n' },
+      args: { input: '*** Begin Patch\n*** Update File: /repo/src/a.rs\n@@\n-old\n+new\n*** End Patch\n' },
       kind: 'write',
-      targets: [],
-      note: 'JSON form: a write without known targets',
+      targets: ['/repo/src/a.rs'],
+      note: 'JSON form: the patch names its file',
     },
     {
       tool: 'apply_patch',
-      args: '*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n',
+      args: '*** Begin Patch\n*** Add File: /repo/hello.txt\n+hi\n*** End Patch\n',
       kind: 'write',
+      targets: ['/repo/hello.txt'],
       note: 'freeform form (raw patch text)',
     },
+    {
+      tool: 'apply_patch',
+      args: {
+        command:
+          '*** Begin Patch\n*** Update File: /repo/a.txt\n*** Move to: /repo/b.txt\n@@\n-x\n+*** Delete File: /etc/passwd\n*** Delete File: /repo/c.txt\n*** End Patch\n',
+      },
+      kind: 'write',
+      targets: ['/repo/a.txt', '/repo/b.txt', '/repo/c.txt'],
+      note: "the hooks' form: every header's file, the moved-to name too; a content line that looks like a header is content",
+    },
+    {
+      tool: 'apply_patch',
+      args: { command: 'rm -rf /' },
+      kind: 'write',
+      targets: ['?/command=<not a patch>'],
+      note: 'a command that is not a patch is an unknown place',
+    },
+    { tool: 'apply_patch', args: {}, kind: 'write', targets: ['?/command|input=<missing>'], note: 'no patch: an unknown place' },
+    { tool: 'Bash', args: { command: 'cat /repo/a.txt' }, kind: 'read', targets: ['/repo/a.txt'], note: "the hooks' shell tool: a read" },
+    { tool: 'Bash', args: { command: 'rm /repo/a.txt' }, kind: 'write', targets: ['/repo/a.txt'], note: "the hooks' shell tool: a write" },
     {
       tool: 'update_plan',
       args: { plan: [{ step: 'Write tests', status: 'in_progress' }], explanation: 'start' },

@@ -1,0 +1,412 @@
+/**
+ * The gate behind every coding agent's hook: one hook event in, one answer
+ * out, the session kept on disk between the hook processes (one process per
+ * event, several at once for parallel tool calls).
+ *
+ * Each event takes the session's lock (`updateHookSession`), restores the
+ * session guard from its persisted snapshot, runs the event through it, and
+ * writes the session back before the answer is given, so an admitted write
+ * is in the session before it runs. A call's classification travels from its
+ * check to its record in the session file (`HookCallRecord`), keyed by the
+ * host's call id, or where a host gives none by its tool name and input.
+ *
+ * Fails closed by construction: a session that cannot be read or locked,
+ * or any error, answers a read allowed, a write refused and the stop refused,
+ * each with a code that says why (`HookFailureCode`).
+ *
+ * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
+ * DESIGN.md §3 (correlation by call id, failed writes, self-verification),
+ * §5 (targets); issue 25.
+ */
+import { createHash } from 'node:crypto';
+import type { BlockRule } from '../../machines/safety.types.js';
+import { clearedByFor } from '../../machines/safety.policy.js';
+import { UNKNOWN_PLACE } from '../../machines/safety.targets.js';
+import type { Classification } from '../classify/classification.js';
+import { builtinCatalogs, compileCatalog, kindFromMcpAnnotations, type CompiledCatalog } from '../classify/catalog/index.js';
+import type { FSMBlockedError } from '../errors/index.js';
+import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
+import { refusalText } from '../guard/refusal-text.js';
+import { resultText } from '../guard/outcome.js';
+import {
+  HookStateError,
+  MAX_HOOK_DECISIONS,
+  updateHookSession,
+  type HookCallRecord,
+  type HookDecisionRecord,
+  type HookSessionRecord,
+} from './session-file.js';
+import type { HookAnswer, HookFailureCode, HookPayload, HookToolCall } from './types.js';
+
+/** Options of `answerHook`. */
+export interface HookGateOptions {
+  /** The state directory holding the sessions (`hookStateDirectory()`). */
+  stateDir: string;
+  /** The clock, epoch milliseconds; default `Date.now`. */
+  now?: () => number;
+  /** How long to wait for a session's lock, in ms (default 5000: well under every host's timeout). */
+  lockTimeoutMs?: number;
+  /**
+   * MCP tool annotations by the host's tool name (`mcp__fs__read_file`), for
+   * hosts that do not pass them: a tool is read only when its annotations
+   * say `readOnlyHint: true` (DESIGN.md §4); MCP tools without annotations are writes.
+   */
+  mcpAnnotations?: Readonly<Record<string, unknown>>;
+}
+
+/** The compiled catalogs, one per process, compiled when first used. */
+const compiled = new Map<string, CompiledCatalog>();
+
+/** The compiled shipped catalog `name`; `claude-code`'s when `name` is not shipped (a codec's bug: still a catalog that fails closed). */
+function catalogOf(name: string): CompiledCatalog {
+  let catalog = compiled.get(name);
+  if (catalog === undefined) {
+    const source = (builtinCatalogs as Record<string, unknown>)[name] ?? builtinCatalogs['claude-code'];
+    catalog = compileCatalog(source);
+    compiled.set(name, catalog);
+  }
+  return catalog;
+}
+
+/** A tool name the hosts give MCP tools: `mcp__<server>__<tool>` (Claude Code, Codex), `mcp_<server>_<tool>` (Gemini CLI), `MCP:<tool>` (Cursor). */
+function isMcpName(name: string): boolean {
+  return name.startsWith('mcp__') || name.startsWith('mcp_') || name.startsWith('MCP:');
+}
+
+/**
+ * Classifies a hook's tool call with its catalog, in its working directory.
+ * An MCP tool is judged by its annotations (the host's, else `options.mcpAnnotations`),
+ * a write when there are none. Never throws: anything unexpected is a write with no targets.
+ */
+export function classifyHookCall(call: HookToolCall, options: Pick<HookGateOptions, 'mcpAnnotations'> = {}): Classification {
+  try {
+    if (isMcpName(call.name)) {
+      const annotations = call.annotations ?? options.mcpAnnotations?.[call.name];
+      if (annotations !== undefined) {
+        const kind = kindFromMcpAnnotations(annotations, { trusted: true });
+        return { kind, targets: [], destructive: false, reason: `mcp: annotations say ${kind}` };
+      }
+    }
+    return catalogOf(call.catalog).classify(call.name, call.input, call.cwd === undefined ? undefined : { cwd: call.cwd });
+  } catch {
+    return { kind: 'write', targets: [], destructive: false, reason: 'hook: the call could not be classified' };
+  }
+}
+
+/** Deterministic JSON: object keys sorted, so the same input always hashes the same. */
+function stableJson(value: unknown, depth = 0): string {
+  if (depth > 64) return '"…"';
+  if (Array.isArray(value)) return `[${value.map((item) => stableJson(item, depth + 1)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key], depth + 1)}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The key that correlates a call's before and after events: `id:<host's call
+ * id>`, or, where the host gives none, `in:<sha256 of tool name and input>`
+ * (the same call with the same input twice in flight is told apart in
+ * arrival order: see `answerHook`).
+ */
+export function callKey(call: Pick<HookToolCall, 'id' | 'name' | 'input'>): string {
+  if (call.id !== undefined && call.id !== '') return `id:${call.id}`;
+  return `in:${createHash('sha256').update(call.name).update('\0').update(stableJson(call.input)).digest('hex').slice(0, 32)}`;
+}
+
+/** Words for the read that clears a refusal of `rule` naming `target`. */
+function clearingWords(rule: BlockRule, target: string | null): string {
+  const kinds = clearedByFor(rule, target);
+  if (kinds.length === 0) return 'It clears once the change still running has finished.';
+  if (kinds.length === 1 && kinds[0] === 'user_input') return 'It clears once the user confirms this change.';
+  if (target !== null && !target.startsWith(UNKNOWN_PLACE)) {
+    return `It clears once ${JSON.stringify(target)}, or a folder above it, has been read or listed (a read is always allowed).`;
+  }
+  return rule === 'unverified-write'
+    ? 'It clears once the last change has been checked by a read.'
+    : 'It clears once what you act on has been looked up or read (a read is always allowed).';
+}
+
+/** The words the model sees for a refusal: the stable code, the rule, what is missing, and the read that clears it. */
+function refusalWords(error: FSMBlockedError): string {
+  return `${refusalText(error)} ${clearingWords(error.rule, error.target)}`;
+}
+
+/** Words for a refusal without a decision of the machine. */
+function failureWords(code: HookFailureCode, detail: string, subject: 'call' | 'stop'): string {
+  const what = subject === 'call' ? 'This change was not run' : 'The turn may not end yet';
+  return `${what} (${code}): ${detail}. Reads are still allowed; changes and the end of the turn are refused until the session is readable again (\`pulse-safety hook reset\`).`;
+}
+
+/** The answer to an event the session could not be had for: a read allowed, a write and the stop refused. */
+export function failClosedAnswer(
+  payload: HookPayload,
+  code: HookFailureCode,
+  detail: string,
+  options: Pick<HookGateOptions, 'mcpAnnotations'> = {},
+): HookAnswer {
+  const event = payload.event;
+  if (event.type === 'tool.before') {
+    const { kind } = classifyHookCall(event.call, options);
+    if (kind !== 'write') return { type: 'allow', kind };
+    return { type: 'deny', code, reason: failureWords(code, detail, 'call') };
+  }
+  if (event.type === 'agent.stopping') return { type: 'block-stop', code, reason: failureWords(code, detail, 'stop') };
+  return { type: 'continue' };
+}
+
+/** A fresh session record for `payload`. */
+function freshRecord(payload: HookPayload, now: number): HookSessionRecord {
+  return {
+    version: 1,
+    host: payload.host,
+    sessionId: payload.sessionId,
+    ...(payload.cwd === undefined ? {} : { cwd: payload.cwd }),
+    ...(payload.transcriptPath === undefined ? {} : { transcriptPath: payload.transcriptPath }),
+    createdAt: now,
+    updatedAt: now,
+    snapshot: null,
+    calls: {},
+    decisions: [],
+    stopBlocks: 0,
+  };
+}
+
+/** The session guard of a record, restored from its snapshot (`SnapshotError` when the snapshot does not validate). */
+function guardOf(record: HookSessionRecord, now: () => number, catalog: CompiledCatalog | null): SessionGuard {
+  return createSessionGuard({
+    now,
+    ...(record.snapshot === null ? {} : { snapshot: record.snapshot }),
+    ...(catalog === null ? {} : { selfVerifying: (name: string) => catalog.isSelfVerifying(name) }),
+  });
+}
+
+/** Keeps the last `MAX_HOOK_DECISIONS` decisions. */
+function logDecision(record: HookSessionRecord, decision: HookDecisionRecord): void {
+  record.decisions.push(decision);
+  if (record.decisions.length > MAX_HOOK_DECISIONS) record.decisions.splice(0, record.decisions.length - MAX_HOOK_DECISIONS);
+}
+
+/** The key a new call is tracked under: its own, or `<key>#<n>` when a call with the same key is still in flight. */
+function freeKey(key: string, calls: Record<string, HookCallRecord>): string {
+  if (!Object.hasOwn(calls, key)) return key;
+  for (let n = 2; ; n++) if (!Object.hasOwn(calls, `${key}#${n}`)) return `${key}#${n}`;
+}
+
+/** The oldest in-flight key a result settles: its own, or the first `<key>#<n>` still in flight. */
+function settledKey(key: string, calls: Record<string, HookCallRecord>): string | null {
+  if (Object.hasOwn(calls, key)) return key;
+  const prefix = `${key}#`;
+  const found = Object.keys(calls)
+    .filter((k) => k.startsWith(prefix))
+    .sort((a, b) => calls[a]!.at - calls[b]!.at);
+  return found[0] ?? null;
+}
+
+/** The result of an after event is a failure by the host's signal, or (for a result the call's arguments did not choose) by the catalog's failure markers. */
+function failed(outcome: 'success' | 'error', result: unknown, echoes: boolean, catalog: CompiledCatalog, name: string): boolean {
+  if (outcome === 'error') return true;
+  if (echoes) return false;
+  const markers = catalog.failureMarkers(name);
+  if (markers.length === 0) return false;
+  const text = resultText(result).trimStart();
+  return markers.some((marker) => text.startsWith(marker));
+}
+
+/**
+ * Answers one hook event: checks a call before it runs, records its outcome
+ * after, refuses the stop while a write is unverified, creates and removes
+ * the session. Never throws: a session that cannot be read or locked, or any
+ * other error, gives the fail-closed answer (`failClosedAnswer`).
+ *
+ * @returns the answer, for the host's codec to write.
+ */
+export async function answerHook(payload: HookPayload, options: HookGateOptions): Promise<HookAnswer> {
+  const now = options.now ?? Date.now;
+  try {
+    return await decide(payload, options, now);
+  } catch (error) {
+    if (error instanceof HookStateError) return failClosedAnswer(payload, error.code, error.message, options);
+    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return failClosedAnswer(payload, 'HOOK_INTERNAL_ERROR', `the hook failed (${detail.slice(0, 300)})`, options);
+  }
+}
+
+/** `answerHook` without its safety net. */
+async function decide(payload: HookPayload, options: HookGateOptions, now: () => number): Promise<HookAnswer> {
+  const { stateDir } = options;
+  const lock = options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs };
+  const event = payload.event;
+  switch (event.type) {
+    case 'ignored':
+      return { type: 'continue' };
+    case 'session.ended':
+      return updateHookSession(
+        stateDir,
+        payload.host,
+        payload.sessionId,
+        () => ({ next: null, value: { type: 'continue' } as HookAnswer }),
+        lock,
+      );
+    case 'session.started':
+      return updateHookSession(
+        stateDir,
+        payload.host,
+        payload.sessionId,
+        (current) => ({ next: current ?? freshRecord(payload, now()), value: { type: 'continue' } as HookAnswer }),
+        lock,
+      );
+    case 'tool.before': {
+      const call = event.call;
+      const catalog = catalogOf(call.catalog);
+      const classification = classifyHookCall(call, options);
+      return updateHookSession(
+        stateDir,
+        payload.host,
+        payload.sessionId,
+        (current) => {
+          const at = now();
+          const record = current ?? freshRecord(payload, at);
+          if (payload.cwd !== undefined) record.cwd = payload.cwd;
+          const guard = guardOf(record, now, catalog);
+          const key = freeKey(callKey(call), record.calls);
+          const decision = guard.check({
+            id: key,
+            name: call.name,
+            args: call.input,
+            kind: classification.kind,
+            targets: classification.targets,
+            destructive: classification.destructive,
+            ...(classification.links === undefined ? {} : { links: classification.links }),
+          });
+          let answer: HookAnswer;
+          if (decision.allowed) {
+            record.calls[key] = {
+              name: call.name,
+              kind: decision.kind,
+              targets: classification.targets,
+              echoes: classification.echoes === true,
+              catalog: call.catalog,
+              at,
+            };
+            answer = { type: 'allow', kind: decision.kind };
+          } else {
+            const error = decision.error;
+            const reason = refusalWords(error);
+            const askable =
+              error.rule === 'needs-confirmation' ||
+              (error.rule === 'unknown-target' && clearedByFor(error.rule, error.target).every((k) => k === 'user_input'));
+            if (askable)
+              record.calls[key] = {
+                name: call.name,
+                kind: 'write',
+                targets: classification.targets,
+                echoes: classification.echoes === true,
+                catalog: call.catalog,
+                at,
+                asked: true,
+              };
+            answer = askable ? { type: 'ask', reason, rule: error.rule } : { type: 'deny', reason, code: 'FSM_BLOCKED', rule: error.rule };
+          }
+          record.snapshot = guard.getPersistedSnapshot();
+          record.updatedAt = at;
+          logDecision(record, {
+            at,
+            event: payload.eventName,
+            tool: call.name,
+            answer: answer.type,
+            ...(answer.type === 'deny' || answer.type === 'ask' ? { code: 'FSM_BLOCKED', rule: answer.rule, reason: answer.reason } : {}),
+          });
+          return { next: record, value: answer };
+        },
+        lock,
+      );
+    }
+    case 'tool.after': {
+      const call = event.call;
+      const catalog = catalogOf(call.catalog);
+      return updateHookSession(
+        stateDir,
+        payload.host,
+        payload.sessionId,
+        (current) => {
+          const at = now();
+          const record = current ?? freshRecord(payload, at);
+          const guard = guardOf(record, now, catalog);
+          const key = settledKey(callKey(call), record.calls);
+          const checked = key === null ? undefined : record.calls[key];
+          if (key !== null) delete record.calls[key];
+          const echoes = checked?.echoes ?? classifyHookCall(call, options).echoes === true;
+          const isFailure = failed(event.outcome, event.result, echoes, catalog, call.name);
+          if (checked?.asked === true) {
+            // The host asked the user and the call ran: the user's approval is the confirmation the refusal asked for.
+            if (!isFailure) {
+              guard.record({ name: 'user_approval', kind: 'user_input' });
+              const admitted = guard.check({
+                id: key!,
+                name: call.name,
+                args: call.input,
+                kind: 'write',
+                targets: checked.targets,
+                destructive: false,
+              });
+              if (admitted.allowed) guard.record({ id: key!, name: call.name, kind: 'write' }, 'success');
+            }
+          } else {
+            guard.record(
+              checked === undefined
+                ? { name: call.name, args: call.input }
+                : { ...(key === null ? {} : { id: key }), name: call.name, kind: checked.kind },
+              isFailure ? 'error' : 'success',
+              echoes ? undefined : { result: event.result },
+            );
+          }
+          record.snapshot = guard.getPersistedSnapshot();
+          record.updatedAt = at;
+          logDecision(record, {
+            at,
+            event: payload.eventName,
+            tool: call.name,
+            answer: 'continue',
+            ...(isFailure ? { code: 'failed' } : {}),
+          });
+          return { next: record, value: { type: 'continue' } as HookAnswer };
+        },
+        lock,
+      );
+    }
+    case 'agent.stopping':
+      return updateHookSession(
+        stateDir,
+        payload.host,
+        payload.sessionId,
+        (current) => {
+          const at = now();
+          if (current === null) return { next: null, value: { type: 'continue' } as HookAnswer };
+          const guard = guardOf(current, now, null);
+          const decision = guard.finalAnswer();
+          let answer: HookAnswer;
+          if (decision.allowed) {
+            current.stopBlocks = 0;
+            answer = { type: 'continue' };
+          } else {
+            current.stopBlocks += 1;
+            answer = { type: 'block-stop', code: 'FSM_BLOCKED', reason: refusalWords(decision.error) };
+          }
+          current.snapshot = guard.getPersistedSnapshot();
+          current.updatedAt = at;
+          logDecision(current, {
+            at,
+            event: payload.eventName,
+            answer: answer.type,
+            ...(answer.type === 'block-stop' ? { code: answer.code, reason: answer.reason } : {}),
+          });
+          return { next: current, value: answer };
+        },
+        lock,
+      );
+  }
+}
