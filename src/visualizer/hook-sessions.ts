@@ -104,7 +104,7 @@ function decisionOf(d: DecisionRecord): DecisionView | null {
       code: d.code === undefined ? null : cut(d.code, MAX_NAME_LENGTH),
       rule: d.rule === undefined ? null : (cut(d.rule, MAX_NAME_LENGTH) as BlockRule),
       reason,
-      message: reason,
+      message: null, // the reason is the hook's whole text: what the model (or, for the stop, the agent) was told
       toolResult: null,
       kind: null,
     };

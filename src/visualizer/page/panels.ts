@@ -89,7 +89,9 @@ function logItem(entry: LogEntry): HTMLLIElement {
     badge,
     entry.recovered ? h('span', { class: 'badge recovered' }, `recovered ${entry.recovered.tool}`) : null,
     h('div', { class: 'states' }, entryLine(entry)),
-    decision && !decision.allowed ? h('p', { class: 'reason' }, `${decision.rule ?? ''}: ${decision.reason ?? ''}`) : null,
+    decision && !decision.allowed
+      ? h('p', { class: 'reason' }, decision.rule === null ? (decision.reason ?? '') : `${decision.rule}: ${decision.reason ?? ''}`)
+      : null,
     decision?.toolResult
       ? h('details', {}, h('summary', {}, 'Tool result sent back to the model'), h('pre', {}, JSON.stringify(decision.toolResult, null, 2)))
       : decision && !decision.allowed && decision.message
