@@ -23,7 +23,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 /** A block of a scripted assistant turn: text, or a tool call (`id` defaults to `toolu_scripted_<n>`). */
-export type ScriptedBlock = { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
+export type ScriptedBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
 /** A request the server got: its path (with the query), method, headers and parsed JSON body (undefined when there was none or it was not JSON). */
 export interface RecordedRequest {
@@ -184,18 +185,22 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions):
     if (step === undefined) return options.whenDone ?? DEFAULT_DONE;
     next += 1;
     const blocks = typeof step === 'function' ? step(body, index) : step;
-    return blocks.map((block) => (block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_scripted_${++toolIds}` } : block));
+    return blocks.map((block) =>
+      block.type === 'tool_use' && block.id === undefined ? { ...block, id: `toolu_scripted_${++toolIds}` } : block,
+    );
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = request.url ?? '/';
     const body = parseJson(await readBody(request));
     const route = path.split('?')[0];
-    const isTurn = request.method === 'POST' && route === '/v1/messages' && body !== undefined && Array.isArray(body.tools) && body.tools.length > 0;
+    const isTurn =
+      request.method === 'POST' && route === '/v1/messages' && body !== undefined && Array.isArray(body.tools) && body.tools.length > 0;
     requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body, turn: isTurn });
     if (request.method === 'POST' && route === '/v1/messages/count_tokens') return sendJson(response, 200, { input_tokens: 10 });
     if (request.method !== 'POST' || route !== '/v1/messages') return sendJson(response, 200, {});
-    if (body === undefined) return sendJson(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'body is not a JSON object' } });
+    if (body === undefined)
+      return sendJson(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'body is not a JSON object' } });
     const blocks = isTurn ? turnBlocks(body) : [{ type: 'text' as const, text: 'ok' }];
     const whole = message(`msg_scripted_${++messageIds}`, typeof body.model === 'string' ? body.model : 'scripted', blocks);
     if (body.stream === true) return stream(response, whole, blocks);

@@ -56,6 +56,8 @@ const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionSta
  * fields). Claude Code 2.1.332 sends none of them.
  */
 const OTHER_HOSTS_FIELDS = [
+  // Codex's hooks share Claude Code's format, and add the turn's id.
+  'turn_id',
   'sessionId',
   'hookEventName',
   'toolName',
