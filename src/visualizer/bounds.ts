@@ -78,6 +78,30 @@ export const MAX_REFUSED_STEPS_LISTED = 1_000;
 export const MAX_LIVE_CLIENT_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
+ * Hook sessions shown (`pulse-safety serve --hooks`): the most recently
+ * updated ones; the others on disk are left out of the list until they are
+ * among the newest again.
+ */
+export const MAX_HOOK_SESSIONS = 100;
+/** How long the hook state directory is left to settle after a change before it is read again, ms. */
+export const HOOK_RESCAN_DELAY_MS = 50;
+/**
+ * How often the hook state directory is read again when it cannot be watched
+ * (`fs.watch` refused, or the directory does not exist yet), ms; while it is
+ * watched, it is also read every `HOOK_POLL_INTERVAL_MS * 10` in case the
+ * watch missed a change.
+ */
+export const HOOK_POLL_INTERVAL_MS = 1_000;
+/**
+ * How deep under the hook state directory folders are watched: 1, its own
+ * folders (the store keeps one per host, `<host>/<file>.json`), not theirs
+ * (nor, so, a lock kept as a folder beside a session file).
+ */
+export const HOOK_WATCH_DEPTH = 1;
+/** Largest part of a hook session's decision (tool name, reason) shown, characters; longer ones are cut with `…`. */
+export const MAX_HOOK_TEXT = 2_000;
+
+/**
  * The nesting depth of JSON text (`[]` and `{}` are 1, a scalar 0), counted
  * on the raw text in one pass, without parsing, and only up to `limit + 1`:
  * a deeper text answers `limit + 1` as soon as it is seen. Brackets inside

@@ -153,10 +153,19 @@ export const PAGE_HTML = `<!doctype html>
     <div role="tabpanel" id="panel-live" aria-labelledby="tab-live" hidden>
       <p>An application streams its actor here with <code>@statelyai/inspect</code>:
         <code>createWebSocketInspector({ url: '<span id="inspect-url"></span>' })</code>.</p>
+      <p id="hooks-directory" hidden>Coding agents' hook sessions from <code id="hooks-path"></code> are listed too, each as its agent, its session id and directory.</p>
       <p id="live-status" class="muted">Connecting…</p>
       <h3 id="live-title">Sessions</h3>
       <p id="live-empty" class="muted">No session has streamed yet.</p>
       <ul id="live-sessions" class="plain" aria-labelledby="live-title"></ul>
+      <div id="hook-info" hidden>
+        <h3 id="hook-info-title">Hook session</h3>
+        <p id="hook-unreadable" class="error" role="alert" hidden></p>
+        <dl id="hook-fields" aria-labelledby="hook-info-title"></dl>
+        <h4 id="hook-calls-title">Calls waiting for their outcome</h4>
+        <p id="hook-calls-none" class="muted">None.</p>
+        <ul id="hook-calls" class="compact" aria-labelledby="hook-calls-title"></ul>
+      </div>
     </div>
   </section>
   <section id="context-section" aria-labelledby="context-title">
@@ -222,6 +231,8 @@ main > section:not(#chart-section) { border: 1px solid var(--line); border-radiu
 .zoom button { min-width: 2.2em; padding: 2px 8px; }
 .hint { font-size: 0.8rem; margin: 0 0 4px; }
 .collision { font-size: 0.8rem; }
+#live-sessions button.unreadable { border-color: var(--blocked); color: var(--blocked); }
+#hook-info h4 { margin: 8px 0 2px; font-size: 0.85rem; }
 #chart svg { display: block; }
 #chart text { font-family: "DejaVu Sans", Verdana, sans-serif; }
 #chart g.node.current [fill="#f6f8fa"] { fill: var(--current-bg); }

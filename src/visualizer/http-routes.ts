@@ -121,6 +121,7 @@ function info(state: ServerState, { res }: Exchange): void {
     catalogs: CATALOG_NAMES.map(catalogView),
     kinds: [...TOOL_KINDS],
     inspectUrl: `ws://${HOST}:${state.access.port}/inspect`,
+    hooksDirectory: state.hooksDirectory,
     recoveryTtlMs: RECOVERY_TTL_MS,
   };
   sendJson(res, 200, body);

@@ -14,6 +14,10 @@
  * sharing the id, the id's later messages going to the newest (nothing on the
  * wire tells them apart). Each session has a label for the page's list.
  *
+ * Coding agents' hook sessions (`pulse-safety serve --hooks`) are kept
+ * beside the streamed ones, as the hook state directory's watcher gives them
+ * (hook-watcher.ts), and listed with them.
+ *
  * Inspection events are untrusted input (any local process can send them):
  * each message is bounded in nesting before it is parsed, validated with zod
  * (a safety machine snapshot field by field, see safety-snapshot.ts), its
@@ -119,6 +123,8 @@ export class LiveHub {
   private readonly sessionsById = new Map<string, LiveSession>();
   /** `<connection>/<actor session id>` to the session its messages go to now (the newest announced). */
   private readonly routes = new Map<string, string>();
+  /** Coding agents' hook sessions (`serve --hooks`), by id `hook:<file>`: as the watcher read them. */
+  private readonly hookSessions = new Map<string, LiveSessionDetail>();
   private readonly definitions: DefinitionStore;
   private readonly onChange: (sessionId: string) => void;
   private readonly clock: () => number;
@@ -146,9 +152,27 @@ export class LiveHub {
     this.drops = drops;
   }
 
-  /** Summaries of all sessions, most recently seen first. Never throws. */
+  /** Summaries of all sessions, streamed and hook sessions, most recently seen first. Never throws. */
   sessions(): LiveSessionSummary[] {
-    return [...this.sessionsById.values()].sort((a, b) => b.lastSeenAt - a.lastSeenAt).map((s) => this.summary(s));
+    const streamed = [...this.sessionsById.values()].map((s) => this.summary(s));
+    const hooks = [...this.hookSessions.values()].map(({ view: _view, log: _log, ...summary }) => summary);
+    return [...streamed, ...hooks].sort((a, b) => b.lastSeenAt - a.lastSeenAt);
+  }
+
+  /**
+   * Shows a coding agent's hook session, or its change (`serve --hooks`,
+   * hook-watcher.ts): kept as given, under its id (`hook:<file>`), apart
+   * from the streamed sessions and their bound (the watcher keeps at most
+   * `MAX_HOOK_SESSIONS`).
+   */
+  putHookSession(detail: LiveSessionDetail): void {
+    this.hookSessions.set(detail.sessionId, detail);
+    this.onChange(detail.sessionId);
+  }
+
+  /** Removes a hook session (its file is gone). */
+  removeHookSession(sessionId: string): void {
+    if (this.hookSessions.delete(sessionId)) this.onChange(sessionId);
   }
 
   /**
@@ -156,6 +180,8 @@ export class LiveHub {
    * build is dropped (`view: null`) and logged once.
    */
   session(sessionId: string): LiveSessionDetail | undefined {
+    const hook = this.hookSessions.get(sessionId);
+    if (hook !== undefined) return { ...hook, log: [...hook.log] };
     const session = this.sessionsById.get(sessionId);
     if (session === undefined) return undefined;
     return { ...this.summary(session), view: this.view(session), log: [...session.log] };
@@ -166,9 +192,9 @@ export class LiveHub {
     return this.definitions.get(machineId);
   }
 
-  /** Live sessions kept, streamed definitions kept and their total size (UTF-8 bytes). */
-  stats(): { liveSessions: number; definitions: number; definitionBytes: number } {
-    return { liveSessions: this.sessionsById.size, ...this.definitions.stats() };
+  /** Streamed sessions kept, hook sessions shown, streamed definitions kept and their total size (UTF-8 bytes). */
+  stats(): { liveSessions: number; hookSessions: number; definitions: number; definitionBytes: number } {
+    return { liveSessions: this.sessionsById.size, hookSessions: this.hookSessions.size, ...this.definitions.stats() };
   }
 
   /** Streamed definitions kept whose latest sender is `<connection>/<actor session id>` (every actor announcing that id there). */
@@ -491,6 +517,7 @@ export class LiveHub {
       firstSeenAt: session.firstSeenAt,
       lastSeenAt: session.lastSeenAt,
       events: session.events,
+      hook: null,
     };
   }
 }

@@ -108,6 +108,8 @@ export interface InfoResponse {
   kinds: ToolKind[];
   /** Where an application points `createWebSocketInspector({ url })`. */
   inspectUrl: string;
+  /** The hook state directory whose sessions are shown live (`pulse-safety serve --hooks`), or null when none is watched. */
+  hooksDirectory: string | null;
   /** The recovery TTL (ms). */
   recoveryTtlMs: number;
 }
@@ -239,10 +241,53 @@ export interface LiveSessionSummary {
   state: string;
   /** Whether the application's inspector connection is still open. */
   connected: boolean;
-  /** When the server first heard of it, and last (epoch ms). */
+  /**
+   * When the server first heard of it, and last (epoch ms); for a hook
+   * session, when its file was created and last updated.
+   */
   firstSeenAt: number;
   lastSeenAt: number;
+  /** Events streamed; for a hook session, the decisions its file keeps. */
   events: number;
+  /** A coding agent's hook session read from the hook state directory (`serve --hooks`), else null. */
+  hook: HookSessionInfo | null;
+}
+
+/** A call a hook admitted whose outcome is not recorded yet. */
+export interface HookCallView {
+  /** The key the gate tracks it under (the host's call id, or a hash of tool name and input). */
+  key: string;
+  name: string;
+  kind: string;
+  /** When it was admitted (epoch ms). */
+  at: number;
+}
+
+/**
+ * A coding agent's hook session, as its file in the hook state directory
+ * says (`pulse-safety serve --hooks`). The live session's id is
+ * `hook:<file>`; its view is the guard restored from the file's snapshot.
+ */
+export interface HookSessionInfo {
+  /** The session file, relative to the state directory (`/`-separated). */
+  file: string;
+  /** The coding agent (`claude-code`, ...), its own session id and the session's working directory; null when the file cannot be read. */
+  host: string | null;
+  hostSessionId: string | null;
+  cwd: string | null;
+  /** When the session was created and last updated (epoch ms); null when the file cannot be read. */
+  createdAt: number | null;
+  updatedAt: number | null;
+  /** Calls admitted whose outcome is not recorded yet, oldest first. */
+  calls: HookCallView[];
+  /** Stops refused in a row (the hosts cap them). */
+  stopBlocks: number | null;
+  /**
+   * Why the file cannot be shown: the store's code (`HOOK_STATE_UNREADABLE`,
+   * ...) and message. The hook itself then fails closed on this session
+   * (reads allowed, writes and the stop refused). Null when it reads.
+   */
+  unreadable: { code: string; message: string } | null;
 }
 
 /** A live session in full. */

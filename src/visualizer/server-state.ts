@@ -42,6 +42,8 @@ export interface ServerStateParts {
   access: OriginPolicy;
   /** A transcript to open at start, as replay id `opened`. */
   transcript?: { text: string; source: string };
+  /** The hook state directory whose sessions are shown (`serve --hooks`), if any. */
+  hooksDirectory?: string;
 }
 
 /** One page of one run of an open transcript, as `replayPage` answers it. */
@@ -74,6 +76,8 @@ export class ServerState {
   readonly renderer: ChartRenderer;
   readonly hub: LiveHub;
   readonly access: OriginPolicy;
+  /** The hook state directory whose sessions are shown (`serve --hooks`), or null. */
+  readonly hooksDirectory: string | null;
   /** Playground sessions by id, the least recently used first. */
   readonly playground = new Map<string, PlaygroundSession>();
   /** Open transcripts by id: `demo`, `opened` (from the options), and `r<n>` (opened through the API, oldest first). */
@@ -93,6 +97,7 @@ export class ServerState {
     this.renderer = parts.renderer;
     this.hub = parts.hub;
     this.access = parts.access;
+    this.hooksDirectory = parts.hooksDirectory ?? null;
     if (parts.transcript) {
       this.replays.set('opened', { source: parts.transcript.source, runs: readTranscript(parts.transcript.text, parts.transcript.source) });
     }

@@ -10,7 +10,8 @@
  * `POST /api/playground`, `GET|POST /api/playground/:id`,
  * `POST /api/replays`, `GET /api/replays/:id`,
  * `GET /api/replays/:id/runs/:n[?from=<step>&limit=<n>]` (one page of steps),
- * `GET /api/live`, `GET /api/live/:sessionId`. Types: protocol.ts. Every
+ * `GET /api/live`, `GET /api/live/:sessionId` (streamed sessions, and with
+ * `hooks` the coding agents' hook sessions, id `hook:<file>`). Types: protocol.ts. Every
  * `GET` route answers `HEAD` too: the same status and headers, no body.
  *
  * Who may talk to it: requests must be addressed to 127.0.0.1 or localhost
@@ -36,6 +37,7 @@ import { loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig } from '../chart
 import { DEFAULT_PORT, HOST, parseOrigin } from './address.js';
 import { DropLog } from './bounds.js';
 import { ChartRenderer } from './chart-layout.js';
+import { HookSessionWatcher, type HookWatcherOptions } from './hook-watcher.js';
 import { answerRequest } from './http-routes.js';
 import { LiveSockets } from './live-sockets.js';
 import { OriginPolicy } from './origin-policy.js';
@@ -75,12 +77,24 @@ export interface VisualizerOptions {
   log?: (line: string) => void;
   /** The time limit of one chart layout, ms; default `CHART_LAYOUT_TIMEOUT_MS` (bounds.ts). */
   chartTimeoutMs?: number;
+  /**
+   * Show coding agents' hook sessions live from this hook state directory
+   * (`pulse-safety serve --hooks`; `hookStateDirectory()` is the hooks'
+   * default): each session file is a live session, updated when the file
+   * changes, removed when it goes, shown as unreadable with its code when it
+   * cannot be read (hook-watcher.ts). The directory need not exist yet.
+   */
+  hooks?: HookWatcherOptions;
 }
 
 /** What a running visualizer keeps, for monitoring and tests. */
 export interface VisualizerStats {
   /** Live sessions kept (at most `MAX_LIVE_SESSIONS`). */
   liveSessions: number;
+  /** Hook sessions shown (at most `MAX_HOOK_SESSIONS`; 0 without `hooks`). */
+  hookSessions: number;
+  /** Whether the hook state directory is watched with `fs.watch` now (false: polled, or no `hooks`). */
+  hooksWatched: boolean;
   /** Streamed machine definitions kept (at most `MAX_DEFINITIONS`), and their total size in UTF-8 bytes. */
   definitions: number;
   definitionBytes: number;
@@ -126,11 +140,13 @@ class Visualizer {
   private readonly state: ServerState;
   private readonly sockets: LiveSockets;
   private readonly drops: DropLog;
+  private readonly hooks: HookSessionWatcher | null;
 
-  private constructor(state: ServerState, sockets: LiveSockets, drops: DropLog) {
+  private constructor(state: ServerState, sockets: LiveSockets, drops: DropLog, hooks: HookSessionWatcher | null) {
     this.state = state;
     this.sockets = sockets;
     this.drops = drops;
+    this.hooks = hooks;
     this.server = createServer((req, res) => answerRequest(state, req, res));
     // WebSockets: applications' inspectors on /inspect, the page on /live.
     this.server.on('upgrade', (req, socket, head) => sockets.handleUpgrade(req, socket, head));
@@ -153,8 +169,17 @@ class Visualizer {
     const descriptions = new Map((await readStatelyConfig(configPath)).machines.map((m) => [m.id, m.description ?? '']));
     const access = new OriginPolicy(options.port ?? DEFAULT_PORT, allowedOrigins);
     const sockets = new LiveSockets({ machines, drops, access });
-    const state = new ServerState({ machines, descriptions, renderer, hub: sockets.hub, access, transcript: options.transcript });
-    return new Visualizer(state, sockets, drops);
+    const state = new ServerState({
+      machines,
+      descriptions,
+      renderer,
+      hub: sockets.hub,
+      access,
+      transcript: options.transcript,
+      ...(options.hooks ? { hooksDirectory: options.hooks.directory } : {}),
+    });
+    const hooks = options.hooks ? new HookSessionWatcher({ ...options.hooks, sink: sockets.hub, drops }) : null;
+    return new Visualizer(state, sockets, drops, hooks);
   }
 
   /** @throws PortInUseError when the port is taken; the server's error otherwise. */
@@ -175,11 +200,14 @@ class Visualizer {
       server.listen(port, HOST);
     });
     state.access.port = (server.address() as AddressInfo).port;
+    // The hook sessions on disk are shown from the first request on.
+    await this.hooks?.start();
   }
 
   stats(): VisualizerStats {
     return {
       ...this.state.hub.stats(),
+      hooksWatched: this.hooks?.watching ?? false,
       liveClients: this.sockets.pageClients,
       playgroundSessions: this.state.playground.size,
       dropped: this.drops.counted(),
@@ -187,6 +215,7 @@ class Visualizer {
   }
 
   async close(): Promise<void> {
+    this.hooks?.close();
     await this.state.renderer.close();
     this.sockets.close();
     await new Promise<void>((resolve) => {

@@ -2,7 +2,10 @@
  * The `serve` and `demo` subcommands of `pulse-safety`: start the visualizer
  * on 127.0.0.1, print its URL, and run until interrupted (Ctrl+C).
  *
- * - `pulse-safety serve [--port <n>] [--transcript <file>] [--allow-origin <origin>]...`
+ * - `pulse-safety serve [--port <n>] [--transcript <file>] [--allow-origin <origin>]... [--hooks [dir]]`:
+ *   with `--hooks`, the coding agents' hook sessions in the hook state
+ *   directory (`dir`, default `hookStateDirectory()`) are shown live
+ *   (`VisualizerOptions.hooks`) and the page opens on its Live tab.
  * - `pulse-safety demo [--port <n>] [--allow-origin <origin>]...`: prints the
  *   audit of the embedded demo transcript, then serves the visualizer
  *   replaying it (what `npm start` runs).
@@ -12,11 +15,13 @@
  * (`VisualizerOptions.allowedOrigins`).
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { auditRuns } from '../../audit/audit.js';
 import { formatAuditText } from '../../audit/format.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
 import { DEFAULT_PORT, parseOrigin } from '../../visualizer/address.js';
+import { HOOK_POLL_INTERVAL_MS } from '../../visualizer/bounds.js';
 import type { VisualizerOptions, VisualizerServer } from '../../visualizer/server.js';
 import { TranscriptError } from '../../errors/transcript-error.js';
 import { withDefaults, type CommandIo, type CommandSink } from '../io.js';
@@ -74,6 +79,11 @@ async function serve(options: VisualizerOptions, query: string, io: CommandSink)
   }
   io.out(`pulse-safety visualizer: ${server.url}${query}\n`);
   io.out(`live inspection endpoint (createWebSocketInspector): ${server.inspectUrl}\n`);
+  if (options.hooks) {
+    io.out(
+      `hook sessions from ${options.hooks.directory} (${server.stats().hooksWatched ? 'watched' : `read every ${options.hooks.pollIntervalMs ?? HOOK_POLL_INTERVAL_MS} ms`}), shown on the Live tab\n`,
+    );
+  }
   io.out('press Ctrl+C to stop\n');
   await interrupted();
   await server.close();
@@ -92,7 +102,11 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
       "also accept this browser origin on /inspect and the API (repeatable); the server's own is always accepted",
       collectOrigin,
     )
-    .action(async (options: { port: number; transcript?: string; allowOrigin?: string[] }) => {
+    .option(
+      '--hooks [dir]',
+      "show the coding agents' hook sessions live from the hook state directory (default: the hooks' own, $PULSE_SAFETY_STATE_DIR or $XDG_STATE_HOME/pulse-safety-fsm)",
+    )
+    .action(async (options: { port: number; transcript?: string; allowOrigin?: string[]; hooks?: string | true }) => {
       let transcript: VisualizerOptions['transcript'];
       if (options.transcript !== undefined) {
         try {
@@ -105,13 +119,20 @@ export function registerServeCommand(program: Command, io: CommandIo = {}): Comm
           return;
         }
       }
+      let hooks: VisualizerOptions['hooks'];
+      if (options.hooks !== undefined) {
+        // Loaded here, so the CLI's other commands do not load the hook store.
+        const { hookStateDirectory } = await import('../../hooks/session-file.js');
+        hooks = { directory: resolve(options.hooks === true ? hookStateDirectory() : options.hooks) };
+      }
       await serve(
         {
           port: options.port,
           ...(transcript ? { transcript } : {}),
           ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
+          ...(hooks ? { hooks } : {}),
         },
-        transcript ? '?mode=replay&replay=opened' : '',
+        transcript ? '?mode=replay&replay=opened' : hooks ? '?mode=live' : '',
         sink,
       );
     });

@@ -65,6 +65,15 @@ export function renderContext(view: SessionView | null): void {
   fill(byId('in-flight'), ...inFlight.map((call) => h('li', {}, `${call.key.replace(/^id:/, '')} ${call.tool} (${call.kind})`)));
 }
 
+/**
+ * An entry's time, events and states: `12:00:01 · tool.succeeded · WRITING → VERIFYING`;
+ * an entry that knows no state (a hook session's decision) shows its time only.
+ */
+function entryLine(entry: LogEntry): string {
+  if (entry.stateBefore === '' && entry.stateAfter === '' && entry.events.length === 0) return formatTime(entry.at);
+  return `${formatTime(entry.at)} · ${entry.events.join(', ') || 'no event'} · ${entry.stateBefore} → ${entry.stateAfter}`;
+}
+
 function logItem(entry: LogEntry): HTMLLIElement {
   const decision = entry.decision;
   const badge = decision
@@ -79,12 +88,10 @@ function logItem(entry: LogEntry): HTMLLIElement {
     ' ',
     badge,
     entry.recovered ? h('span', { class: 'badge recovered' }, `recovered ${entry.recovered.tool}`) : null,
-    h(
-      'div',
-      { class: 'states' },
-      `${formatTime(entry.at)} · ${entry.events.join(', ') || 'no event'} · ${entry.stateBefore} → ${entry.stateAfter}`,
-    ),
-    decision && !decision.allowed ? h('p', { class: 'reason' }, `${decision.rule ?? ''}: ${decision.reason ?? ''}`) : null,
+    h('div', { class: 'states' }, entryLine(entry)),
+    decision && !decision.allowed
+      ? h('p', { class: 'reason' }, decision.rule === null ? (decision.reason ?? '') : `${decision.rule}: ${decision.reason ?? ''}`)
+      : null,
     decision?.toolResult
       ? h('details', {}, h('summary', {}, 'Tool result sent back to the model'), h('pre', {}, JSON.stringify(decision.toolResult, null, 2)))
       : decision && !decision.allowed && decision.message
