@@ -14,11 +14,11 @@
  * binary ("'block': the failure counts as exit code 2 ... Ignored ... on Stop,
  * SubagentStop").
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import writeFileAtomic from 'write-file-atomic';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import {
   applyEdits,
   findNodeAtLocation,
@@ -553,6 +553,7 @@ export function readSettingsFile(file: string): string | null {
 /**
  * Writes a settings file atomically (a temporary file renamed over it, so the
  * host never reads half a file), creating its directory; `null` removes it.
+ * An existing file keeps its mode; a new one is made 0644, as the hosts' own are.
  * @throws the file system's error.
  */
 export async function writeSettingsFile(file: string, text: string | null): Promise<void> {
@@ -561,7 +562,13 @@ export async function writeSettingsFile(file: string, text: string | null): Prom
     return;
   }
   mkdirSync(dirname(file), { recursive: true });
-  await writeFileAtomic(file, text, { encoding: 'utf8' });
+  let mode = 0o644;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
+  await writeFileAtomic(file, text, mode);
 }
 
 /** Single-quotes a word for a POSIX shell. */
