@@ -15,7 +15,7 @@ import { build } from 'esbuild';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * Bundles `src/bin.ts` into `test-output/<name>/bin.mjs` (inside the
+ * Bundles `src/bin.ts` into `test-output/<name>/bin.js` and its chunks (inside the
  * project, so its packages resolve from node_modules) and returns the
  * command line that runs `pulse-safety hook <host>` with this Node.
  * @throws when the bundle cannot be built.
@@ -23,15 +23,18 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export async function bundleHookCommand(name: string, host: string): Promise<string> {
   const dir = join(ROOT, 'test-output', name);
   mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, 'bin.mjs');
+  const outfile = join(dir, 'bin.js');
+  // Split at dynamic imports, as the built package is: the hook's fast path loads only the hook's modules.
   await build({
-    entryPoints: [join(ROOT, 'src/bin.ts')],
+    entryPoints: { bin: join(ROOT, 'src/bin.ts') },
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    outfile,
+    outdir: dir,
+    outExtension: { '.js': '.js' },
     logLevel: 'silent',
   });
   return `${JSON.stringify(process.execPath)} ${JSON.stringify(outfile)} hook ${host}`;
