@@ -117,13 +117,20 @@ export function callKey(call: Pick<HookToolCall, 'id' | 'name' | 'input'>): stri
   return `in:${createHash('sha256').update(call.name).update('\0').update(stableJson(call.input)).digest('hex').slice(0, 32)}`;
 }
 
-/** Words for the read that clears a refusal of `rule` naming `target`. */
-function clearingWords(rule: BlockRule, target: string | null): string {
+/**
+ * Words for the read that clears a refusal of `rule` naming `target`; for a
+ * refusal that names none (`no-target`), the places the call itself names
+ * (`callTargets`), unknown places left out.
+ */
+function clearingWords(rule: BlockRule, target: string | null, callTargets: readonly string[] = []): string {
   const kinds = clearedByFor(rule, target);
   if (kinds.length === 0) return 'It clears once the change still running has finished.';
   if (kinds.length === 1 && kinds[0] === 'user_input') return 'It clears once the user confirms this change.';
-  if (target !== null && !target.startsWith(UNKNOWN_PLACE)) {
-    return `It clears once ${JSON.stringify(target)}, or a folder above it, has been read or listed (a read is always allowed).`;
+  const named =
+    target !== null ? [target] : rule === 'no-target' ? callTargets.filter((t) => !t.startsWith(UNKNOWN_PLACE)).slice(0, 3) : [];
+  if (named.length > 0 && !named[0]!.startsWith(UNKNOWN_PLACE)) {
+    const list = named.map((t) => JSON.stringify(t)).join(', ');
+    return `It clears once ${list}, or a folder above ${named.length === 1 ? 'it' : 'them'}, has been read or listed (a read is always allowed).`;
   }
   return rule === 'unverified-write'
     ? 'It clears once the last change has been checked by a read.'
@@ -131,8 +138,8 @@ function clearingWords(rule: BlockRule, target: string | null): string {
 }
 
 /** The words the model sees for a refusal: the stable code, the rule, what is missing, and the read that clears it. */
-function refusalWords(error: FSMBlockedError): string {
-  return `${refusalText(error)} ${clearingWords(error.rule, error.target)}`;
+function refusalWords(error: FSMBlockedError, callTargets: readonly string[] = []): string {
+  return `${refusalText(error)} ${clearingWords(error.rule, error.target, callTargets)}`;
 }
 
 /** Words for a refusal without a decision of the machine. */
@@ -295,7 +302,7 @@ async function decide(payload: HookPayload, options: HookGateOptions, now: () =>
             answer = { type: 'allow', kind: decision.kind };
           } else {
             const error = decision.error;
-            const reason = refusalWords(error);
+            const reason = refusalWords(error, classification.targets);
             const askable =
               error.rule === 'needs-confirmation' ||
               (error.rule === 'unknown-target' && clearedByFor(error.rule, error.target).every((k) => k === 'user_input'));

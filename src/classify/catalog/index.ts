@@ -15,6 +15,8 @@ import claudeCodeCatalog from '../../catalogs/claude-code.json' with { type: 'js
 import geminiCliCatalog from '../../catalogs/gemini-cli.json' with { type: 'json' };
 import codexCatalog from '../../catalogs/codex.json' with { type: 'json' };
 import mcpCatalog from '../../catalogs/mcp.json' with { type: 'json' };
+import cursorCatalog from '../../catalogs/cursor.json' with { type: 'json' };
+import copilotCatalog from '../../catalogs/copilot.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
 import { compileCatalog, type Classifier, type CompileOptions } from './compile.js';
 import type { Catalog } from './schema.js';
@@ -30,6 +32,8 @@ export const builtinCatalogs = {
   'gemini-cli': geminiCliCatalog as Catalog,
   codex: codexCatalog as Catalog,
   mcp: mcpCatalog as Catalog,
+  cursor: cursorCatalog as Catalog,
+  copilot: copilotCatalog as Catalog,
 } as const satisfies Readonly<Record<string, Catalog>>;
 
 /** The names of the shipped catalogs. */

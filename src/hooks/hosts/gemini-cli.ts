@@ -81,7 +81,13 @@ export function matchesGeminiCli(payload: unknown): boolean {
   const eventName = stringField(payload, 'hook_event_name');
   if (sessionId === undefined || sessionId === '' || eventName === undefined) return false;
   if (GEMINI_ONLY_EVENTS.has(eventName)) return true;
-  return SHARED_EVENTS.has(eventName) && typeof payload.timestamp === 'string' && !Object.hasOwn(payload, 'turn_id');
+  // Copilot CLI's PascalCase hooks also send snake_case fields with a string timestamp, but no transcript_path on session events.
+  return (
+    SHARED_EVENTS.has(eventName) &&
+    typeof payload.timestamp === 'string' &&
+    Object.hasOwn(payload, 'transcript_path') &&
+    !Object.hasOwn(payload, 'turn_id')
+  );
 }
 
 /**

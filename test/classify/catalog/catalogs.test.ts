@@ -16,8 +16,8 @@ import { describe, expect, test } from 'vitest';
 import { builtinCatalogs, createCallClassifier } from '../../../src/classify/catalog/index.js';
 import type { ToolKind } from '../../../machines/safety.types.js';
 
-type AgentCatalog = 'claude-code' | 'gemini-cli' | 'codex' | 'mcp';
-const AGENT_CATALOGS: AgentCatalog[] = ['claude-code', 'gemini-cli', 'codex', 'mcp'];
+type AgentCatalog = 'claude-code' | 'gemini-cli' | 'codex' | 'cursor' | 'copilot' | 'mcp';
+const AGENT_CATALOGS: AgentCatalog[] = ['claude-code', 'gemini-cli', 'codex', 'cursor', 'copilot', 'mcp'];
 
 /**
  * One expected classification. `targets` is the exact list (sorted, as the

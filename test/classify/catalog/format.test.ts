@@ -230,7 +230,11 @@ describe('the JSON Schema of the format', () => {
 
 describe('pickCatalog (--catalog auto)', () => {
   it('picks the catalog that lists the most distinct tool names', () => {
-    expect(pickCatalog(['Read', 'Bash', 'Read', 'mcp__x__y'])).toEqual({ name: 'claude-code', known: 2, total: 3, tiedWith: [] });
+    // Copilot CLI's PascalCase hooks name its bash and view Bash and Read too: a tie the earlier claude-code wins, and says.
+    expect(pickCatalog(['Read', 'Bash', 'Read', 'mcp__x__y'])).toEqual({ name: 'claude-code', known: 2, total: 3, tiedWith: ['copilot'] });
+    expect(pickCatalog(['Read', 'Bash', 'Glob', 'mcp__x__y'])).toEqual({ name: 'claude-code', known: 3, total: 4, tiedWith: [] });
+    expect(pickCatalog(['bash', 'view', 'create'])).toEqual({ name: 'copilot', known: 3, total: 3, tiedWith: [] });
+    expect(pickCatalog(['Shell', 'Read', 'Delete'])).toEqual({ name: 'cursor', known: 3, total: 3, tiedWith: [] });
     expect(pickCatalog(['run_shell_command', 'read_file'])).toMatchObject({ name: 'gemini-cli', known: 2 });
     expect(pickCatalog(['get_reservation_details', 'cancel_reservation'])).toMatchObject({ name: 'tau-airline', known: 2 });
   });
