@@ -23,8 +23,8 @@
  *
  * Under `CI=true` a missing binary fails; elsewhere the cases skip, saying
  * why. Slow by nature: Copilot starts its runtime and every tool call runs
- * two hook processes; about 2 minutes on an idle 2-core machine, 10 on a
- * loaded one.
+ * two hook processes (each about 10 s on a 2-core machine at load 20): 2 to
+ * 6 minutes there for the two runs side by side.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
