@@ -16,6 +16,11 @@
  *   records as `success: true`; `data.result.content` is the text the model
  *   was given.
  *
+ * An event of a sub-agent (one with an `agentId`, at the top or in `data`,
+ * or a `data.parentToolCallId`, as Copilot's own reader of its log tells
+ * them apart) belongs to a run of its own, `<sessionId> agent <id>`: its
+ * calls are not the main agent's.
+ *
  * Every other event (`system.message`, `assistant.turn_start`,
  * `tool.execution_start`, usage records, `session.shutdown`, ...) carries
  * no call, result or answer. Format: what Copilot CLI 1.0.102 (npm
@@ -101,9 +106,18 @@ function readEvent(type: string, data: Json, at: ReaderContext, run: { id: strin
   }
 }
 
+/** The sub-agent an event belongs to (`agentId`, `data.agentId`, `data.parentToolCallId`), or undefined for the main agent's. */
+function agentOf(value: Json, data: Json): string | undefined {
+  for (const id of [ownString(value, 'agentId'), ownString(data, 'agentId'), ownString(data, 'parentToolCallId')]) {
+    if (id !== undefined && id !== '') return id;
+  }
+  return undefined;
+}
+
 /**
- * A Copilot CLI session log: one run, named by its `session.start`'s
- * `sessionId` (else `source`). `lines` are the file's lines, or one value
+ * A Copilot CLI session log: the main agent's run, named by its
+ * `session.start`'s `sessionId` (else `source`), then one run per sub-agent
+ * (`<sessionId> agent <id>`). `lines` are the file's lines, or one value
  * already parsed (a single-line log). Positions are `line N`.
  *
  * @throws TranscriptError naming `source` and the line of a line that is not
@@ -111,8 +125,9 @@ function readEvent(type: string, data: Json, at: ReaderContext, run: { id: strin
  *   call id.
  */
 export function readCopilotLines(lines: readonly (string | Json)[], source: string, options: ReadOptions): TranscriptRun[] {
-  const out = new StepBuilder(options);
+  const main = new StepBuilder(options);
   const run: { id: string | null } = { id: null };
+  const agents = new Map<string, StepBuilder>();
   let seen = false;
   lines.forEach((raw, index) => {
     const line = typeof raw === 'string' ? raw.trim() : raw;
@@ -131,8 +146,21 @@ export function readCopilotLines(lines: readonly (string | Json)[], source: stri
     const data = own(value, 'data');
     if (typeof type !== 'string' || !isRecord(data)) return;
     seen = true;
+    const agent = agentOf(value, data);
+    let out = main;
+    if (agent !== undefined) {
+      out = agents.get(agent) ?? new StepBuilder(options);
+      if (!agents.has(agent)) {
+        out.cwd = main.cwd;
+        agents.set(agent, out);
+      }
+    }
     readEvent(type, data, { out, source, position }, run);
   });
   if (!seen) throw new TranscriptError(source, 'line 1', 'no events');
-  return [{ id: run.id ?? source, reward: null, steps: out.finish(), catalog: COPILOT_CATALOG }];
+  const id = run.id ?? source;
+  return [
+    { id, reward: null, steps: main.finish(), catalog: COPILOT_CATALOG },
+    ...[...agents].map(([agent, out]) => ({ id: `${id} agent ${agent}`, reward: null, steps: out.finish(), catalog: COPILOT_CATALOG })),
+  ];
 }

@@ -119,6 +119,29 @@ describe('Copilot CLI session events', () => {
     ]);
   });
 
+  test("a sub-agent's events (agentId or parentToolCallId) are a run of their own", () => {
+    const sub = [
+      event('session.start', { sessionId: 's-2', context: { cwd: '/srv/app' } }),
+      event('user.message', { content: 'Delegate.' }),
+      event('assistant.message', { content: '', toolRequests: [request('t1', 'task', { prompt: 'fix it' })] }),
+      event('assistant.message', {
+        content: '',
+        parentToolCallId: 't1',
+        toolRequests: [request('s1', 'edit', { path: 'x', old_str: 'a', new_str: 'b' })],
+      }),
+      event('tool.execution_complete', { toolCallId: 's1', parentToolCallId: 't1', success: true, result: { content: 'ok' } }),
+      { ...(event('assistant.message', { content: 'Sub-agent done.' }) as object), agentId: 't1' },
+      event('tool.execution_complete', { toolCallId: 't1', success: true, result: { content: 'fixed' } }),
+      event('assistant.message', { content: 'Delegated and done.' }),
+    ];
+    const runs = readTranscript(sub.map((e) => JSON.stringify(e)).join('\n'), 'events.jsonl');
+    expect(runs.map((run) => [run.id, run.catalog, run.steps.map(brief)])).toEqual([
+      ['s-2', 'copilot', ['call task', 'result task success', 'answer']],
+      ['s-2 agent t1', 'copilot', ['call edit', 'result edit success', 'answer']],
+    ]);
+    expect(runs[1]!.steps[0]).toMatchObject({ cwd: '/srv/app', position: 'line 4' });
+  });
+
   test('bad events name their line', () => {
     const noName = [log[0], event('assistant.message', { content: '', toolRequests: [{ toolCallId: 'x' }] })];
     expect(() => readTranscript(noName.map((e) => JSON.stringify(e)).join('\n'), 'bad.jsonl')).toThrow(
