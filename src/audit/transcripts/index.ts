@@ -5,7 +5,8 @@
  * legacy `function_call`, OpenAI Responses items, Anthropic messages, Claude
  * Code session JSONL, Gemini CLI chat history and session files, Codex
  * rollout JSONL, Qwen Code chat recordings, opencode exports and run lines,
- * Kiro CLI saved conversations, and this project's own JSONL events. A run
+ * Kiro CLI saved conversations, Copilot CLI session events, and this
+ * project's own JSONL events. A run
  * read from an agent's own format names that agent's catalog.
  *
  * This module is the surface: the steps (`steps.ts`), the readers

@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { parse as parseTolerant, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { isRecord, own } from '../../util/own.js';
 import { readLogLines } from './agent-logs.js';
+import { isCopilotLine, readCopilotLines } from './copilot.js';
 import { isKiroConversation, readKiroConversation } from './kiro.js';
 import { isOpencodeExport, isOpencodeRunLine, readOpencodeExports, readOpencodeRunLines } from './opencode.js';
 import { isQwenLine } from './qwen.js';
@@ -27,7 +28,7 @@ import type { ReadOptions, TranscriptRun, TranscriptStep } from './steps.js';
 const SUPPORTED_FORMATS =
   'OpenAI chat and tau-bench runs, OpenAI legacy function_call, OpenAI Responses items, Anthropic messages, ' +
   'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, opencode exports and run JSON lines, ' +
-  'Qwen Code chat recordings, Kiro CLI saved conversations, pulse-safety JSONL events';
+  'Qwen Code chat recordings, Kiro CLI saved conversations, Copilot CLI session events, pulse-safety JSONL events';
 
 /** Claude Code session line types that carry no conversation. */
 const CLAUDE_OTHER_TYPES = new Set(['summary', 'system', 'file-history-snapshot', 'queue-operation', 'result', 'progress', 'attachment']);
@@ -118,6 +119,7 @@ function readJson(value: unknown, text: string, source: string, options: ReadOpt
     const format = lineFormat(value, own(value, 'type') as string);
     if (format === 'own') return readJsonl(text, source);
     if (format === 'opencode') return readOpencodeRunLines([JSON.stringify(value)], source, options);
+    if (format === 'copilot') return readCopilotLines([value], source, options);
     return readLogLines([value], source, format, options);
   }
   if (Array.isArray(value)) {
@@ -130,7 +132,7 @@ function readJson(value: unknown, text: string, source: string, options: ReadOpt
 }
 
 /** The formats of a file of JSON lines. */
-type LineFormat = 'own' | 'codex' | 'claude' | 'qwen' | 'opencode';
+type LineFormat = 'own' | 'codex' | 'claude' | 'qwen' | 'opencode' | 'copilot';
 
 /** How many typed lines are looked at for a Qwen Code line once the first looked like Claude Code's (the two share their line envelope). */
 const QWEN_SCAN_LINES = 1000;
@@ -139,7 +141,9 @@ const QWEN_SCAN_LINES = 1000;
  * Reads a file of one JSON value a line, and picks its format from the first
  * line with a string `type`: Codex rollout lines (`session_meta`,
  * `response_item`, ...) or bare Responses items (older Codex rollouts);
- * `opencode run --format json` lines (a `sessionID` and a `part`); Claude
+ * `opencode run --format json` lines (a `sessionID` and a `part`); Copilot
+ * CLI session events (a dotted `type` such as `session.start` and a `data`
+ * object); Claude
  * Code session lines (`user`, `assistant`, `summary`, ..., or any line with a
  * `message` or `sessionId`), which are Qwen Code's when one of the first
  * lines wraps a Gemini `Content` (`message.parts`) or is a `tool_result`;
@@ -168,6 +172,7 @@ function readLines(text: string, source: string, options: ReadOptions): Transcri
   }
   if (format === null || format === 'own') return readJsonl(text, source);
   if (format === 'opencode') return readOpencodeRunLines(lines, source, options);
+  if (format === 'copilot') return readCopilotLines(lines, source, options);
   return readLogLines(lines, source, format, options);
 }
 
@@ -176,6 +181,7 @@ function lineFormat(value: Json, type: string): LineFormat {
   const wraps = isRecord(own(value, 'message'));
   const session = typeof own(value, 'sessionId') === 'string' || typeof own(value, 'session_id') === 'string';
   if (isOpencodeRunLine(value, type)) return 'opencode';
+  if (isCopilotLine(value, type)) return 'copilot';
   if (session && isQwenLine(value, type)) return 'qwen';
   if (CODEX_LINE_TYPES.has(type) || (RESPONSES_TYPES.has(type) && !wraps)) return 'codex';
   if (JSONL_TYPES.includes(type) && !wraps && !session) return 'own';
@@ -229,6 +235,9 @@ function requireSomething(runs: TranscriptRun[], source: string): TranscriptRun[
  *   or an array of them) and `opencode run --format json` lines (`opencode.ts`);
  * - a Kiro CLI (or Amazon Q Developer CLI) conversation saved with `/save`:
  *   `{ conversation_id, history: [{ user, assistant }] }` (`kiro.ts`);
+ * - a Copilot CLI session log (`~/.copilot/session-state/<id>/events.jsonl`):
+ *   `session.start`, `assistant.message` (`toolRequests`) and
+ *   `tool.execution_complete` events (`copilot.ts`);
  * - JSONL events of this project's own format (see `JsonlReader`).
  *
  * Each run of an agent's own log format names that agent's catalog

@@ -67,7 +67,7 @@ export type TranscriptStep = CallStep | ResultStep | AnswerStep | ResetStep | Re
  * One recorded session. `reward` is the benchmark's score when the input has
  * one (tau-bench: 1 met, 0 not), else null. `catalog` names the shipped
  * catalog of the agent whose log format the reader recognised (`claude-code`
- * for a Claude Code session, `opencode`, `qwen-code`, `kiro`, ...), absent
+ * for a Claude Code session, `opencode`, `qwen-code`, `kiro`, `copilot`, ...), absent
  * for formats many agents share (OpenAI chat, Anthropic messages): `--catalog
  * auto` takes it before counting tool names (issue 25 item 4).
  */
