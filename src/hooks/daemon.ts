@@ -169,8 +169,9 @@ export async function startHookDaemon(options: HookDaemonOptions = {}): Promise<
     if (!isHookHost(name)) output = refusal(host, `no host '${name}'`);
     else if ('error' in body) output = refusal(host, body.error);
     else output = await runHook(host, body.text, run);
+    // What is left of a refused body is read and dropped (bounded by the server's request timeout), so the client reads the answer.
+    if ('error' in body) request.resume();
     send(response, 200, output.stdout);
-    if ('error' in body) request.destroy();
   };
 
   const server: Server = createServer((request, response) => {
@@ -179,6 +180,7 @@ export async function startHookDaemon(options: HookDaemonOptions = {}): Promise<
       send(response, 200, lastResort(isHookHost(name) ? name : 'claude-code').stdout);
     });
   });
+  server.requestTimeout = bodyTimeoutMs + 20_000;
   server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
