@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonForwarderCommand, startHookDaemon, HookDaemonAddressError, type HookDaemon } from '../../src/hooks/daemon.js';
+import { hookEventsOf, installedHooks, installHookSettings, uninstallHookSettings } from '../../src/hooks/install.js';
 import { MAX_HOOK_PAYLOAD } from '../../src/hooks/run.js';
 import { buildHookExecutable } from '../support/claude-code.js';
 
@@ -177,5 +178,24 @@ describe('the hook daemon', () => {
     expect(down.status).toBe(0);
     expect(down.stdout).toContain('"permissionDecision":"deny"');
     expect(down.stdout).toContain('FSM_BLOCKED');
+  });
+});
+
+describe('hook install --daemon', () => {
+  it("writes Claude Code's http hook and the forwarder elsewhere, both recognised as ours by uninstall", () => {
+    const url = 'http://127.0.0.1:4311/hook/claude-code';
+    const claude = installHookSettings('claude-code', null, url, 'settings.json');
+    const pre = (JSON.parse(claude.text!) as { hooks: Record<string, { hooks: Record<string, unknown>[] }[]> }).hooks.PreToolUse![0]!
+      .hooks[0];
+    expect(pre).toEqual({ type: 'http', url, timeout: expect.any(Number) as number, onFailure: 'block' });
+    expect(installedHooks('claude-code', claude.text, 'settings.json')).toHaveLength(hookEventsOf('claude-code').length);
+    expect(uninstallHookSettings('claude-code', claude.text, 'settings.json').text).toBeNull();
+
+    const forwarder = daemonForwarderCommand('codex', 4311, `/usr/bin/node '/opt/pulse-safety-fsm/dist/src/bin.js' hook codex`);
+    const codex = installHookSettings('codex', null, forwarder, 'hooks.json');
+    expect(installedHooks('codex', codex.text, 'hooks.json').map((hook) => hook.command)).toEqual(
+      hookEventsOf('codex').map(() => forwarder),
+    );
+    expect(uninstallHookSettings('codex', codex.text, 'hooks.json').text).toBeNull();
   });
 });
