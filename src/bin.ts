@@ -5,10 +5,10 @@
  * loads only the hook (`hooks/run.ts`): a coding agent starts it once per
  * tool call, so it must not pay for the rest of the CLI.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { printable } from './util/printable.js';
-import { lastResort } from './hooks/last-resort.js';
+import { eventNameOf, lastResort } from './hooks/last-resort.js';
 
 const HOSTS = new Set(['claude-code', 'gemini-cli', 'codex', 'cursor', 'copilot']);
 
@@ -38,7 +38,13 @@ const argv = process.argv.slice(2);
 if (argv.length === 2 && argv[0] === 'hook' && HOSTS.has(argv[1]!)) {
   hook(argv[1]!).catch(() => {
     // Even the hook's module failed to load: a refusal the host reads, never a crash's exit code.
-    const output = lastResort(argv[1] as Parameters<typeof lastResort>[0]);
+    let stdin = '';
+    try {
+      stdin = readFileSync(0, 'utf8');
+    } catch {
+      // stdin already read, or not readable: the event is unknown, answered as a before-tool refusal.
+    }
+    const output = lastResort(argv[1] as Parameters<typeof lastResort>[0], eventNameOf(stdin));
     process.stdout.write(output.stdout);
     process.exitCode = output.exitCode;
   });

@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BlockRule } from '../../machines/safety.types.js';
-import { clearedByFor } from '../../machines/safety.policy.js';
+import { clearedByFor, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { UNKNOWN_PLACE } from '../../machines/safety.targets.js';
 import type { Classification } from '../classify/classification.js';
 import {
@@ -220,13 +220,20 @@ function settledKey(key: string, calls: Record<string, HookCallRecord>): string 
   return found[0] ?? null;
 }
 
-/** The result of an after event is a failure by the host's signal, or (for a result the call's arguments did not choose) by the catalog's failure markers. */
-function failed(outcome: 'success' | 'error', result: unknown, echoes: boolean, catalog: CompiledCatalog, name: string): boolean {
-  if (outcome === 'error') return true;
-  if (echoes) return false;
-  const markers = catalog.failureMarkers(name);
+/**
+ * An after event's result is a failure: by the host's signal (`outcome`), or,
+ * for a result the call's arguments did not choose (`echoes` false), by the
+ * catalog's failure markers for tool `name` (DESIGN.md §5.7), as the audit reads them.
+ */
+function failed(
+  after: { outcome: 'success' | 'error'; result: unknown; echoes: boolean; name: string },
+  catalog: CompiledCatalog,
+): boolean {
+  if (after.outcome === 'error') return true;
+  if (after.echoes) return false;
+  const markers = catalog.failureMarkers(after.name);
   if (markers.length === 0) return false;
-  const text = resultText(result).trimStart();
+  const text = resultText(after.result).trimStart();
   return markers.some((marker) => text.startsWith(marker));
 }
 
@@ -243,7 +250,7 @@ export async function answerHook(payload: HookPayload, options: HookGateOptions)
   try {
     const event = payload.event;
     // The parsers this call's classification needs, loaded before it is judged (`prepareParsers`: never a parser missed).
-    if (event.type === 'tool.before') await prepareParsers(() => classifyHookCall(event.call, options));
+    if (event.type === 'tool.before' || event.type === 'tool.after') await prepareParsers(() => classifyHookCall(event.call, options));
     return await decide(payload, options, now);
   } catch (error) {
     if (error instanceof HookStateError) return failClosedAnswer(payload, error.code, error.message, options);
@@ -252,178 +259,199 @@ export async function answerHook(payload: HookPayload, options: HookGateOptions)
   }
 }
 
+/** The session's lock wait, as `updateHookSession` takes it. */
+function lockOf(options: HookGateOptions): { lockTimeoutMs?: number } {
+  return options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs };
+}
+
 /** `answerHook` without its safety net. */
 async function decide(payload: HookPayload, options: HookGateOptions, now: () => number): Promise<HookAnswer> {
-  const { stateDir } = options;
-  const lock = options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs };
   const event = payload.event;
+  const continueAnswer: HookAnswer = { type: 'continue' };
   switch (event.type) {
     case 'ignored':
-      return { type: 'continue' };
+      return continueAnswer;
     case 'session.ended':
       return updateHookSession(
-        stateDir,
+        options.stateDir,
         payload.host,
         payload.sessionId,
-        () => ({ next: null, value: { type: 'continue' } as HookAnswer }),
-        lock,
+        () => ({ next: null, value: continueAnswer }),
+        lockOf(options),
       );
     case 'session.started':
       return updateHookSession(
-        stateDir,
+        options.stateDir,
         payload.host,
         payload.sessionId,
-        (current) => ({ next: current ?? freshRecord(payload, now()), value: { type: 'continue' } as HookAnswer }),
-        lock,
+        (current) => ({ next: current ?? freshRecord(payload, now()), value: continueAnswer }),
+        lockOf(options),
       );
-    case 'tool.before': {
-      const call = event.call;
-      const catalog = catalogOf(call.catalog);
-      const classification = classifyHookCall(call, options);
-      return updateHookSession(
-        stateDir,
-        payload.host,
-        payload.sessionId,
-        (current) => {
-          const at = now();
-          const record = current ?? freshRecord(payload, at);
-          if (payload.cwd !== undefined) record.cwd = payload.cwd;
-          const guard = guardOf(record, now, catalog);
-          const key = freeKey(callKey(call), record.calls);
-          const decision = guard.check({
-            id: key,
+    case 'tool.before':
+      return beforeTool(payload, event.call, options, now);
+    case 'tool.after':
+      return afterTool(payload, event, options, now);
+    case 'agent.stopping':
+      return stopping(payload, options, now);
+  }
+}
+
+/**
+ * Forgets calls the user was asked about more than `RECOVERY_TTL_MS` ago:
+ * a host that answers `ask` as a refusal (Codex), or a user who said no,
+ * never runs them, so no after event comes to settle them.
+ */
+function dropStaleQuestions(record: HookSessionRecord, at: number): void {
+  for (const [key, call] of Object.entries(record.calls))
+    if (call.asked === true && at - call.at > RECOVERY_TTL_MS) delete record.calls[key];
+}
+
+/** A refusal the user can lift: `needs-confirmation`, or an unknown place only the user's confirmation admits (issue 24). */
+function askable(error: FSMBlockedError): boolean {
+  return (
+    error.rule === 'needs-confirmation' ||
+    (error.rule === 'unknown-target' && clearedByFor(error.rule, error.target).every((k) => k === 'user_input'))
+  );
+}
+
+/** Before a tool runs: the call checked, tracked when admitted (or asked about), the session written before the answer. */
+function beforeTool(payload: HookPayload, call: HookToolCall, options: HookGateOptions, now: () => number): Promise<HookAnswer> {
+  const catalog = catalogOf(call.catalog);
+  const classification = classifyHookCall(call, options);
+  return updateHookSession(
+    options.stateDir,
+    payload.host,
+    payload.sessionId,
+    (current) => {
+      const at = now();
+      const record = current ?? freshRecord(payload, at);
+      if (payload.cwd !== undefined) record.cwd = payload.cwd;
+      dropStaleQuestions(record, at);
+      const guard = guardOf(record, now, catalog);
+      const key = freeKey(callKey(call), record.calls);
+      const decision = guard.check({
+        id: key,
+        name: call.name,
+        args: call.input,
+        kind: classification.kind,
+        targets: classification.targets,
+        destructive: classification.destructive,
+        ...(classification.links === undefined ? {} : { links: classification.links }),
+      });
+      const tracked = {
+        name: call.name,
+        targets: classification.targets,
+        echoes: classification.echoes === true,
+        catalog: call.catalog,
+        at,
+      };
+      let answer: HookAnswer;
+      if (decision.allowed) {
+        record.calls[key] = { ...tracked, kind: decision.kind };
+        answer = { type: 'allow', kind: decision.kind };
+      } else {
+        const error = decision.error;
+        const reason = refusalWords(error, classification.targets);
+        if (askable(error)) {
+          record.calls[key] = { ...tracked, kind: 'write', asked: true };
+          answer = { type: 'ask', reason, rule: error.rule };
+        } else {
+          answer = { type: 'deny', reason, code: 'FSM_BLOCKED', rule: error.rule };
+        }
+      }
+      record.snapshot = guard.getPersistedSnapshot();
+      record.updatedAt = at;
+      const refused =
+        answer.type === 'deny' || answer.type === 'ask' ? { code: 'FSM_BLOCKED', rule: answer.rule, reason: answer.reason } : {};
+      logDecision(record, { at, event: payload.eventName, tool: call.name, answer: answer.type, ...refused });
+      return { next: record, value: answer };
+    },
+    lockOf(options),
+  );
+}
+
+/**
+ * After a tool ran: its outcome recorded under the classification its check
+ * tracked (a call never checked is classified here, by the same catalog), a
+ * shell's or query's own output never read as its failure or verification.
+ */
+function afterTool(
+  payload: HookPayload,
+  event: Extract<HookPayload['event'], { type: 'tool.after' }>,
+  options: HookGateOptions,
+  now: () => number,
+): Promise<HookAnswer> {
+  const call = event.call;
+  const catalog = catalogOf(call.catalog);
+  return updateHookSession(
+    options.stateDir,
+    payload.host,
+    payload.sessionId,
+    (current) => {
+      const at = now();
+      const record = current ?? freshRecord(payload, at);
+      const guard = guardOf(record, now, catalog);
+      const key = settledKey(callKey(call), record.calls);
+      const checked = key === null ? undefined : record.calls[key];
+      if (key !== null) delete record.calls[key];
+      const unchecked = checked === undefined ? classifyHookCall(call, options) : null;
+      const echoes = checked?.echoes ?? unchecked!.echoes === true;
+      const isFailure = failed({ outcome: event.outcome, result: event.result, echoes, name: call.name }, catalog);
+      if (checked?.asked === true) {
+        // The host asked the user and the call ran: the user's approval is the confirmation the refusal asked for.
+        if (!isFailure) {
+          guard.record({ name: 'user_approval', kind: 'user_input' });
+          const admitted = guard.check({
+            id: key!,
             name: call.name,
             args: call.input,
-            kind: classification.kind,
-            targets: classification.targets,
-            destructive: classification.destructive,
-            ...(classification.links === undefined ? {} : { links: classification.links }),
+            kind: 'write',
+            targets: checked.targets,
+            destructive: false,
           });
-          let answer: HookAnswer;
-          if (decision.allowed) {
-            record.calls[key] = {
-              name: call.name,
-              kind: decision.kind,
-              targets: classification.targets,
-              echoes: classification.echoes === true,
-              catalog: call.catalog,
-              at,
-            };
-            answer = { type: 'allow', kind: decision.kind };
-          } else {
-            const error = decision.error;
-            const reason = refusalWords(error, classification.targets);
-            const askable =
-              error.rule === 'needs-confirmation' ||
-              (error.rule === 'unknown-target' && clearedByFor(error.rule, error.target).every((k) => k === 'user_input'));
-            if (askable)
-              record.calls[key] = {
-                name: call.name,
-                kind: 'write',
-                targets: classification.targets,
-                echoes: classification.echoes === true,
-                catalog: call.catalog,
-                at,
-                asked: true,
-              };
-            answer = askable ? { type: 'ask', reason, rule: error.rule } : { type: 'deny', reason, code: 'FSM_BLOCKED', rule: error.rule };
-          }
-          record.snapshot = guard.getPersistedSnapshot();
-          record.updatedAt = at;
-          logDecision(record, {
-            at,
-            event: payload.eventName,
-            tool: call.name,
-            answer: answer.type,
-            ...(answer.type === 'deny' || answer.type === 'ask' ? { code: 'FSM_BLOCKED', rule: answer.rule, reason: answer.reason } : {}),
-          });
-          return { next: record, value: answer };
-        },
-        lock,
-      );
-    }
-    case 'tool.after': {
-      const call = event.call;
-      const catalog = catalogOf(call.catalog);
-      return updateHookSession(
-        stateDir,
-        payload.host,
-        payload.sessionId,
-        (current) => {
-          const at = now();
-          const record = current ?? freshRecord(payload, at);
-          const guard = guardOf(record, now, catalog);
-          const key = settledKey(callKey(call), record.calls);
-          const checked = key === null ? undefined : record.calls[key];
-          if (key !== null) delete record.calls[key];
-          const echoes = checked?.echoes ?? classifyHookCall(call, options).echoes === true;
-          const isFailure = failed(event.outcome, event.result, echoes, catalog, call.name);
-          if (checked?.asked === true) {
-            // The host asked the user and the call ran: the user's approval is the confirmation the refusal asked for.
-            if (!isFailure) {
-              guard.record({ name: 'user_approval', kind: 'user_input' });
-              const admitted = guard.check({
-                id: key!,
-                name: call.name,
-                args: call.input,
-                kind: 'write',
-                targets: checked.targets,
-                destructive: false,
-              });
-              if (admitted.allowed) guard.record({ id: key!, name: call.name, kind: 'write' }, 'success');
-            }
-          } else {
-            guard.record(
-              checked === undefined
-                ? { name: call.name, args: call.input }
-                : { ...(key === null ? {} : { id: key }), name: call.name, kind: checked.kind },
-              isFailure ? 'error' : 'success',
-              echoes ? undefined : { result: event.result },
-            );
-          }
-          record.snapshot = guard.getPersistedSnapshot();
-          record.updatedAt = at;
-          logDecision(record, {
-            at,
-            event: payload.eventName,
-            tool: call.name,
-            answer: 'continue',
-            ...(isFailure ? { code: 'failed' } : {}),
-          });
-          return { next: record, value: { type: 'continue' } as HookAnswer };
-        },
-        lock,
-      );
-    }
-    case 'agent.stopping':
-      return updateHookSession(
-        stateDir,
-        payload.host,
-        payload.sessionId,
-        (current) => {
-          const at = now();
-          if (current === null) return { next: null, value: { type: 'continue' } as HookAnswer };
-          const guard = guardOf(current, now, null);
-          const decision = guard.finalAnswer();
-          let answer: HookAnswer;
-          if (decision.allowed) {
-            current.stopBlocks = 0;
-            answer = { type: 'continue' };
-          } else {
-            current.stopBlocks += 1;
-            answer = { type: 'block-stop', code: 'FSM_BLOCKED', reason: refusalWords(decision.error) };
-          }
-          current.snapshot = guard.getPersistedSnapshot();
-          current.updatedAt = at;
-          logDecision(current, {
-            at,
-            event: payload.eventName,
-            answer: answer.type,
-            ...(answer.type === 'block-stop' ? { code: answer.code, reason: answer.reason } : {}),
-          });
-          return { next: current, value: answer };
-        },
-        lock,
-      );
-  }
+          if (admitted.allowed) guard.record({ id: key!, name: call.name, kind: 'write' }, 'success');
+        }
+      } else {
+        const recorded =
+          checked !== undefined
+            ? { id: key!, name: call.name, kind: checked.kind }
+            : { name: call.name, kind: unchecked!.kind, targets: unchecked!.targets, destructive: unchecked!.destructive };
+        guard.record(recorded, isFailure ? 'error' : 'success', echoes ? undefined : { result: event.result });
+      }
+      record.snapshot = guard.getPersistedSnapshot();
+      record.updatedAt = at;
+      logDecision(record, { at, event: payload.eventName, tool: call.name, answer: 'continue', ...(isFailure ? { code: 'failed' } : {}) });
+      return { next: record, value: { type: 'continue' } as HookAnswer };
+    },
+    lockOf(options),
+  );
+}
+
+/** The agent wants to stop: refused while a write is unverified (the session's final answer); no session, nothing to refuse. */
+function stopping(payload: HookPayload, options: HookGateOptions, now: () => number): Promise<HookAnswer> {
+  return updateHookSession(
+    options.stateDir,
+    payload.host,
+    payload.sessionId,
+    (current) => {
+      const at = now();
+      if (current === null) return { next: null, value: { type: 'continue' } as HookAnswer };
+      const guard = guardOf(current, now, null);
+      const decision = guard.finalAnswer();
+      let answer: HookAnswer;
+      if (decision.allowed) {
+        current.stopBlocks = 0;
+        answer = { type: 'continue' };
+      } else {
+        current.stopBlocks += 1;
+        answer = { type: 'block-stop', code: 'FSM_BLOCKED', reason: refusalWords(decision.error) };
+      }
+      current.snapshot = guard.getPersistedSnapshot();
+      current.updatedAt = at;
+      const refused = answer.type === 'block-stop' ? { code: answer.code, reason: answer.reason } : {};
+      logDecision(current, { at, event: payload.eventName, answer: answer.type, ...refused });
+      return { next: current, value: answer };
+    },
+    lockOf(options),
+  );
 }

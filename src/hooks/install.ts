@@ -41,11 +41,14 @@ export type HookScope = (typeof HOOK_SCOPES)[number];
  * How long a host waits for one hook process before it gives up, per host in
  * the host's own unit: well over our session lock's wait (5 s, `runHook`'s
  * `lockTimeoutMs`) plus a cold start (2-3 s on a loaded machine, AGENT_HOOKS.md §3),
- * so a hook that waited for its lock still answers; well under the hosts'
- * defaults (600 s in Claude Code and Codex), so a hung hook does not stall the
- * agent for ten minutes. 30 s in every host.
+ * so a hook that waited for its lock still answers, even on a machine so
+ * loaded that one hook took 96 s (measured on 2 cores at load 36): Gemini CLI,
+ * Codex and Copilot CLI let the call through when a hook times out, so a
+ * short timeout is a way around the gate. Well under the hosts' defaults
+ * (600 s in Claude Code and Codex), so a hung hook does not stall the agent
+ * for ten minutes. 120 s in every host.
  */
-export const HOOK_TIMEOUT_SECONDS = 30;
+export const HOOK_TIMEOUT_SECONDS = 120;
 
 /** An event the install writes for a host: its name, its matcher (tool events), and whether a failure of the hook refuses the action. */
 interface HookEventSpec {

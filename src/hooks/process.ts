@@ -16,7 +16,7 @@
  */
 import { readFileSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import { lastResort } from './last-resort.js';
+import { eventNameOf, lastResort } from './last-resort.js';
 import { runHook } from './run.js';
 import { isHookHost, type HookHost, type HookOutput } from './types.js';
 
@@ -60,10 +60,12 @@ export async function runHookProcess(host: string): Promise<void> {
   setFlagsFromString('--liftoff-only');
   const known: HookHost = isHookHost(host) ? host : 'claude-code';
   let output: HookOutput;
+  let stdin = '';
   try {
-    output = await runHook(known, await readStdin());
+    stdin = await readStdin();
+    output = await runHook(known, stdin);
   } catch {
-    output = lastResort(known);
+    output = lastResort(known, eventNameOf(stdin));
   }
   try {
     writeAll(2, output.stderr);

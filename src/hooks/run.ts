@@ -12,7 +12,7 @@ import { answerHook, failClosedAnswer, type HookGateOptions } from './gate.js';
 import { codecForPayload, codecOf } from './hosts/index.js';
 import { hookStateDirectory } from './session-file.js';
 import { HookPayloadError, type HookAnswer, type HookHost, type HookOutput } from './types.js';
-import { lastResort } from './last-resort.js';
+import { eventNameOf, lastResort } from './last-resort.js';
 
 /** Options of `runHook`. */
 export interface RunHookOptions {
@@ -101,7 +101,7 @@ export async function runHook(host: HookHost, stdin: string, options: RunHookOpt
     try {
       return unreadable(host, `internal error: ${error instanceof Error ? error.message : String(error)}`, eventName);
     } catch {
-      return lastResort(host);
+      return lastResort(host, eventName ?? eventNameOf(stdin));
     }
   }
 }

@@ -123,7 +123,9 @@ describe('pulse-safety audit', () => {
       jsonl({ type: 'call', id: 'r', name: 'Read', args: { file_path: '/a' } }, { type: 'result', id: 'r', outcome: 'success' }),
     );
     const { out, err } = await run('audit', path);
-    expect(out).toContain('(catalog auto: claude-code, knows 1 of 1 tool names, policy full)');
+    expect(out).toContain(
+      '(catalog auto: claude-code, knows 1 of 1 tool names; a tie with cursor, copilot, the strictest chosen, policy full)',
+    );
     expect(err).toBe('');
   });
 

@@ -1,37 +1,41 @@
 /**
- * The Copilot codec under the real Copilot CLI (node_modules/.bin/copilot,
- * npm @github/copilot), run offline against a scripted model on 127.0.0.1
- * through its BYOK provider (`COPILOT_PROVIDER_BASE_URL`): Copilot runs
- * command hooks of both of its configuration styles, each a small driver
- * that reads the payload with `codecForPayload`, decides by a fixed rule, and
- * answers with `copilotCodec.write`. The camelCase hooks are declared
- * `copilot`; the PascalCase ones are declared `claude-code`, as the hooks of
- * a `.claude/settings.json` would be, and must still be read as Copilot's.
+ * `pulse-safety hook copilot` under the real Copilot CLI
+ * (node_modules/.bin/copilot, npm @github/copilot), run offline against a
+ * scripted model (test/support/scripted-openai-chat.ts) on 127.0.0.1 through
+ * its BYOK provider (`COPILOT_PROVIDER_BASE_URL`). The hooks are camelCase
+ * hooks in the user hooks directory (`~/.copilot/hooks/*.json`, HOME a
+ * temporary directory), each running this repository's `pulse-safety` built
+ * by `buildHookExecutable` as `node <build>/src/bin.js hook copilot`, with
+ * `PULSE_SAFETY_STATE_DIR` a temporary directory.
  *
- * What it shows about the codec and the host (Copilot CLI 1.0.102):
- * every payload of both dialects is read, as Copilot's; a deny written for
- * the camelCase preToolUse and one written for the PascalCase PreToolUse
- * both stop the call, and the model gets the reason; an allow written as
- * silence lets the call run; a refused agentStop sends the reason back as
- * the next prompt, and the next stop comes back active; a command that
- * exited 1 comes back with its exit code in the text the gate reads.
+ * Cases (issue 25, "Tests with the real host"), in two Copilot runs that
+ * go at the same time, each one scripted conversation:
+ * - run 1: (a) `rm -rf ~/x` as the first call refused: the model gets the
+ *   reason with FSM_BLOCKED, `~/x` stays; (b) `ls ~` then the `rm` admitted
+ *   and `~/x` gone; (c) a second write (`touch ~/y`) before a verifying read
+ *   refused and not run; (d) the stop refused while the write is unverified
+ *   (Copilot sends the reason to the model as the next prompt), then allowed
+ *   after `ls ~`; the session's file removed at the session's end.
+ * - run 2: (e) a corrupt state file for the session (its id given with
+ *   `--session-id`): `ls ~` allowed, `rm -rf ~/x` and the stop refused with
+ *   HOOK_STATE_UNREADABLE, the file left as it was. The test then deletes the
+ *   file so that the next stop is let through and the run ends.
  *
- * The gate itself (session state, the rules) is not in this test: it runs
- * the codec, the part this file's subject is, against the real host.
- * Under `CI=true` a missing binary fails; elsewhere the test skips, saying
+ * Under `CI=true` a missing binary fails; elsewhere the cases skip, saying
  * why. Slow by nature: Copilot starts its runtime and every tool call runs
- * two hook processes: 1.5 minutes on an idle 2-core machine, 7.5 on a loaded one.
+ * two hook processes (each about 10 s on a 2-core machine at load 20): 2 to
+ * 6 minutes there for the two runs side by side.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HookAnswer, HookOutput, HookPayload } from '../../src/hooks/types.js';
-import { startScriptedChat, textOf, type ScriptedChat } from '../support/scripted-openai-chat.js';
+import { sessionFilePath } from '../../src/hooks/session-file.js';
+import { REPO_ROOT, buildHookExecutable } from '../support/claude-code.js';
+import { startScriptedChat, textOf, type ScriptedChat, type ScriptedChatStep } from '../support/scripted-openai-chat.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const COPILOT = join(REPO_ROOT, 'node_modules', '.bin', 'copilot');
 
 type Plan = { kind: 'ready'; version: string } | { kind: 'missing'; reason: string };
@@ -49,115 +53,52 @@ const plan = copilotPlan();
 const skip = plan.kind === 'missing' && process.env.CI !== 'true';
 const skipNote = skip && plan.kind === 'missing' ? ` (skipped: ${plan.reason})` : '';
 
-/** One line of a driver's log: what it read and answered, or why it could not read. */
-interface Logged {
-  declared: string;
-  host: string;
-  read?: HookPayload;
-  answer?: HookAnswer;
-  out?: HookOutput;
-  error?: string;
+/** The camelCase events the hooks are declared for. */
+const EVENTS = ['sessionStart', 'sessionEnd', 'preToolUse', 'postToolUse', 'postToolUseFailure', 'agentStop'];
+
+/** One Copilot run's place: `home` (HOME, with `~/x/a.txt` and the hooks), `ws` (the working directory), `state` (the hook's state directory). */
+interface Sandbox {
+  root: string;
+  home: string;
+  ws: string;
+  state: string;
 }
 
-const DENY_RM = 'FSM_BLOCKED: rm names a place not read yet; read it first (test rule)';
-const DENY_EDIT = 'FSM_BLOCKED: edit refused by the PascalCase hook (test rule)';
-const BLOCK_STOP = 'FSM_BLOCKED: the last change is unverified; read it back before you finish (test rule)';
-
-/** The hook driver: reads a payload with the codec the payload picks, answers by the test's fixed rule. */
-const DRIVER = `
-import { appendFileSync, readFileSync } from 'node:fs';
-import { codecForPayload } from './hosts.mjs';
-const [declared, log] = process.argv.slice(2);
-const raw = JSON.parse(readFileSync(0, 'utf8'));
-const codec = codecForPayload(declared, raw);
-let read;
-try {
-  read = codec.read(raw);
-} catch (error) {
-  appendFileSync(log, JSON.stringify({ declared, host: codec.host, error: String(error) }) + '\\n');
-  process.exit(0);
+/** What one run left to assert on. */
+interface Run {
+  box: Sandbox;
+  sessionId: string;
+  model: ScriptedChat;
+  exitCode: number | null;
+  output: string;
 }
-let answer = { type: 'continue' };
-const event = read.event;
-if (event.type === 'tool.before') {
-  const command = typeof event.call.input?.command === 'string' ? event.call.input.command : '';
-  if (declared === 'copilot' && command.startsWith('rm ')) answer = { type: 'deny', code: 'FSM_BLOCKED', reason: ${JSON.stringify(DENY_RM)} };
-  else if (declared === 'claude-code' && event.call.name === 'Edit') answer = { type: 'deny', code: 'FSM_BLOCKED', reason: ${JSON.stringify(DENY_EDIT)} };
-  else answer = { type: 'allow' };
-}
-if (event.type === 'agent.stopping' && declared === 'copilot' && !event.active) answer = { type: 'block-stop', code: 'FSM_BLOCKED', reason: ${JSON.stringify(BLOCK_STOP)} };
-const out = codec.write(answer, read.eventName);
-appendFileSync(log, JSON.stringify({ declared, host: codec.host, read, answer, out }) + '\\n');
-process.stdout.write(out.stdout);
-process.exitCode = out.exitCode;
-`;
 
-const CAMEL_EVENTS = ['sessionStart', 'sessionEnd', 'preToolUse', 'postToolUse', 'postToolUseFailure', 'agentStop'];
-const PASCAL_EVENTS = ['SessionStart', 'SessionEnd', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'];
-
-let dir = '';
-let model: ScriptedChat | undefined;
-let logged: Logged[] = [];
-let exitCode: number | null = null;
-let output = '';
-
-beforeAll(async () => {
-  if (skip) return;
-  if (plan.kind === 'missing') throw new Error(`CI=true and Copilot CLI is missing: ${plan.reason}`);
-  dir = mkdtempSync(join(tmpdir(), 'pulse-safety-copilot-'));
-  const home = join(dir, 'home');
-  const ws = join(dir, 'ws');
-  const hooksDir = join(home, '.copilot', 'hooks');
-  mkdirSync(hooksDir, { recursive: true });
-  mkdirSync(join(ws, 'x'), { recursive: true });
-  writeFileSync(join(ws, 'x', 'keep.txt'), 'keep\n');
-  writeFileSync(join(ws, 'a.txt'), 'a\n');
-
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [join(REPO_ROOT, 'src', 'hooks', 'hosts', 'index.ts')],
-    outfile: join(dir, 'hosts.mjs'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    logLevel: 'error',
-  });
-  writeFileSync(join(dir, 'driver.mjs'), DRIVER);
-  const log = join(dir, 'hooks.jsonl');
-  const command = (declared: string): string => `'${process.execPath}' '${join(dir, 'driver.mjs')}' ${declared} '${log}'`;
+function sandbox(hookBin: string): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), 'pulse-safety-copilot-'));
+  const box = { root, home: join(root, 'home'), ws: join(root, 'ws'), state: join(root, 'state') };
+  const hooksDir = join(box.home, '.copilot', 'hooks');
+  for (const dir of [hooksDir, box.ws, box.state, join(box.home, 'x')]) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(box.home, 'x', 'a.txt'), 'hello\n');
+  const command = `PULSE_SAFETY_STATE_DIR='${box.state}' '${process.execPath}' '${hookBin}' hook copilot`;
   writeFileSync(
-    join(hooksDir, 'camel.json'),
+    join(hooksDir, 'pulse-safety.json'),
     JSON.stringify({
       version: 1,
-      hooks: Object.fromEntries(CAMEL_EVENTS.map((event) => [event, [{ type: 'command', bash: command('copilot'), timeoutSec: 60 }]])),
+      hooks: Object.fromEntries(EVENTS.map((event) => [event, [{ type: 'command', bash: command, timeoutSec: 60 }]])),
     }),
   );
-  writeFileSync(
-    join(hooksDir, 'pascal.json'),
-    JSON.stringify({
-      version: 1,
-      hooks: Object.fromEntries(PASCAL_EVENTS.map((event) => [event, [{ type: 'command', command: command('claude-code'), timeout: 60 }]])),
-    }),
-  );
+  return box;
+}
 
-  model = await startScriptedChat({
-    script: [
-      { calls: [{ name: 'bash', args: { command: `rm -rf ${join(ws, 'x')}`, description: 'remove x' } }] },
-      { calls: [{ name: 'bash', args: { command: `ls ${ws}`, description: 'list' } }] },
-      { calls: [{ name: 'edit', args: { path: join(ws, 'a.txt'), old_str: 'a', new_str: 'b' } }] },
-      { calls: [{ name: 'bash', args: { command: 'false', description: 'fail' } }] },
-      { text: 'All done.' },
-      { text: 'Done after the follow-up.' },
-    ],
-    whenDone: 'Nothing more.',
-  });
-  const child = spawn(COPILOT, ['-p', 'Clean up the workspace.', '--allow-all-tools', '--no-auto-update'], {
-    cwd: ws,
+/** Runs `copilot -p` in `box` against a scripted model playing `script`, to its end. */
+async function runCopilot(box: Sandbox, sessionId: string, script: ScriptedChatStep[]): Promise<Run> {
+  const model = await startScriptedChat({ script, whenDone: 'Nothing more.' });
+  const child = spawn(COPILOT, ['-p', 'Clean up my home directory.', '--allow-all-tools', '--no-auto-update', '--session-id', sessionId], {
+    cwd: box.ws,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: home,
-      COPILOT_HOME: join(home, '.copilot'),
+      HOME: box.home,
+      COPILOT_HOME: join(box.home, '.copilot'),
       // The runtime Copilot unpacks on first run, kept between runs of this test.
       COPILOT_CACHE_HOME: join(tmpdir(), 'pulse-safety-copilot-cache'),
       COPILOT_PROVIDER_BASE_URL: model.baseUrl,
@@ -166,93 +107,157 @@ beforeAll(async () => {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  exitCode = await new Promise<number | null>((done) => {
+  const exitCode = await new Promise<number | null>((done) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 840_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       done(code);
     });
   });
-  logged = existsSync(log)
-    ? readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Logged)
-    : [];
-}, 900_000);
+  await model.close();
+  return { box, sessionId, model, exitCode, output };
+}
 
-afterAll(async () => {
-  await model?.close();
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
+const bash = (command: string) => ({ calls: [{ name: 'bash', args: { command, description: command } }] });
 
-/** The tool message the model got for the scripted turn `turn` (1-based), from the requests after it. */
-function toolMessage(turn: number): string {
-  for (const messages of model?.requests ?? []) {
+/** The tool message the model got for the scripted turn `turn` (1-based). */
+function toolMessage(run: Run, turn: number): string {
+  for (const messages of run.model.requests) {
     const found = messages.find((message) => message.role === 'tool' && message.tool_call_id === `call_${turn}_0`);
     if (found !== undefined) return textOf(found);
   }
   return '';
 }
 
-const entries = (declared: string, eventName: string): Logged[] =>
-  logged.filter((entry) => entry.declared === declared && entry.read?.eventName === eventName);
+/** The user prompts of the request for turn `turn` (1-based) that came after its last assistant message. */
+function promptsBefore(run: Run, turn: number): string[] {
+  const messages = run.model.requests[turn - 1] ?? [];
+  const lastAnswer = messages.map((message) => message.role).lastIndexOf('assistant');
+  return messages
+    .slice(lastAnswer + 1)
+    .filter((message) => message.role === 'user')
+    .map(textOf);
+}
 
-describe(`Copilot CLI ${plan.kind === 'ready' ? plan.version : ''} runs the codec's hooks${skipNote}`, () => {
-  it.skipIf(skip)('runs to the end, and every payload of both dialects is read as Copilot', () => {
-    expect(exitCode, output).toBe(0);
-    expect(logged.filter((entry) => entry.error !== undefined)).toEqual([]);
-    expect(new Set(logged.map((entry) => entry.host))).toEqual(new Set(['copilot']));
-    expect(entries('copilot', 'preToolUse').length).toBeGreaterThanOrEqual(3);
-    expect(entries('claude-code', 'PreToolUse').length).toBeGreaterThanOrEqual(4);
+let removeBuild = (): void => {};
+let main: Run | undefined;
+let corrupt: Run | undefined;
+/** What disk held when a turn's request came (run 1). */
+const seen = { xAfterRefusedRm: false, xAfterAdmittedRm: true, yAfterRefusedTouch: true };
+/** The corrupt state file's content when the refused stop's follow-up came (run 2), and whether it was there. */
+let corruptAfterStop: string | null = null;
+const GARBAGE = '{"version":1,"host":"copilot","sess';
+
+beforeAll(async () => {
+  if (skip) return;
+  if (plan.kind === 'missing') throw new Error(`CI=true and Copilot CLI is missing: ${plan.reason}`);
+  const build = await buildHookExecutable();
+  removeBuild = build.remove;
+
+  const box1 = sandbox(build.bin);
+  const box2 = sandbox(build.bin);
+  const id2 = randomUUID();
+  const path2 = sessionFilePath(box2.state, 'copilot', id2);
+  mkdirSync(join(path2, '..'), { recursive: true });
+  writeFileSync(path2, GARBAGE);
+
+  [main, corrupt] = await Promise.all([
+    runCopilot(box1, randomUUID(), [
+      bash('rm -rf ~/x'),
+      () => {
+        seen.xAfterRefusedRm = existsSync(join(box1.home, 'x', 'a.txt'));
+        return bash('ls ~');
+      },
+      bash('rm -rf ~/x'),
+      () => {
+        seen.xAfterAdmittedRm = existsSync(join(box1.home, 'x'));
+        return bash('touch ~/y');
+      },
+      () => {
+        seen.yAfterRefusedTouch = existsSync(join(box1.home, 'y'));
+        return { text: 'Done, ~/x is removed.' };
+      },
+      bash('ls ~'),
+      { text: 'Checked: ~/x is gone.' },
+    ]),
+    runCopilot(box2, id2, [
+      bash('ls ~'),
+      bash('rm -rf ~/x'),
+      { text: 'Stopping.' },
+      () => {
+        corruptAfterStop = existsSync(path2) ? readFileSync(path2, 'utf8') : null;
+        // The state file is taken away, so the next stop is let through and the run ends.
+        rmSync(path2);
+        return { text: 'Stopping again.' };
+      },
+    ]),
+  ]);
+}, 900_000);
+
+afterAll(() => {
+  for (const run of [main, corrupt]) if (run !== undefined) rmSync(run.box.root, { recursive: true, force: true });
+  removeBuild();
+});
+
+describe(`Copilot CLI ${plan.kind === 'ready' ? plan.version : ''} with pulse-safety hook copilot${skipNote}`, () => {
+  it.skipIf(skip)('runs both conversations to their end', () => {
+    expect(main?.exitCode, main?.output).toBe(0);
+    expect(corrupt?.exitCode, corrupt?.output).toBe(0);
+    expect(main?.model.requests.length).toBe(7);
+    expect(corrupt?.model.requests.length).toBe(4);
   });
 
-  it.skipIf(skip)("names tools in each dialect's vocabulary, all under the copilot catalog", () => {
-    const names = (declared: string, eventName: string) =>
-      entries(declared, eventName).map((entry) => (entry.read?.event.type === 'tool.before' ? entry.read.event.call.name : ''));
-    // The PascalCase hooks run first, and once one denies, Copilot runs no later hook of the
-    // event: the camelCase hook never sees the edit the PascalCase one refused.
-    expect(names('copilot', 'preToolUse')).toEqual(['bash', 'bash', 'bash']);
-    expect(names('claude-code', 'PreToolUse')).toEqual(['Bash', 'Bash', 'Edit', 'Bash']);
-    for (const entry of [...entries('copilot', 'preToolUse'), ...entries('claude-code', 'PreToolUse')]) {
-      expect(entry.read?.event).toMatchObject({ type: 'tool.before', call: { catalog: 'copilot' } });
-    }
+  it.skipIf(skip)('(a) rm -rf ~/x as the first call is refused: the model gets the reason with FSM_BLOCKED, and ~/x stays', () => {
+    const run = main as Run;
+    expect(toolMessage(run, 1)).toContain('FSM_BLOCKED');
+    expect(toolMessage(run, 1)).toMatch(/It clears once .*(read|listed)/);
+    expect(seen.xAfterRefusedRm).toBe(true);
   });
 
-  it.skipIf(skip)('a deny written for camelCase preToolUse stops the call, and the model gets the reason', () => {
-    expect(toolMessage(1)).toContain(DENY_RM);
-    expect(existsSync(join(dir, 'ws', 'x', 'keep.txt'))).toBe(true);
+  it.skipIf(skip)('(b) ls ~ then rm -rf ~/x: the write is admitted and ~/x is gone', () => {
+    const run = main as Run;
+    expect(toolMessage(run, 2)).toMatch(/^x$/m);
+    expect(toolMessage(run, 2)).not.toContain('FSM_BLOCKED');
+    expect(toolMessage(run, 3)).not.toContain('FSM_BLOCKED');
+    expect(seen.xAfterAdmittedRm).toBe(false);
   });
 
-  it.skipIf(skip)('a deny written for PascalCase PreToolUse (nested hookSpecificOutput) stops the call too', () => {
-    expect(toolMessage(3)).toContain(DENY_EDIT);
-    expect(readFileSync(join(dir, 'ws', 'a.txt'), 'utf8')).toBe('a\n');
+  it.skipIf(skip)('(c) a second write before a verifying read is refused and does not run', () => {
+    const run = main as Run;
+    expect(toolMessage(run, 4)).toContain('FSM_BLOCKED');
+    expect(toolMessage(run, 4)).toMatch(/unverified-write|write-in-flight/);
+    expect(seen.yAfterRefusedTouch).toBe(false);
+    expect(existsSync(join(run.box.home, 'y'))).toBe(false);
   });
 
-  it.skipIf(skip)('an allow written as silence lets the call run, and postToolUse comes back as tool.after with the text', () => {
-    expect(toolMessage(2)).toContain('a.txt');
-    const after = entries('copilot', 'postToolUse').map((entry) => entry.read?.event);
-    expect(after[0]).toMatchObject({ type: 'tool.after', outcome: 'success', call: { name: 'bash' } });
-    expect(String((after[0] as { result?: unknown }).result)).toContain('a.txt');
-    // `false` exits 1: Copilot calls it a success, and its text carries the exit code.
-    const failed = after.find((event) => event?.type === 'tool.after' && (event.call.input as { command?: string }).command === 'false');
-    expect(String((failed as { result?: unknown } | undefined)?.result)).toMatch(/exit code 1/);
-  });
+  it.skipIf(skip)(
+    '(d) the stop is refused while the write is unverified (the reason comes as the next prompt), then allowed after a read',
+    () => {
+      const run = main as Run;
+      const followUp = promptsBefore(run, 6).join('\n');
+      expect(followUp).toContain('FSM_BLOCKED');
+      expect(followUp).toContain('unverified-write');
+      expect(toolMessage(run, 6)).not.toContain('FSM_BLOCKED');
+      // The stop after the read was let through: no eighth request, and no refusal before the last answer.
+      expect(promptsBefore(run, 7).join('\n')).not.toContain('FSM_BLOCKED');
+      // The session's end removed its state.
+      expect(existsSync(sessionFilePath(run.box.state, 'copilot', run.sessionId))).toBe(false);
+    },
+  );
 
-  it.skipIf(skip)('a refused agentStop sends the reason back as the next prompt, and the next stop comes back active', () => {
-    const stops = entries('copilot', 'agentStop');
-    expect(stops.map((entry) => entry.read?.event)).toEqual([
-      { type: 'agent.stopping', active: false },
-      { type: 'agent.stopping', active: true },
-    ]);
-    expect(stops[0]?.out?.stdout).toContain('"decision":"block"');
-    const prompts = (model?.requests ?? []).flatMap((messages) => messages.filter((message) => message.role === 'user').map(textOf));
-    expect(prompts.some((text) => text.includes(BLOCK_STOP))).toBe(true);
-    expect(entries('claude-code', 'Stop').map((entry) => entry.read?.event)).toEqual([
-      { type: 'agent.stopping', active: false },
-      { type: 'agent.stopping', active: true },
-    ]);
-  });
+  it.skipIf(skip)(
+    '(e) a corrupt state file: the read allowed, the write and the stop refused with HOOK_STATE_UNREADABLE, the file left as it was',
+    () => {
+      const run = corrupt as Run;
+      expect(toolMessage(run, 1)).toMatch(/^x$/m);
+      expect(toolMessage(run, 1)).not.toContain('HOOK_STATE_UNREADABLE');
+      expect(toolMessage(run, 2)).toContain('HOOK_STATE_UNREADABLE');
+      expect(existsSync(join(run.box.home, 'x', 'a.txt'))).toBe(true);
+      expect(promptsBefore(run, 4).join('\n')).toContain('HOOK_STATE_UNREADABLE');
+      expect(corruptAfterStop).toBe(GARBAGE);
+    },
+  );
 });

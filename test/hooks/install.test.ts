@@ -88,20 +88,20 @@ describe.each(HOOK_HOSTS)('%s settings', (host) => {
     for (const h of hooks) {
       switch (host) {
         case 'claude-code':
-          expect(h.entry).toMatchObject({ type: 'command', timeout: 30 });
+          expect(h.entry).toMatchObject({ type: 'command', timeout: 120 });
           expect(h.entry.onFailure).toBe(h.event === 'PreToolUse' ? 'block' : undefined);
           break;
         case 'gemini-cli':
-          expect(h.entry).toMatchObject({ type: 'command', name: 'pulse-safety', timeout: 30_000 });
+          expect(h.entry).toMatchObject({ type: 'command', name: 'pulse-safety', timeout: 120_000 });
           break;
         case 'codex':
-          expect(h.entry).toEqual({ type: 'command', command: command(host), timeout: 30 });
+          expect(h.entry).toEqual({ type: 'command', command: command(host), timeout: 120 });
           break;
         case 'cursor':
-          expect(h.entry).toEqual({ type: 'command', command: command(host), timeout: 30, failClosed: true });
+          expect(h.entry).toEqual({ type: 'command', command: command(host), timeout: 120, failClosed: true });
           break;
         case 'copilot':
-          expect(h.entry).toEqual({ type: 'command', bash: command(host), timeoutSec: 30 });
+          expect(h.entry).toEqual({ type: 'command', bash: command(host), timeoutSec: 120 });
           break;
       }
     }

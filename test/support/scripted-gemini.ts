@@ -124,7 +124,19 @@ export async function startScriptedGemini(script: GeminiScript): Promise<Scripte
       } else if (path.endsWith(':generateContent')) {
         // The CLI's helper calls ask for JSON (routing, next speaker): an answer that ends the turn.
         response.end(
-          JSON.stringify(responseOf([{ text: JSON.stringify({ reasoning: 'scripted', next_speaker: 'user', model_choice: 'flash' }) }])),
+          JSON.stringify(
+            responseOf([
+              {
+                text: JSON.stringify({
+                  reasoning: 'scripted',
+                  next_speaker: 'user',
+                  model_choice: 'flash',
+                  complexity_reasoning: 'scripted',
+                  complexity_score: 10,
+                }),
+              },
+            ]),
+          ),
         );
       } else {
         response.end('{}');

@@ -19,6 +19,13 @@ export interface ScriptedCall {
 /** One model turn: tool calls, or a text answer. */
 export type ScriptedChatTurn = { calls: ScriptedCall[] } | { text: string };
 
+/**
+ * One entry of a script: a turn, or a function called when the request for
+ * that turn arrives (after the hooks of the previous turn have answered),
+ * returning the turn; a test uses it to look at disk between turns.
+ */
+export type ScriptedChatStep = ScriptedChatTurn | (() => ScriptedChatTurn);
+
 /** A chat message as the agent sent it. */
 export interface ChatMessage {
   role: string;
@@ -51,9 +58,10 @@ export function textOf(message: ChatMessage): string {
 
 /**
  * Starts the model. Requests past the end of `script` get `whenDone`'s text.
+ * A step that is a function is called when its request arrives.
  * Binds 127.0.0.1 on a free port.
  */
-export async function startScriptedChat(options: { script: ScriptedChatTurn[]; whenDone?: string }): Promise<ScriptedChat> {
+export async function startScriptedChat(options: { script: ScriptedChatStep[]; whenDone?: string }): Promise<ScriptedChat> {
   const requests: ChatMessage[][] = [];
   const tools: unknown[] = [];
   let turn = 0;
@@ -76,7 +84,8 @@ export async function startScriptedChat(options: { script: ScriptedChatTurn[]; w
       }
       requests.push(parsed.messages ?? []);
       if (tools.length === 0 && Array.isArray(parsed.tools)) tools.push(...parsed.tools);
-      const step: ScriptedChatTurn = options.script[turn] ?? { text: options.whenDone ?? 'Done.' };
+      const entry = options.script[turn] ?? { text: options.whenDone ?? 'Done.' };
+      const step: ScriptedChatTurn = typeof entry === 'function' ? entry() : entry;
       const n = ++turn;
       const toolCalls =
         'calls' in step

@@ -12,7 +12,8 @@
  *   `last_assistant_message`; `SessionStart` adds `source`. There is no
  *   `SessionEnd`.
  * - Tool names: every shell tool (`exec_command`, `shell`, ...) is `Bash`
- *   with `tool_input.command` the script string; `apply_patch` has the
+ *   with `tool_input.command` the script string (its `workdir` becomes the
+ *   payload's `cwd`); `apply_patch` has the
  *   patch text in `tool_input.command`; MCP tools are `mcp__<server>__<tool>`.
  *   Other tools (`view_image`, `web_search`, ...) fire no hook.
  * - A Bash `tool_response` is the command's output only: a non-zero exit
