@@ -84,7 +84,7 @@ import { toPersistedSnapshot } from '../src/guard/snapshot.js';
 import { readTranscript, type TranscriptRun } from '../src/audit/transcripts/index.js';
 import { ReferenceGuard, ReferenceMachine, referenceAuditGateOf } from './reference.js';
 import type { RedisBench } from './redis.js';
-import { hookLatencyRows } from './hooks.js';
+import { hookDaemonRows, hookLatencyRows } from './hooks.js';
 
 const ROOT = new URL('../../', import.meta.url); // dist/bench/run.js -> the project
 const TAU_BENCH = new URL('../shared/data/tau-bench/gpt-4o-airline.json', ROOT);
@@ -980,6 +980,9 @@ function main(): void {
     const hooks = hookLatencyRows();
     rows.push(...hooks.rows);
     notes.push(...hooks.notes);
+    const daemon = hookDaemonRows();
+    rows.push(...daemon.rows);
+    notes.push(...daemon.notes);
   });
 
   const lines = [

@@ -91,9 +91,9 @@ const LAYOUTS: Record<HookHost, HostLayout> = {
     ],
     // onFailure only where it refuses something: before a tool. On Stop and SubagentStop Claude Code ignores it;
     // after a tool, a failed hook leaves the write unrecorded, and the session's own state refuses the next write.
+    // A daemon's URL (`hook install claude-code --daemon <port>`) is written as an http hook.
     entry: (command, spec) => ({
-      type: 'command',
-      command,
+      ...(isOurHookUrl(command, 'claude-code') ? { type: 'http', url: command } : { type: 'command', command }),
       timeout: HOOK_TIMEOUT_SECONDS,
       ...(spec.failClosed === true ? { onFailure: 'block' } : {}),
     }),
@@ -210,6 +210,11 @@ export function isOurHookCommand(command: unknown, host: HookHost, also?: string
   return /pulse-safety|dist\/src\/bin\.js['"]?\s/.test(command) && new RegExp(`(^|\\s)hook\\s+${host}\\s*$`).test(command);
 }
 
+/** True when `url` is the hook daemon's route for `host` (`http://127.0.0.1:<port>/hook/<host>`, `pulse-safety hook serve`). */
+export function isOurHookUrl(url: unknown, host: HookHost): boolean {
+  return typeof url === 'string' && new RegExp(`^http://127\\.0\\.0\\.1:\\d+/hook/${host}$`).test(url.trim());
+}
+
 /** A settings file that cannot be edited safely: not JSON (with comments), or not an object where one is needed. */
 export class HookSettingsError extends Error {
   override readonly name = 'HookSettingsError';
@@ -289,7 +294,8 @@ function ourEntries(list: Json[], layout: HostLayout, host: HookHost, also: stri
     const entries = item.hooks;
     if (!Array.isArray(entries)) return;
     entries.forEach((entry, j) => {
-      if (isObject(entry) && isOurHookCommand(entry[layout.commandField], host, also)) found.push([i, j]);
+      if (isObject(entry) && (isOurHookCommand(entry[layout.commandField], host, also) || isOurHookUrl(entry.url, host)))
+        found.push([i, j]);
     });
   });
   return found;
@@ -537,7 +543,7 @@ export function installedHooks(host: HookHost, text: string | null, file: string
     if (!Array.isArray(list)) continue;
     for (const at of ourEntries(list, layout, host, also)) {
       const entry = (layout.shape === 'flat' ? list[at[0]!] : (list[at[0]!] as { hooks: Json[] }).hooks[at[1]!]) as Record<string, unknown>;
-      found.push({ event, command: entry[layout.commandField] as string, entry });
+      found.push({ event, command: (entry[layout.commandField] ?? entry.url) as string, entry });
     }
   }
   return found;

@@ -47,6 +47,7 @@ interface ScopeOptions {
   user?: boolean;
   dir?: string;
   command?: string;
+  daemon?: string;
 }
 
 /** The host argument. @throws InputError when it is not a host. */
@@ -116,6 +117,7 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
       });
   }
 
+  registerServe(hook, sink);
   registerInstall(hook, sink);
   registerUninstall(hook, sink);
   registerStatus(hook, sink);
@@ -124,12 +126,51 @@ export function registerHookCommand(program: Command, io: CommandIo = {}): Comma
   return hook;
 }
 
+/** `hook serve`: the hook daemon, until SIGINT or SIGTERM. */
+function registerServe(hook: Command, sink: CommandSink): void {
+  hook
+    .command('serve')
+    .description('answer hook events over HTTP on 127.0.0.1 (POST /hook/<host>): one process for every tool call')
+    .option('--port <n>', 'the port (0: any free one)', '4311')
+    .option('--host <address>', 'the address; 127.0.0.1 only', '127.0.0.1')
+    .exitOverride()
+    .action((options: { port: string; host: string }) =>
+      guarded(sink, 'serve', async () => {
+        const port = Number(options.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError('--port: expected a port, 0 to 65535');
+        const { startHookDaemon, HookDaemonAddressError } = await import('../../hooks/daemon.js');
+        let daemon;
+        try {
+          daemon = await startHookDaemon({ port, host: options.host });
+        } catch (error) {
+          if (error instanceof HookDaemonAddressError) throw new InputError(error.message);
+          throw error;
+        }
+        sink.out(`pulse-safety hook daemon: ${daemon.url}/hook/<host> (state: ${await stateDirectory()})\n`);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            void daemon.close().then(resolve);
+          };
+          process.on('SIGINT', stop);
+          process.on('SIGTERM', stop);
+        });
+        sink.setExitCode(EXIT.clean);
+      }),
+    );
+}
+
 /** `hook install <host>`: merges our entries into the host's settings and says what to do next. */
 function registerInstall(hook: Command, sink: CommandSink): void {
   withScope(hook.command('install'))
     .description("write the host's settings so it runs `pulse-safety hook <host>` (merged with what is there)")
     .argument('<host>', HOOK_HOSTS.join(', '))
     .option('--command <cmd>', 'the hook command to write (default: see docs/hooks.md)')
+    .option(
+      '--daemon <port>',
+      'reach `pulse-safety hook serve` on this port (Claude Code: an http hook; others: curl, the process hook as fallback)',
+    )
     .exitOverride()
     .action((hostName: string, options: ScopeOptions) =>
       guarded(sink, 'install', async () => {
@@ -137,11 +178,28 @@ function registerInstall(hook: Command, sink: CommandSink): void {
         const scope = scopeOf(options);
         const projectDir = resolve(options.dir ?? process.cwd());
         const file = hookSettingsFile(host, scope, { projectDir });
-        const choice =
+        let choice =
           options.command === undefined
             ? defaultHookCommand(host, scope, { projectDir })
             : { command: options.command, how: 'given' as const, why: 'given with --command' };
         if (choice.command.trim() === '') throw new InputError('--command is empty');
+        if (options.daemon !== undefined) {
+          const port = Number(options.daemon);
+          if (!Number.isInteger(port) || port < 1 || port > 65535) throw new InputError('--daemon: expected a port, 1 to 65535');
+          const { daemonForwarderCommand, HOOK_DAEMON_ADDRESS } = await import('../../hooks/daemon.js');
+          choice =
+            host === 'claude-code'
+              ? {
+                  command: `http://${HOOK_DAEMON_ADDRESS}:${port}/hook/${host}`,
+                  how: choice.how,
+                  why: 'the daemon, as an http hook (onFailure block: a stopped daemon refuses)',
+                }
+              : {
+                  command: daemonForwarderCommand(host, port, choice.command),
+                  how: choice.how,
+                  why: `the daemon through curl; when it does not answer: ${choice.command}`,
+                };
+        }
         const result = installHookSettings(host, readSettingsFile(file), choice.command, file);
         if (result.changed) await writeSettingsFile(file, result.text);
         sink.out(
