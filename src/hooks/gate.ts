@@ -59,6 +59,12 @@ export interface HookGateOptions {
    * say `readOnlyHint: true` (DESIGN.md §4); MCP tools without annotations are writes.
    */
   mcpAnnotations?: Readonly<Record<string, unknown>>;
+  /**
+   * Destructive writes (`rm -rf`, `git push --force`, `DROP TABLE`) need the
+   * user's confirmation, asked through the host's `ask` where it has one
+   * (`createSessionGuard`'s option; DESIGN.md §5.6). Default false.
+   */
+  confirmDestructive?: boolean;
 }
 
 /** The compiled catalogs, one per process, compiled when first used. */
@@ -190,9 +196,13 @@ function freshRecord(payload: HookPayload, now: number): HookSessionRecord {
 }
 
 /** The session guard of a record, restored from its snapshot (`SnapshotError` when the snapshot does not validate). */
-function guardOf(record: HookSessionRecord, now: () => number, catalog: CompiledCatalog | null): SessionGuard {
+function guardOf(record: HookSessionRecord, now: () => number, catalog: CompiledCatalog | null, confirmDestructive = false): SessionGuard {
   return createSessionGuard({
     now,
+    // A failed command may still have changed things (`rm -rf build; false`, a run cut short): it needs a verifying read
+    // like a write that succeeded (DESIGN.md §3.8), in every hook session.
+    strictFailedWrites: true,
+    confirmDestructive,
     ...(record.snapshot === null ? {} : { snapshot: record.snapshot }),
     ...(catalog === null ? {} : { selfVerifying: (name: string) => catalog.isSelfVerifying(name) }),
   });
@@ -327,7 +337,7 @@ function beforeTool(payload: HookPayload, call: HookToolCall, options: HookGateO
       const record = current ?? freshRecord(payload, at);
       if (payload.cwd !== undefined) record.cwd = payload.cwd;
       dropStaleQuestions(record, at);
-      const guard = guardOf(record, now, catalog);
+      const guard = guardOf(record, now, catalog, options.confirmDestructive === true);
       const key = freeKey(callKey(call), record.calls);
       const decision = guard.check({
         id: key,

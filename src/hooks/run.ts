@@ -16,7 +16,7 @@ import { eventNameOf, lastResort } from './last-resort.js';
 
 /** Options of `runHook`. */
 export interface RunHookOptions {
-  /** The environment (default `process.env`): `PULSE_SAFETY_STATE_DIR`, `XDG_STATE_HOME`, `PULSE_SAFETY_MCP_ANNOTATIONS`. */
+  /** The environment (default `process.env`): `PULSE_SAFETY_STATE_DIR`, `XDG_STATE_HOME`, `PULSE_SAFETY_MCP_ANNOTATIONS`, `PULSE_SAFETY_CONFIRM_DESTRUCTIVE` (`1`: destructive writes need the user's confirmation). */
   env?: NodeJS.ProcessEnv;
   /** The state directory; default `hookStateDirectory(env)`. */
   stateDir?: string;
@@ -86,6 +86,7 @@ export async function runHook(host: HookHost, stdin: string, options: RunHookOpt
     eventName = payload.eventName;
     const gate: HookGateOptions = {
       stateDir: options.stateDir ?? hookStateDirectory(env),
+      confirmDestructive: env.PULSE_SAFETY_CONFIRM_DESTRUCTIVE === '1',
       ...(options.now === undefined ? {} : { now: options.now }),
       ...(options.lockTimeoutMs === undefined ? {} : { lockTimeoutMs: options.lockTimeoutMs }),
     };

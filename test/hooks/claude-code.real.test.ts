@@ -35,6 +35,7 @@ import {
   runClaude,
   type ClaudeSandbox,
 } from '../support/claude-code.js';
+import { installHookSettings, shellQuote } from '../../src/hooks/install.js';
 import { startScriptedAnthropic, type ScriptedAnthropic, type ScriptedBlock, type ScriptedTurn } from '../support/scripted-anthropic.js';
 
 const plan = claudePlan();
@@ -57,6 +58,17 @@ afterAll(() => removeBuild());
 /** A Bash tool call. */
 function bash(id: string, command: string): ScriptedBlock {
   return { type: 'tool_use', id, name: 'Bash', input: { command, description: command } };
+}
+
+/**
+ * The settings `pulse-safety hook install claude-code` writes into a new
+ * project, running this build's hook: the events, matchers, timeouts and
+ * `onFailure` a user gets (issue 25 "Done when").
+ */
+function installedSettings(sandbox: ClaudeSandbox): Record<string, unknown> {
+  const command = `${shellQuote(process.execPath)} ${shellQuote(hookBin)} hook claude-code`;
+  const edit = installHookSettings('claude-code', null, command, join(sandbox.project, '.claude', 'settings.json'));
+  return JSON.parse(edit.text!) as Record<string, unknown>;
 }
 
 /** A final text turn. */
@@ -114,9 +126,11 @@ describe.skipIf(skipNote !== '')(
   `Claude Code ${plan.kind === 'ready' ? plan.version : ''} with pulse-safety hook claude-code${skipNote}`,
   () => {
     it(
-      '(a) rm -rf ~/x as the first call is refused: the model gets an error tool_result with FSM_BLOCKED and the read that clears it, and ~/x stays',
+      '(a) with the settings `hook install` writes, rm -rf ~/x as the first call is refused: the model gets an error tool_result with FSM_BLOCKED and the read that clears it, and ~/x stays',
       async () => {
-        const { sandbox, model, run } = await scenario(() => [[bash('toolu_rm', 'rm -rf ~/x')], say('I will stop here.')]);
+        const { sandbox, model, run } = await scenario(() => [[bash('toolu_rm', 'rm -rf ~/x')], say('I will stop here.')], {
+          settings: installedSettings,
+        });
         try {
           expect(run.exitCode).toBe(0);
           const seen = model.toolResult('toolu_rm');
@@ -135,14 +149,12 @@ describe.skipIf(skipNote !== '')(
     );
 
     it(
-      '(b) ls ~ then rm -rf ~/x: the write is admitted and ~/x is gone; the session file is removed at the end',
+      '(b) with the settings `hook install` writes, ls ~ then rm -rf ~/x: the write is admitted and ~/x is gone; the session file is removed at the end',
       async () => {
-        const { sandbox, model, run } = await scenario(() => [
-          [bash('toolu_ls', 'ls ~')],
-          [bash('toolu_rm', 'rm -rf ~/x')],
-          [bash('toolu_ls2', 'ls ~')],
-          say('Removed ~/x.'),
-        ]);
+        const { sandbox, model, run } = await scenario(
+          () => [[bash('toolu_ls', 'ls ~')], [bash('toolu_rm', 'rm -rf ~/x')], [bash('toolu_ls2', 'ls ~')], say('Removed ~/x.')],
+          { settings: installedSettings },
+        );
         try {
           expect(run.exitCode).toBe(0);
           expect(model.toolResult('toolu_ls')).toEqual({ isError: false, text: 'x' });

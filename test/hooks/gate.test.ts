@@ -71,12 +71,26 @@ describe('the gate across hook events', () => {
     expect((await before(bash('rm -rf ~/y', 'w2'))).type).toBe('deny');
   });
 
-  it('records a failure event as a failed write: nothing to verify, the next write admitted', async () => {
+  it('a failed write may still have changed things: the next write and the stop wait for a verifying read', async () => {
     await run(bash('ls ~', 'r1'));
-    const write = bash('rm -rf ~/x', 'w1');
+    const write = bash('rm -rf ~/x; false', 'w1');
     expect((await before(write)).type).toBe('allow');
     await after(write, 'error', 'Exit code 1');
-    expect((await before(bash('rm -rf ~/x', 'w2'))).type).toBe('allow');
+    expect(await before(bash('rm -rf ~/y', 'w2'))).toMatchObject({ type: 'deny', rule: 'unverified-write' });
+    expect((await stop()).type).toBe('block-stop');
+    await run(bash('ls ~', 'r2'));
+    expect((await before(bash('rm -rf ~/y', 'w3'))).type).toBe('allow');
+  });
+
+  it('with confirmDestructive, a destructive write is asked about, and the call that then runs counts the approval', async () => {
+    const options = { stateDir, confirmDestructive: true };
+    const ask = (call: HookToolCall) => answerHook(payload({ type: 'tool.before', call }), options);
+    await run(bash('ls ~', 'r1'));
+    const write = bash('rm -rf ~/x', 'w1');
+    expect(await ask(write)).toMatchObject({ type: 'ask', rule: 'needs-confirmation' });
+    // The user approved in the host's prompt, the call ran: the session records the write, which now needs verification.
+    await answerHook(payload({ type: 'tool.after', call: write, outcome: 'success', result: '' }), options);
+    expect(await ask(bash('rm -rf ~/y', 'w2'))).toMatchObject({ type: 'deny', rule: 'unverified-write' });
   });
 
   it('correlates before and after by tool name and input where the host gives no id, also two identical calls in flight', async () => {
