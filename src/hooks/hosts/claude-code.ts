@@ -40,6 +40,7 @@ import {
   type HookToolCall,
   type HostCodec,
 } from '../types.js';
+import { isRecord } from '../../util/own.js';
 
 /** The catalog that classifies Claude Code's tools; names it does not list (new tools, `mcp__<server>__<tool>`) are writes. */
 export const CLAUDE_CODE_CATALOG = 'claude-code';
@@ -77,9 +78,7 @@ const CURSOR_TOOL_NAMES = new Set(['Shell', 'Delete']);
 
 type Fields = Record<string, unknown>;
 
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isObject: (value: unknown) => value is Fields = isRecord;
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

@@ -40,6 +40,7 @@
  * Design notes: AGENT_HOOKS.md §1.3; issue 25 (items 1 and 3).
  */
 import { HookPayloadError, type HookAnswer, type HookEvent, type HookOutput, type HookPayload, type HostCodec } from '../types.js';
+import { isRecord, own } from '../../util/own.js';
 
 /** The catalog that classifies Codex's hook tools (`Bash`, `apply_patch`; MCP tools by annotations, else writes). */
 export const CODEX_CATALOG = 'codex';
@@ -55,12 +56,10 @@ const ROLLOUT_PATH = /[\\/]rollout-[^\\/]*\.jsonl$/;
 
 type Fields = Record<string, unknown>;
 
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isObject: (value: unknown) => value is Fields = isRecord;
 
 function stringField(fields: Fields, name: string): string | undefined {
-  const value = Object.hasOwn(fields, name) ? fields[name] : undefined;
+  const value = own(fields, name);
   return typeof value === 'string' ? value : undefined;
 }
 

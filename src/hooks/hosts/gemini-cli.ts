@@ -35,6 +35,7 @@
  * Design notes: AGENT_HOOKS.md §1.2; issue 25 (items 1 and 3).
  */
 import { HookPayloadError, type HookAnswer, type HookEvent, type HookOutput, type HookPayload, type HostCodec } from '../types.js';
+import { isRecord, own } from '../../util/own.js';
 
 /** The catalog that classifies Gemini CLI's tools; MCP tools (`mcp_<server>_<tool>`) are judged by annotations, else writes. */
 export const GEMINI_CLI_CATALOG = 'gemini-cli';
@@ -60,12 +61,10 @@ const BEFORE_TOOL = 'BeforeTool';
 
 type Fields = Record<string, unknown>;
 
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isObject: (value: unknown) => value is Fields = isRecord;
 
 function stringField(fields: Fields, name: string): string | undefined {
-  const value = Object.hasOwn(fields, name) ? fields[name] : undefined;
+  const value = own(fields, name);
   return typeof value === 'string' ? value : undefined;
 }
 
