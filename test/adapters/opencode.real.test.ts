@@ -23,12 +23,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const BINARY = fileURLToPath(new URL('../../node_modules/.bin/opencode', import.meta.url));
+/**
+ * opencode's native binary: `PULSE_SAFETY_OPENCODE_BIN` (CI installs npm `opencode-ai` 1.18.33 into a prefix of its
+ * own and points this at its platform package's binary: the registry lacks some of its platform packages, so it
+ * cannot be a locked dev dependency, which `npm ci` refuses), else `node_modules/.bin/opencode`.
+ */
+const BINARY = process.env.PULSE_SAFETY_OPENCODE_BIN || fileURLToPath(new URL('../../node_modules/.bin/opencode', import.meta.url));
 const PLUGIN_SOURCE = fileURLToPath(new URL('../../src/adapters/opencode.ts', import.meta.url));
 const PLUGIN_PACKAGE = fileURLToPath(new URL('../../node_modules/@opencode-ai/plugin', import.meta.url));
 const present = existsSync(BINARY);
 if (!present && process.env.CI === 'true')
-  throw new Error(`CI=true and the opencode binary is missing at ${BINARY} (npm ci installs opencode-ai)`);
+  throw new Error(
+    `CI=true and the opencode binary is missing at ${BINARY} (.ci/run installs opencode-ai and sets PULSE_SAFETY_OPENCODE_BIN)`,
+  );
 
 type Step = { tool: string; args: Record<string, unknown> } | { text: string };
 
