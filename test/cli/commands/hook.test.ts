@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { EXIT, main } from '../../../src/cli/main.js';
 import { runHook } from '../../../src/hooks/run.js';
 import { readHookSessions } from '../../../src/hooks/session-file.js';
+import { buildHookExecutable } from '../../support/claude-code.js';
 
 const root = mkdtempSync(join(tmpdir(), 'pulse-safety-hook-cli-'));
 const stateDir = join(root, 'state');
@@ -128,10 +129,24 @@ describe('hook status and reset', () => {
   });
 });
 
-/** This checkout's built executable: the hook `verify` runs is the package's real one. */
-const bin = resolve('dist/src/bin.js');
-const built = existsSync(bin);
-const why = 'dist/src/bin.js is not built (npm run build): verify runs the real hook executable';
+/**
+ * The package as a project installs it: `package.json` and a `dist/` built
+ * from this checkout's sources by esbuild (`buildHookExecutable`, the layout
+ * of `npm run build`), so `verify` runs the package's real hook executable.
+ */
+async function installedPackage(): Promise<{ dir: string; remove(): void }> {
+  const build = await buildHookExecutable();
+  const dir = mkdtempSync(join(tmpdir(), 'pulse-safety-package-'));
+  symlinkSync(resolve('package.json'), join(dir, 'package.json'));
+  symlinkSync(build.dir, join(dir, 'dist'), 'dir');
+  return {
+    dir,
+    remove: () => {
+      rmSync(dir, { recursive: true, force: true });
+      build.remove();
+    },
+  };
+}
 
 describe('hook verify against a real install', () => {
   test('not installed, or a hook that allows everything: exit 1 with the reason', async () => {
@@ -149,28 +164,25 @@ describe('hook verify against a real install', () => {
     expect(allowing.out).toMatch(/^FAILED: the canary write `rm -rf .*pulse-safety-canary-.*` was ALLOWED/);
   });
 
-  test.skipIf(!built && process.env.CI !== 'true')(
-    `in a project that has the package, the default install is verified: the canary write refused, the read allowed (${built ? 'built' : why})`,
-    async () => {
-      expect(built, why).toBe(true);
-      const dir = project('verify-real');
-      // The project has pulse-safety-fsm installed: its node_modules links to this checkout.
-      mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
-      symlinkSync(resolve('.'), join(dir, 'node_modules', 'pulse-safety-fsm'));
-      symlinkSync(join('..', 'pulse-safety-fsm', 'dist', 'src', 'bin.js'), join(dir, 'node_modules', '.bin', 'pulse-safety'));
-      const install = await run('hook', 'install', 'claude-code', '--dir', dir);
-      expect(install.out).toContain('command: "$CLAUDE_PROJECT_DIR"/node_modules/.bin/pulse-safety hook claude-code');
+  test('in a project that has the package, the default install is verified: the canary write refused, the read allowed', async () => {
+    const dir = project('verify-real');
+    const pkg = await installedPackage();
+    onTestFinished(() => pkg.remove());
+    // The project has pulse-safety-fsm installed: its node_modules holds the package, its .bin the executable.
+    mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(pkg.dir, join(dir, 'node_modules', 'pulse-safety-fsm'));
+    symlinkSync(join('..', 'pulse-safety-fsm', 'dist', 'src', 'bin.js'), join(dir, 'node_modules', '.bin', 'pulse-safety'));
+    const install = await run('hook', 'install', 'claude-code', '--dir', dir);
+    expect(install.out).toContain('command: "$CLAUDE_PROJECT_DIR"/node_modules/.bin/pulse-safety hook claude-code');
 
-      const verify = await run('hook', 'verify', 'claude-code', '--dir', dir, '--json');
-      const result = JSON.parse(verify.out) as { ok: boolean; write: { verdict: string; reason: string }; read: { verdict: string } };
-      expect(result.write.verdict).toBe('deny');
-      expect(result.write.reason).toContain('FSM_BLOCKED');
-      expect(result.read.verdict).toBe('allow');
-      expect(result.ok).toBe(true);
-      expect(verify.code).toBe(0);
-      // The canary session is gone, and nothing else was left in the state directory.
-      expect(await readHookSessions(stateDir)).toEqual([]);
-    },
-    240_000,
-  );
+    const verify = await run('hook', 'verify', 'claude-code', '--dir', dir, '--json');
+    const result = JSON.parse(verify.out) as { ok: boolean; write: { verdict: string; reason: string }; read: { verdict: string } };
+    expect(result.write.verdict).toBe('deny');
+    expect(result.write.reason).toContain('FSM_BLOCKED');
+    expect(result.read.verdict).toBe('allow');
+    expect(result.ok).toBe(true);
+    expect(verify.code).toBe(0);
+    // The canary session is gone, and nothing else was left in the state directory.
+    expect(await readHookSessions(stateDir)).toEqual([]);
+  }, 240_000);
 });
