@@ -22,7 +22,7 @@ import safetyModule, {
 } from '../../src/adapters/opencode.js';
 import { createSessionGuard } from '../../src/guard/session-guard.js';
 
-const DIR = '/work/project';
+const DIR = '/home/dev/project';
 
 interface Harness {
   hooks: Hooks;

@@ -44,7 +44,7 @@ async function hook(event: string, fields: Record<string, unknown> = {}): Promis
   const payload = {
     session_id: SESSION,
     transcript_path: `/home/u/.claude/projects/-work-proj/${SESSION}.jsonl`,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     permission_mode: 'acceptEdits',
     hook_event_name: event,
     ...fields,
@@ -85,12 +85,12 @@ describe.skipIf(browserMissing !== null)('hook sessions in a browser (serve --ho
     await hook('SessionStart', { source: 'startup' });
     const button = page.locator('#live-sessions button[data-hook="readable"]');
     await button.waitFor();
-    expect(await button.innerText()).toBe(`claude-code hook · ${SESSION} · /work/proj · RESOLVING · 0 decisions`);
+    expect(await button.innerText()).toBe(`claude-code hook · ${SESSION} · /home/dev/proj · RESOLVING · 0 decisions`);
     expect(await button.getAttribute('aria-pressed')).toBe('true');
     await waitForState(page, 'RESOLVING');
     expect(await isHighlighted(page, 'safety.RESOLVING')).toBe(true);
     expect(await page.innerText('[data-hook="host"]')).toBe('claude-code');
-    expect(await page.innerText('[data-hook="cwd"]')).toBe('/work/proj');
+    expect(await page.innerText('[data-hook="cwd"]')).toBe('/home/dev/proj');
 
     // The first call: rm -rf ~/x before anything was read is refused.
     expect(await bash('toolu_01', 'rm -rf ~/x')).toContain('FSM_BLOCKED');
@@ -129,7 +129,7 @@ describe.skipIf(browserMissing !== null)('hook sessions in a browser (serve --ho
     const unreadable = page.locator('#live-sessions button[data-hook="unreadable"]');
     await unreadable.waitFor();
     expect(await unreadable.innerText()).toBe(
-      `claude-code hook · ${SESSION} · /work/proj · unreadable (HOOK_STATE_UNREADABLE) · 0 decisions`,
+      `claude-code hook · ${SESSION} · /home/dev/proj · unreadable (HOOK_STATE_UNREADABLE) · 0 decisions`,
     );
     expect(await page.innerText('#hook-unreadable')).toMatch(/^This session file cannot be read \(HOOK_STATE_UNREADABLE\): /);
     await screenshot(page, 'hooks-unreadable');

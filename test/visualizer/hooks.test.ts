@@ -52,7 +52,7 @@ interface Session {
 }
 
 function newSession(sessionId: string, host: HookHost = 'claude-code'): Session {
-  const session: Session = { host, sessionId, cwd: '/work/project', guard: undefined as never, decisions: [], clock: T0 };
+  const session: Session = { host, sessionId, cwd: '/home/dev/project', guard: undefined as never, decisions: [], clock: T0 };
   session.guard = createSessionGuard({ now: () => session.clock });
   return session;
 }
@@ -188,7 +188,7 @@ describe('pulse-safety serve --hooks', () => {
   it('shows a session file written through the store as a live session, in the state its guard is in', async () => {
     const dir = stateDirectory();
     const session = newSession('4f1c-claude');
-    call(session, 'toolu_1', 'Read', 'read', '/work/project/a.txt');
+    call(session, 'toolu_1', 'Read', 'read', '/home/dev/project/a.txt');
     await save(dir, session);
     const { server, page } = await serve(dir);
     const id = liveId(dir, session);
@@ -197,11 +197,11 @@ describe('pulse-safety serve --hooks', () => {
     expect(listed).toMatchObject({
       sessionId: id,
       name: 'claude-code',
-      label: 'claude-code hook · 4f1c-claude · /work/project',
+      label: 'claude-code hook · 4f1c-claude · /home/dev/project',
       machineId: 'safety',
       state: 'READING',
       events: 2,
-      hook: { host: 'claude-code', hostSessionId: '4f1c-claude', cwd: '/work/project', calls: [], stopBlocks: 0, unreadable: null },
+      hook: { host: 'claude-code', hostSessionId: '4f1c-claude', cwd: '/home/dev/project', calls: [], stopBlocks: 0, unreadable: null },
     });
     const detail = await page.untilDetail(id, () => true);
     expect(detail.view).toMatchObject({ machineId: 'safety', state: 'READING', context: { lastReadTool: 'Read' } });
@@ -226,13 +226,13 @@ describe('pulse-safety serve --hooks', () => {
     await save(dir, session);
     expect((await page.untilDetail(id, (d) => d.view?.state === 'RESOLVING')).log).toEqual([]);
 
-    call(session, 'toolu_1', 'Read', 'read', '/work/project/a.txt');
+    call(session, 'toolu_1', 'Read', 'read', '/home/dev/project/a.txt');
     await save(dir, session);
     await page.untilDetail(id, (d) => d.view?.state === 'READING');
 
-    call(session, 'toolu_2', 'Edit', 'write', '/work/project/a.txt');
+    call(session, 'toolu_2', 'Edit', 'write', '/home/dev/project/a.txt');
     stop(session);
-    call(session, 'toolu_3', 'Edit', 'write', '/work/project/a.txt');
+    call(session, 'toolu_3', 'Edit', 'write', '/home/dev/project/a.txt');
     await save(dir, session);
     const verifying = await page.untilDetail(id, (d) => d.view?.state === 'VERIFYING');
     expect(verifying.view!.activeStateIds).toContain('safety.VERIFYING');
@@ -245,7 +245,7 @@ describe('pulse-safety serve --hooks', () => {
     expect(refusedWrite.decision).toMatchObject({ subject: 'tool', allowed: false, code: 'FSM_BLOCKED' });
     expect(refusedWrite.decision!.reason).toMatch(/\w/);
 
-    call(session, 'toolu_4', 'Read', 'read', '/work/project/a.txt');
+    call(session, 'toolu_4', 'Read', 'read', '/home/dev/project/a.txt');
     stop(session);
     await save(dir, session);
     const verified = await page.untilDetail(id, (d) => d.view?.state === 'READING');
@@ -261,7 +261,7 @@ describe('pulse-safety serve --hooks', () => {
   it('shows a corrupt file as unreadable with its code, still naming its session, and recovers when it is good again', async () => {
     const dir = stateDirectory();
     const session = newSession('s-corrupt');
-    call(session, 'toolu_1', 'Read', 'read', '/work/project/a.txt');
+    call(session, 'toolu_1', 'Read', 'read', '/home/dev/project/a.txt');
     await save(dir, session);
     const { server, page } = await serve(dir);
     const id = liveId(dir, session);
@@ -272,7 +272,7 @@ describe('pulse-safety serve --hooks', () => {
     const unreadable = await page.untilDetail(id, (d) => d.hook?.unreadable != null);
     expect(unreadable).toMatchObject({
       state: 'unreadable (HOOK_STATE_UNREADABLE)',
-      label: 'claude-code hook · s-corrupt · /work/project',
+      label: 'claude-code hook · s-corrupt · /home/dev/project',
       machineId: null,
       view: null,
       log: [],
@@ -290,7 +290,7 @@ describe('pulse-safety serve --hooks', () => {
     // The store refuses to overwrite a corrupt file (the hook fails closed on it); once it is removed, the session starts again.
     await expect(save(dir, session)).rejects.toMatchObject({ code: 'HOOK_STATE_UNREADABLE' });
     rmSync(entry!.path);
-    call(session, 'toolu_2', 'Edit', 'write', '/work/project/a.txt');
+    call(session, 'toolu_2', 'Edit', 'write', '/home/dev/project/a.txt');
     await save(dir, session);
     await page.untilDetail(id, (d) => d.hook?.unreadable === null && d.view?.state === 'VERIFYING');
   });
@@ -315,11 +315,15 @@ describe('pulse-safety serve --hooks', () => {
     const { server, page } = await serve(dir, { poll: true, pollIntervalMs: 50 });
     expect(server.stats().hooksWatched).toBe(false);
     const session = newSession('s-poll', 'gemini-cli');
-    call(session, 'c1', 'read_file', 'read', '/work/project/a.txt');
+    call(session, 'c1', 'read_file', 'read', '/home/dev/project/a.txt');
     mkdirSync(dir, { recursive: true });
     await save(dir, session);
     const [listed] = await page.untilList((list) => list.length === 1);
-    expect(listed).toMatchObject({ sessionId: liveId(dir, session), state: 'READING', label: 'gemini-cli hook · s-poll · /work/project' });
+    expect(listed).toMatchObject({
+      sessionId: liveId(dir, session),
+      state: 'READING',
+      label: 'gemini-cli hook · s-poll · /home/dev/project',
+    });
     expect(server.stats().hooksWatched).toBe(false);
   });
 

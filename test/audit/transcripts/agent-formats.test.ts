@@ -48,11 +48,11 @@ function brief(step: TranscriptStep): string {
 }
 
 const opencodeExport = {
-  info: { id: 'ses_1', directory: '/work/app', title: 'Fix a.txt', version: '1.18.33', time: { created: 1, updated: 2 } },
+  info: { id: 'ses_1', directory: '/home/dev/app', title: 'Fix a.txt', version: '1.18.33', time: { created: 1, updated: 2 } },
   messages: [
     { info: { id: 'msg_1', sessionID: 'ses_1', role: 'user' }, parts: [{ type: 'text', text: 'Change a.txt' }] },
     {
-      info: { id: 'msg_2', sessionID: 'ses_1', role: 'assistant', path: { cwd: '/work/app', root: '/work/app' } },
+      info: { id: 'msg_2', sessionID: 'ses_1', role: 'assistant', path: { cwd: '/home/dev/app', root: '/home/dev/app' } },
       parts: [
         { type: 'step-start' },
         { type: 'text', text: 'Let me look first.' },
@@ -60,12 +60,12 @@ const opencodeExport = {
           type: 'tool',
           callID: 'call_1',
           tool: 'read',
-          state: { status: 'completed', input: { filePath: '/work/app/a.txt' }, output: '1: hello', title: 'a.txt', metadata: {} },
+          state: { status: 'completed', input: { filePath: '/home/dev/app/a.txt' }, output: '1: hello', title: 'a.txt', metadata: {} },
         },
       ],
     },
     {
-      info: { id: 'msg_3', sessionID: 'ses_1', role: 'assistant', path: { cwd: '/work/app', root: '/work/app' } },
+      info: { id: 'msg_3', sessionID: 'ses_1', role: 'assistant', path: { cwd: '/home/dev/app', root: '/home/dev/app' } },
       parts: [
         {
           type: 'tool',
@@ -73,7 +73,7 @@ const opencodeExport = {
           tool: 'edit',
           state: {
             status: 'error',
-            input: { filePath: '/work/app/a.txt', oldString: 'nope', newString: 'x' },
+            input: { filePath: '/home/dev/app/a.txt', oldString: 'nope', newString: 'x' },
             error: 'Could not find oldString',
           },
         },
@@ -83,7 +83,7 @@ const opencodeExport = {
           tool: 'write',
           state: {
             status: 'completed',
-            input: { filePath: '/work/app/a.txt', content: 'changed' },
+            input: { filePath: '/home/dev/app/a.txt', content: 'changed' },
             output: 'Wrote file successfully.',
             metadata: {},
           },
@@ -109,7 +109,7 @@ describe('opencode', () => {
       'result write success',
       'answer',
     ]);
-    expect(run!.steps[0]).toMatchObject({ args: { filePath: '/work/app/a.txt' }, cwd: '/work/app' });
+    expect(run!.steps[0]).toMatchObject({ args: { filePath: '/home/dev/app/a.txt' }, cwd: '/home/dev/app' });
   });
 
   test('an array of exports is one run each', () => {

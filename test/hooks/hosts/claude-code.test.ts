@@ -20,7 +20,7 @@ function payload(event: string, fields: Record<string, unknown> = {}): Record<st
   return {
     session_id: SESSION,
     transcript_path: TRANSCRIPT,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     prompt_id: 'ec0b77d6-3fdd-4304-bf6f-7bd30acb97d4',
     permission_mode: 'acceptEdits',
     effort: { level: 'medium' },
@@ -38,7 +38,7 @@ describe('claudeCodeCodec.read', () => {
       host: 'claude-code',
       sessionId: SESSION,
       eventName: 'PreToolUse',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       transcriptPath: TRANSCRIPT,
       event: {
         type: 'tool.before',
@@ -47,7 +47,7 @@ describe('claudeCodeCodec.read', () => {
           name: 'Bash',
           input: { command: 'rm -rf ~/x', description: 'rm' },
           catalog: 'claude-code',
-          cwd: '/work/proj',
+          cwd: '/home/dev/proj',
         },
       },
     });
@@ -74,7 +74,7 @@ describe('claudeCodeCodec.read', () => {
     const read = claudeCodeCodec.read(payload('PostToolUse', { ...bash, tool_response: response, duration_ms: 548 }));
     expect(read.event).toEqual({
       type: 'tool.after',
-      call: { id: 'toolu_01', name: 'Bash', input: bash.tool_input, catalog: 'claude-code', cwd: '/work/proj' },
+      call: { id: 'toolu_01', name: 'Bash', input: bash.tool_input, catalog: 'claude-code', cwd: '/home/dev/proj' },
       outcome: 'success',
       result: response,
     });
@@ -297,12 +297,12 @@ describe('matchesClaudeCode', () => {
   it('refuses VS Code agent mode payloads (camelCase ids, its own tool names)', () => {
     const vscode = {
       timestamp: '2026-06-03T10:00:00.000Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       sessionId: 'vs-1',
       hookEventName: 'PreToolUse',
       transcript_path: '/tmp/t.json',
       tool_name: 'editFiles',
-      tool_input: { filePath: '/work/proj/a.ts' },
+      tool_input: { filePath: '/home/dev/proj/a.ts' },
       tool_use_id: 'call_1',
     };
     expect(matchesClaudeCode(vscode)).toBe(false);

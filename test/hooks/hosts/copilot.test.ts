@@ -19,27 +19,27 @@ const TRANSCRIPT = `/home/u/.copilot/session-state/${SESSION}/events.jsonl`;
 
 /** Copilot CLI 1.0.102, camelCase hooks (`preToolUse` in a hooks file): as sent. */
 const camel = {
-  sessionStart: { sessionId: SESSION, timestamp: 1796220482068, cwd: '/work/proj', source: 'new', initialPrompt: 'do it' },
-  userPromptSubmitted: { sessionId: SESSION, timestamp: 1796220487058, cwd: '/work/proj', prompt: 'do it' },
+  sessionStart: { sessionId: SESSION, timestamp: 1796220482068, cwd: '/home/dev/proj', source: 'new', initialPrompt: 'do it' },
+  userPromptSubmitted: { sessionId: SESSION, timestamp: 1796220487058, cwd: '/home/dev/proj', prompt: 'do it' },
   preToolUse: {
     sessionId: SESSION,
     timestamp: 1796220528982,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     toolName: 'bash',
-    toolArgs: { command: 'ls /work/proj', description: 'list' },
+    toolArgs: { command: 'ls /home/dev/proj', description: 'list' },
   },
   postToolUse: {
     sessionId: SESSION,
     timestamp: 1796220531564,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     toolName: 'bash',
-    toolArgs: { command: 'ls /work/proj', description: 'list' },
+    toolArgs: { command: 'ls /home/dev/proj', description: 'list' },
     toolResult: { resultType: 'success', textResultForLlm: 'a.txt\n<shellId: 0 completed with exit code 0>' },
   },
   postToolUseExit1: {
     sessionId: SESSION,
     timestamp: 1796220545482,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     toolName: 'bash',
     toolArgs: { command: 'false', description: 'fail' },
     toolResult: { resultType: 'success', textResultForLlm: '\n<shellId: 1 completed with exit code 1>' },
@@ -47,14 +47,14 @@ const camel = {
   create: {
     sessionId: SESSION,
     timestamp: 1796220535978,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     toolName: 'create',
-    toolArgs: { path: '/work/proj/new.txt', file_text: 'hi\n' },
+    toolArgs: { path: '/home/dev/proj/new.txt', file_text: 'hi\n' },
   },
   agentStop: {
     sessionId: SESSION,
     timestamp: 1796220549273,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     transcriptPath: TRANSCRIPT,
     stopReason: 'end_turn',
     stop_hook_active: false,
@@ -62,12 +62,12 @@ const camel = {
   agentStopAgain: {
     sessionId: SESSION,
     timestamp: 1796220772890,
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     transcriptPath: TRANSCRIPT,
     stopReason: 'end_turn',
     stop_hook_active: true,
   },
-  sessionEnd: { sessionId: SESSION, timestamp: 1796220549877, cwd: '/work/proj', reason: 'complete' },
+  sessionEnd: { sessionId: SESSION, timestamp: 1796220549877, cwd: '/home/dev/proj', reason: 'complete' },
 };
 
 /** Copilot CLI 1.0.102, PascalCase hooks (`PreToolUse`, as in a `.claude/settings.json`): as sent. */
@@ -76,7 +76,7 @@ const pascal = {
     hook_event_name: 'SessionStart',
     session_id: SESSION,
     timestamp: '2026-12-02T14:08:02.068Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     source: 'new',
     initial_prompt: 'do it',
   },
@@ -84,24 +84,24 @@ const pascal = {
     hook_event_name: 'PreToolUse',
     session_id: SESSION,
     timestamp: '2026-12-02T14:08:55.978Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     tool_name: 'Write',
-    tool_input: { path: '/work/proj/new.txt', file_text: 'hi\n' },
+    tool_input: { path: '/home/dev/proj/new.txt', file_text: 'hi\n' },
   },
   PostToolUse: {
     hook_event_name: 'PostToolUse',
     session_id: SESSION,
     timestamp: '2026-12-02T14:08:57.812Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     tool_name: 'Write',
-    tool_input: { path: '/work/proj/new.txt', file_text: 'hi\n' },
-    tool_result: { result_type: 'success', text_result_for_llm: 'Created file /work/proj/new.txt with 3 characters' },
+    tool_input: { path: '/home/dev/proj/new.txt', file_text: 'hi\n' },
+    tool_result: { result_type: 'success', text_result_for_llm: 'Created file /home/dev/proj/new.txt with 3 characters' },
   },
   Stop: {
     hook_event_name: 'Stop',
     session_id: SESSION,
     timestamp: '2026-12-02T14:09:09.273Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     transcript_path: TRANSCRIPT,
     stop_reason: 'end_turn',
     stop_hook_active: false,
@@ -110,7 +110,7 @@ const pascal = {
     hook_event_name: 'SessionEnd',
     session_id: SESSION,
     timestamp: '2026-12-02T14:09:09.877Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     reason: 'complete',
   },
 };
@@ -119,7 +119,7 @@ const pascal = {
 const vscode = {
   PreToolUse: {
     timestamp: '2026-07-29T10:00:00.000Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     sessionId: 'vscode-session-1',
     hookEventName: 'PreToolUse',
     transcript_path: '/home/u/.vscode/transcripts/1.json',
@@ -129,7 +129,7 @@ const vscode = {
   },
   Stop: {
     timestamp: '2026-07-29T10:00:05.000Z',
-    cwd: '/work/proj',
+    cwd: '/home/dev/proj',
     sessionId: 'vscode-session-1',
     hookEventName: 'Stop',
     transcript_path: '/t.json',
@@ -137,10 +137,10 @@ const vscode = {
   },
 };
 
-const deny: HookAnswer = { type: 'deny', reason: 'FSM_BLOCKED: read /work/proj/new.txt first', code: 'FSM_BLOCKED', rule: 'no-target' };
+const deny: HookAnswer = { type: 'deny', reason: 'FSM_BLOCKED: read /home/dev/proj/new.txt first', code: 'FSM_BLOCKED', rule: 'no-target' };
 const blockStop: HookAnswer = {
   type: 'block-stop',
-  reason: 'FSM_BLOCKED: verify the write to /work/proj/new.txt before you finish',
+  reason: 'FSM_BLOCKED: verify the write to /home/dev/proj/new.txt before you finish',
   code: 'FSM_BLOCKED',
 };
 
@@ -155,10 +155,10 @@ describe('copilotCodec.read: camelCase hooks (no event name in the payload)', ()
       host: 'copilot',
       sessionId: SESSION,
       eventName: 'preToolUse',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       event: {
         type: 'tool.before',
-        call: { name: 'bash', input: { command: 'ls /work/proj', description: 'list' }, catalog: 'copilot', cwd: '/work/proj' },
+        call: { name: 'bash', input: { command: 'ls /home/dev/proj', description: 'list' }, catalog: 'copilot', cwd: '/home/dev/proj' },
       },
     });
   });
@@ -181,7 +181,7 @@ describe('copilotCodec.read: camelCase hooks (no event name in the payload)', ()
     const failure = {
       sessionId: SESSION,
       timestamp: 1,
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       toolName: 'edit',
       toolArgs: { path: '/a' },
       error: 'old_str not found',
@@ -240,10 +240,10 @@ describe('copilotCodec.read: PascalCase hooks (snake_case payloads, Claude Code 
       host: 'copilot',
       sessionId: SESSION,
       eventName: 'PreToolUse',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       event: {
         type: 'tool.before',
-        call: { name: 'Write', input: { path: '/work/proj/new.txt', file_text: 'hi\n' }, catalog: 'copilot', cwd: '/work/proj' },
+        call: { name: 'Write', input: { path: '/home/dev/proj/new.txt', file_text: 'hi\n' }, catalog: 'copilot', cwd: '/home/dev/proj' },
       },
     });
   });
@@ -252,7 +252,7 @@ describe('copilotCodec.read: PascalCase hooks (snake_case payloads, Claude Code 
     expect(copilotCodec.read(pascal.PostToolUse).event).toMatchObject({
       type: 'tool.after',
       outcome: 'success',
-      result: 'Created file /work/proj/new.txt with 3 characters',
+      result: 'Created file /home/dev/proj/new.txt with 3 characters',
     });
     expect(copilotCodec.read(pascal.Stop)).toMatchObject({
       eventName: 'Stop',
@@ -379,25 +379,28 @@ describe('the copilot catalog classifies the calls the codec makes', () => {
   const classifyCall = (call: HookToolCall) => classify(call.name, call.input, call.cwd === undefined ? {} : { cwd: call.cwd });
 
   it("names create's path under both of its names, and parses bash in the hook's cwd", () => {
-    expect(classifyCall(callOf(copilotCodec.read(camel.create).event))).toMatchObject({ kind: 'write', targets: ['/work/proj/new.txt'] });
+    expect(classifyCall(callOf(copilotCodec.read(camel.create).event))).toMatchObject({
+      kind: 'write',
+      targets: ['/home/dev/proj/new.txt'],
+    });
     expect(classifyCall(callOf(copilotCodec.read(pascal.PreToolUse).event))).toMatchObject({
       kind: 'write',
-      targets: ['/work/proj/new.txt'],
+      targets: ['/home/dev/proj/new.txt'],
     });
-    expect(classifyCall(callOf(copilotCodec.read(camel.preToolUse).event))).toMatchObject({ kind: 'read', targets: ['/work/proj'] });
+    expect(classifyCall(callOf(copilotCodec.read(camel.preToolUse).event))).toMatchObject({ kind: 'read', targets: ['/home/dev/proj'] });
     const rm = classifyCall(
       callOf(copilotCodec.read({ ...camel.preToolUse, toolArgs: { command: 'rm -rf build', description: 'x' } }).event),
     );
     expect(rm).toMatchObject({ kind: 'write', destructive: true });
-    expect(rm.targets).toContain('/work/proj/build');
+    expect(rm.targets).toContain('/home/dev/proj/build');
   });
 
   it('reads view and Read, and grep and glob name each of their paths', () => {
-    expect(classify('view', { path: '/work/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/work/proj/a.ts'] });
-    expect(classify('Read', { path: '/work/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/work/proj/a.ts'] });
-    expect(classify('grep', { pattern: 'x', paths: ['/work/a', '/work/b'] })).toMatchObject({
+    expect(classify('view', { path: '/home/dev/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/home/dev/proj/a.ts'] });
+    expect(classify('Read', { path: '/home/dev/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/home/dev/proj/a.ts'] });
+    expect(classify('grep', { pattern: 'x', paths: ['/home/dev/a', '/home/dev/b'] })).toMatchObject({
       kind: 'read',
-      targets: ['/work/a', '/work/b'],
+      targets: ['/home/dev/a', '/home/dev/b'],
     });
     expect(classify('glob', { pattern: '*.ts', paths: ['/work'] })).toMatchObject({ kind: 'resolve', targets: ['/work'] });
   });

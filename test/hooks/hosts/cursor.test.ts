@@ -26,7 +26,7 @@ function payload(event: string, fields: Record<string, unknown> = {}): Record<st
     model_id: 'claude-opus-4-7',
     hook_event_name: event,
     cursor_version: '2.1.0',
-    workspace_roots: ['/work/proj'],
+    workspace_roots: ['/home/dev/proj'],
     user_email: null,
     transcript_path: '/home/u/.cursor/projects/work-proj/agent-transcripts/668320d2.txt',
     ...fields,
@@ -35,16 +35,16 @@ function payload(event: string, fields: Record<string, unknown> = {}): Record<st
 
 const shellPre = {
   tool_name: 'Shell',
-  tool_input: { command: 'rm -rf build', working_directory: '/work/proj' },
+  tool_input: { command: 'rm -rf build', working_directory: '/home/dev/proj' },
   tool_use_id: 'abc123',
-  cwd: '/work/proj',
+  cwd: '/home/dev/proj',
 };
 
-const deny: HookAnswer = { type: 'deny', reason: 'FSM_BLOCKED: read /work/proj/build first', code: 'FSM_BLOCKED', rule: 'no-target' };
+const deny: HookAnswer = { type: 'deny', reason: 'FSM_BLOCKED: read /home/dev/proj/build first', code: 'FSM_BLOCKED', rule: 'no-target' };
 const ask: HookAnswer = { type: 'ask', reason: 'FSM_BLOCKED: confirm the unknown place', rule: 'needs-confirmation' };
 const blockStop: HookAnswer = {
   type: 'block-stop',
-  reason: 'FSM_BLOCKED: verify the write to /work/proj/a.txt before you finish',
+  reason: 'FSM_BLOCKED: verify the write to /home/dev/proj/a.txt before you finish',
   code: 'FSM_BLOCKED',
 };
 
@@ -59,16 +59,16 @@ describe('cursorCodec.read: tool events', () => {
       host: 'cursor',
       sessionId: CONVERSATION,
       eventName: 'preToolUse',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       transcriptPath: '/home/u/.cursor/projects/work-proj/agent-transcripts/668320d2.txt',
       event: {
         type: 'tool.before',
         call: {
           id: 'abc123',
           name: 'Shell',
-          input: { command: 'rm -rf build', working_directory: '/work/proj' },
+          input: { command: 'rm -rf build', working_directory: '/home/dev/proj' },
           catalog: 'cursor',
-          cwd: '/work/proj',
+          cwd: '/home/dev/proj',
         },
       },
     });
@@ -76,7 +76,7 @@ describe('cursorCodec.read: tool events', () => {
 
   it('keeps an MCP tool its MCP:<tool> name', () => {
     const read = cursorCodec.read(
-      payload('preToolUse', { tool_name: 'MCP:write_file', tool_input: { path: '/x' }, tool_use_id: 't9', cwd: '/work/proj' }),
+      payload('preToolUse', { tool_name: 'MCP:write_file', tool_input: { path: '/x' }, tool_use_id: 't9', cwd: '/home/dev/proj' }),
     );
     expect(callOf(read.event)).toMatchObject({ name: 'MCP:write_file', id: 't9', catalog: 'cursor' });
   });
@@ -85,7 +85,7 @@ describe('cursorCodec.read: tool events', () => {
     const read = cursorCodec.read(payload('postToolUse', { ...shellPre, tool_output: '{"exitCode":0,"stdout":""}', duration: 12 }));
     expect(read.event).toEqual({
       type: 'tool.after',
-      call: { id: 'abc123', name: 'Shell', input: shellPre.tool_input, catalog: 'cursor', cwd: '/work/proj' },
+      call: { id: 'abc123', name: 'Shell', input: shellPre.tool_input, catalog: 'cursor', cwd: '/home/dev/proj' },
       outcome: 'success',
       result: '{"exitCode":0,"stdout":""}',
     });
@@ -107,14 +107,14 @@ describe('cursorCodec.read: tool events', () => {
 
   it('reads beforeShellExecution as a Shell call with no id, in its cwd, and afterShellExecution as the same call', () => {
     const before = cursorCodec.read(
-      payload('beforeShellExecution', { command: 'git push --force', cwd: '/work/proj/sub', sandbox: false }),
+      payload('beforeShellExecution', { command: 'git push --force', cwd: '/home/dev/proj/sub', sandbox: false }),
     );
     const after = cursorCodec.read(
       payload('afterShellExecution', { command: 'git push --force', output: 'Everything up-to-date', duration: 900, sandbox: false }),
     );
     expect(before.event).toEqual({
       type: 'tool.before',
-      call: { name: 'Shell', input: { command: 'git push --force' }, catalog: 'cursor', cwd: '/work/proj/sub' },
+      call: { name: 'Shell', input: { command: 'git push --force' }, catalog: 'cursor', cwd: '/home/dev/proj/sub' },
     });
     expect(after.event).toMatchObject({ type: 'tool.after', outcome: 'success', result: 'Everything up-to-date' });
     // One name and one input, so the gate pairs them without an id.
@@ -126,7 +126,7 @@ describe('cursorCodec.read: tool events', () => {
     const fields = { tool_name: 'delete_issue', tool_input: '{"id":42}', url: 'https://mcp.example.com' };
     const before = cursorCodec.read(payload('beforeMCPExecution', fields));
     const after = cursorCodec.read(payload('afterMCPExecution', { ...fields, result_json: '{"ok":true}', duration: 5 }));
-    expect(callOf(before.event)).toEqual({ name: 'MCP:delete_issue', input: '{"id":42}', catalog: 'cursor', cwd: '/work/proj' });
+    expect(callOf(before.event)).toEqual({ name: 'MCP:delete_issue', input: '{"id":42}', catalog: 'cursor', cwd: '/home/dev/proj' });
     expect(after.event).toMatchObject({
       type: 'tool.after',
       outcome: 'success',
@@ -136,18 +136,18 @@ describe('cursorCodec.read: tool events', () => {
   });
 
   it('reads beforeReadFile as a Read of its file_path, and afterFileEdit as a Write of it', () => {
-    const read = cursorCodec.read(payload('beforeReadFile', { file_path: '/work/proj/.env', content: 'X=1', attachments: [] }));
+    const read = cursorCodec.read(payload('beforeReadFile', { file_path: '/home/dev/proj/.env', content: 'X=1', attachments: [] }));
     expect(read.event).toEqual({
       type: 'tool.before',
-      call: { name: 'Read', input: { path: '/work/proj/.env' }, catalog: 'cursor', cwd: '/work/proj' },
+      call: { name: 'Read', input: { path: '/home/dev/proj/.env' }, catalog: 'cursor', cwd: '/home/dev/proj' },
     });
     const edit = cursorCodec.read(
-      payload('afterFileEdit', { file_path: '/work/proj/a.ts', edits: [{ old_string: 'a', new_string: 'b' }] }),
+      payload('afterFileEdit', { file_path: '/home/dev/proj/a.ts', edits: [{ old_string: 'a', new_string: 'b' }] }),
     );
     expect(edit.event).toMatchObject({
       type: 'tool.after',
       outcome: 'success',
-      call: { name: 'Write', input: { path: '/work/proj/a.ts' } },
+      call: { name: 'Write', input: { path: '/home/dev/proj/a.ts' } },
     });
   });
 });
@@ -282,17 +282,17 @@ describe('the cursor catalog classifies the calls the codec makes', () => {
 
   it('parses a Shell command in its directory: rm -rf is a destructive write naming its target', () => {
     const result = classifyCall(
-      callOf(cursorCodec.read(payload('beforeShellExecution', { command: 'rm -rf build', cwd: '/work/proj' })).event),
+      callOf(cursorCodec.read(payload('beforeShellExecution', { command: 'rm -rf build', cwd: '/home/dev/proj' })).event),
     );
     expect(result).toMatchObject({ kind: 'write', destructive: true });
-    expect(result.targets).toContain('/work/proj/build');
+    expect(result.targets).toContain('/home/dev/proj/build');
   });
 
   it('reads ls as a read-only Shell command', () => {
     expect(
       classifyCall(
         callOf(
-          cursorCodec.read(payload('preToolUse', { ...shellPre, tool_input: { command: 'ls -la', working_directory: '/work/proj' } }))
+          cursorCodec.read(payload('preToolUse', { ...shellPre, tool_input: { command: 'ls -la', working_directory: '/home/dev/proj' } }))
             .event,
         ),
       ).kind,
@@ -301,20 +301,26 @@ describe('the cursor catalog classifies the calls the codec makes', () => {
 
   it("names a file tool's path: Read reads it, Write writes it, Delete destroys it", () => {
     const tool = (tool_name: string, tool_input: unknown) =>
-      classifyCall(callOf(cursorCodec.read(payload('preToolUse', { tool_name, tool_input, tool_use_id: 'x', cwd: '/work/proj' })).event));
-    expect(tool('Read', { path: '/work/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/work/proj/a.ts'] });
-    expect(tool('Write', { path: '/work/proj/a.ts', contents: 'x' })).toMatchObject({
+      classifyCall(
+        callOf(cursorCodec.read(payload('preToolUse', { tool_name, tool_input, tool_use_id: 'x', cwd: '/home/dev/proj' })).event),
+      );
+    expect(tool('Read', { path: '/home/dev/proj/a.ts' })).toMatchObject({ kind: 'read', targets: ['/home/dev/proj/a.ts'] });
+    expect(tool('Write', { path: '/home/dev/proj/a.ts', contents: 'x' })).toMatchObject({
       kind: 'write',
-      targets: ['/work/proj/a.ts'],
+      targets: ['/home/dev/proj/a.ts'],
       destructive: false,
     });
-    expect(tool('Delete', { path: '/work/proj/a.ts' })).toMatchObject({ kind: 'write', targets: ['/work/proj/a.ts'], destructive: true });
+    expect(tool('Delete', { path: '/home/dev/proj/a.ts' })).toMatchObject({
+      kind: 'write',
+      targets: ['/home/dev/proj/a.ts'],
+      destructive: true,
+    });
     expect(tool('Task', { description: 'explore' }).kind).toBe('write');
   });
 
   it('reads beforeReadFile as a read of that file, so it can establish the write after it', () => {
-    const read = classifyCall(callOf(cursorCodec.read(payload('beforeReadFile', { file_path: '/work/proj/a.ts', content: '' })).event));
-    expect(read).toMatchObject({ kind: 'read', targets: ['/work/proj/a.ts'] });
+    const read = classifyCall(callOf(cursorCodec.read(payload('beforeReadFile', { file_path: '/home/dev/proj/a.ts', content: '' })).event));
+    expect(read).toMatchObject({ kind: 'read', targets: ['/home/dev/proj/a.ts'] });
   });
 
   it('fails closed: an MCP tool and an unknown tool are writes', () => {

@@ -31,20 +31,20 @@ interface Sample {
 const claudeBase = {
   session_id: 'edcf5abf-5a0c-46b1-86f1-8dec536746d6',
   transcript_path: '/home/u/.claude/projects/-work-proj/edcf5abf-5a0c-46b1-86f1-8dec536746d6.jsonl',
-  cwd: '/work/proj',
+  cwd: '/home/dev/proj',
   permission_mode: 'acceptEdits',
 };
 const codexBase = {
   session_id: '019a4b1c-7d2e-7f00-9c1a-3b5e2d4f6a80',
   turn_id: '019a4b1c-8e3f-7a11-8b2c-4c6f3e5a7b91',
   transcript_path: '/home/u/.codex/sessions/2026/12/02/rollout-2026-12-02T14-00-00-019a4b1c-7d2e-7f00-9c1a-3b5e2d4f6a80.jsonl',
-  cwd: '/work/proj',
+  cwd: '/home/dev/proj',
   model: 'gpt-5.5-codex',
 };
 const geminiBase = {
   session_id: '6e1a4d9c-0b7f-4c1e-9a55-2f3d8e7b1c40',
   transcript_path: '/home/u/.gemini/tmp/abc/chats/session-2026-12-02T14-00-6e1a4d9c.json',
-  cwd: '/work/proj',
+  cwd: '/home/dev/proj',
   timestamp: '2026-12-02T14:00:00.000Z',
 };
 const cursorBase = {
@@ -52,7 +52,7 @@ const cursorBase = {
   generation_id: '490b90b7-a2ce-4c2c-bb76-cb77b125df2f',
   model: 'claude-opus-4-7',
   cursor_version: '2.1.0',
-  workspace_roots: ['/work/proj'],
+  workspace_roots: ['/home/dev/proj'],
   user_email: null,
   transcript_path: null,
 };
@@ -71,7 +71,7 @@ const SAMPLES: Sample[] = [
       ...claudeBase,
       hook_event_name: 'PostToolUse',
       tool_name: 'Write',
-      tool_input: { file_path: '/work/proj/a' },
+      tool_input: { file_path: '/home/dev/proj/a' },
       tool_response: {},
       tool_use_id: 'toolu_02',
     },
@@ -112,13 +112,13 @@ const SAMPLES: Sample[] = [
       tool_name: 'Shell',
       tool_input: { command: 'ls' },
       tool_use_id: 'abc',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
     },
   },
   {
     what: 'Cursor beforeShellExecution',
     host: 'cursor',
-    payload: { ...cursorBase, hook_event_name: 'beforeShellExecution', command: 'ls', cwd: '/work/proj', sandbox: false },
+    payload: { ...cursorBase, hook_event_name: 'beforeShellExecution', command: 'ls', cwd: '/home/dev/proj', sandbox: false },
   },
   { what: 'Cursor stop', host: 'cursor', payload: { ...cursorBase, hook_event_name: 'stop', status: 'completed', loop_count: 0 } },
   {
@@ -129,7 +129,7 @@ const SAMPLES: Sample[] = [
   {
     what: 'Copilot CLI preToolUse (camelCase)',
     host: 'copilot',
-    payload: { sessionId: copilotSession, timestamp: 1796220528982, cwd: '/work/proj', toolName: 'bash', toolArgs: { command: 'ls' } },
+    payload: { sessionId: copilotSession, timestamp: 1796220528982, cwd: '/home/dev/proj', toolName: 'bash', toolArgs: { command: 'ls' } },
   },
   {
     what: 'Copilot CLI agentStop (camelCase)',
@@ -137,7 +137,7 @@ const SAMPLES: Sample[] = [
     payload: {
       sessionId: copilotSession,
       timestamp: 1796220549273,
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       transcriptPath: '/t/events.jsonl',
       stopReason: 'end_turn',
       stop_hook_active: false,
@@ -150,7 +150,7 @@ const SAMPLES: Sample[] = [
       hook_event_name: 'PreToolUse',
       session_id: copilotSession,
       timestamp: '2026-12-02T14:08:48.982Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       tool_name: 'Bash',
       tool_input: { command: 'ls', description: 'list' },
     },
@@ -162,9 +162,9 @@ const SAMPLES: Sample[] = [
       hook_event_name: 'PostToolUse',
       session_id: copilotSession,
       timestamp: '2026-12-02T14:08:57.812Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       tool_name: 'Write',
-      tool_input: { path: '/work/proj/new.txt', file_text: 'hi' },
+      tool_input: { path: '/home/dev/proj/new.txt', file_text: 'hi' },
       tool_result: { result_type: 'success', text_result_for_llm: 'Created file' },
     },
   },
@@ -175,7 +175,7 @@ const SAMPLES: Sample[] = [
       hook_event_name: 'Stop',
       session_id: copilotSession,
       timestamp: '2026-12-02T14:09:09.273Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       transcript_path: '/t/events.jsonl',
       stop_reason: 'end_turn',
       stop_hook_active: false,
@@ -188,7 +188,7 @@ const SAMPLES: Sample[] = [
       hook_event_name: 'SessionStart',
       session_id: copilotSession,
       timestamp: '2026-12-02T14:08:02.068Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       source: 'new',
       initial_prompt: 'do it',
     },
@@ -200,21 +200,21 @@ const SAMPLES: Sample[] = [
       hook_event_name: 'SessionEnd',
       session_id: copilotSession,
       timestamp: '2026-12-02T14:09:09.877Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       reason: 'complete',
     },
   },
   {
     what: 'Copilot CLI sessionStart (camelCase)',
     host: 'copilot',
-    payload: { sessionId: copilotSession, timestamp: 1796220482068, cwd: '/work/proj', source: 'new', initialPrompt: 'do it' },
+    payload: { sessionId: copilotSession, timestamp: 1796220482068, cwd: '/home/dev/proj', source: 'new', initialPrompt: 'do it' },
   },
   {
     what: 'VS Code PreToolUse',
     host: 'copilot',
     payload: {
       timestamp: '2026-07-29T10:00:00.000Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       sessionId: 'vscode-1',
       hookEventName: 'PreToolUse',
       transcript_path: '/t.json',
@@ -228,7 +228,7 @@ const SAMPLES: Sample[] = [
     host: 'copilot',
     payload: {
       timestamp: '2026-07-29T10:00:05.000Z',
-      cwd: '/work/proj',
+      cwd: '/home/dev/proj',
       sessionId: 'vscode-1',
       hookEventName: 'Stop',
       transcript_path: '/t.json',
