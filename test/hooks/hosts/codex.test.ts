@@ -11,7 +11,7 @@ import { HookPayloadError, type HookAnswer, type HookToolCall } from '../../../s
 const base = {
   session_id: '01a2370c-bce4-70f1-a5b3-b73b581fc0be',
   transcript_path: '/home/u/.codex/sessions/2026/12/02/rollout-2026-12-02T13-58-31-01a2370c-bce4-70f1-a5b3-b73b581fc0be.jsonl',
-  cwd: '/home/u/work',
+  cwd: '/home/u/repo',
   model: 'gpt-5.5',
   permission_mode: 'bypassPermissions',
 };
@@ -50,9 +50,9 @@ describe('reading Codex payloads', () => {
     const callOf = (tool_name: string, tool_input: unknown) =>
       (codexCodec.read({ ...turn, hook_event_name: 'PreToolUse', tool_name, tool_input, tool_use_id: 'c' }).event as { call: HookToolCall })
         .call;
-    expect(classifyHookCall(callOf('Bash', { command: 'rm x.txt' }))).toMatchObject({ kind: 'write', targets: ['/home/u/work/x.txt'] });
-    expect(classifyHookCall(callOf('Bash', { command: 'cat x.txt' }))).toMatchObject({ kind: 'read', targets: ['/home/u/work/x.txt'] });
-    expect(classifyHookCall(callOf('apply_patch', { command: PATCH }))).toMatchObject({ kind: 'write', targets: ['/home/u/work/y.txt'] });
+    expect(classifyHookCall(callOf('Bash', { command: 'rm x.txt' }))).toMatchObject({ kind: 'write', targets: ['/home/u/repo/x.txt'] });
+    expect(classifyHookCall(callOf('Bash', { command: 'cat x.txt' }))).toMatchObject({ kind: 'read', targets: ['/home/u/repo/x.txt'] });
+    expect(classifyHookCall(callOf('apply_patch', { command: PATCH }))).toMatchObject({ kind: 'write', targets: ['/home/u/repo/y.txt'] });
     expect(classifyHookCall(callOf('mcp__fs__write_file', { path: '/tmp/a' }))).toMatchObject({ kind: 'write' });
   });
 

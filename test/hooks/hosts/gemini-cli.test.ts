@@ -9,8 +9,8 @@ import { HookPayloadError, type HookAnswer } from '../../../src/hooks/types.js';
 
 const base = {
   session_id: '1ab16e1e-65bb-4c2a-97ae-f362184f573e',
-  transcript_path: '/home/u/.gemini/tmp/work/chats/session-2026-12-02T14-00-1ab16e1e.jsonl',
-  cwd: '/home/u/work',
+  transcript_path: '/home/u/.gemini/tmp/proj/chats/session-2026-12-02T14-00-1ab16e1e.jsonl',
+  cwd: '/home/u/repo',
   timestamp: '2026-12-02T14:00:36.674Z',
 };
 
