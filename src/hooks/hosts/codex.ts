@@ -40,7 +40,8 @@
  * Design notes: AGENT_HOOKS.md §1.3; issue 25 (items 1 and 3).
  */
 import { HookPayloadError, type HookAnswer, type HookEvent, type HookOutput, type HookPayload, type HostCodec } from '../types.js';
-import { isRecord, own } from '../../util/own.js';
+import { isRecord } from '../../util/own.js';
+import { snakeCaseBase, stringField, type Fields } from './fields.js';
 
 /** The catalog that classifies Codex's hook tools (`Bash`, `apply_patch`; MCP tools by annotations, else writes). */
 export const CODEX_CATALOG = 'codex';
@@ -54,14 +55,7 @@ const STOP_EVENTS = new Set(['Stop']);
 /** A Codex session's transcript: `…/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`. */
 const ROLLOUT_PATH = /[\\/]rollout-[^\\/]*\.jsonl$/;
 
-type Fields = Record<string, unknown>;
-
 const isObject: (value: unknown) => value is Fields = isRecord;
-
-function stringField(fields: Fields, name: string): string | undefined {
-  const value = own(fields, name);
-  return typeof value === 'string' ? value : undefined;
-}
 
 /**
  * True when `payload` is one of Codex's hook payloads: a `session_id` and a
@@ -70,13 +64,12 @@ function stringField(fields: Fields, name: string): string | undefined {
  * (`SessionStart`), a `model` string beside a `rollout-….jsonl` transcript.
  */
 export function matchesCodex(payload: unknown): boolean {
-  if (!isObject(payload)) return false;
-  const sessionId = stringField(payload, 'session_id');
-  const eventName = stringField(payload, 'hook_event_name');
-  if (sessionId === undefined || sessionId === '' || eventName === undefined) return false;
-  if (typeof payload.turn_id === 'string') return true;
-  const transcript = stringField(payload, 'transcript_path');
-  return typeof payload.model === 'string' && transcript !== undefined && ROLLOUT_PATH.test(transcript);
+  const base = snakeCaseBase(payload);
+  if (base === null) return false;
+  const fields = base.fields;
+  if (typeof fields.turn_id === 'string') return true;
+  const transcript = stringField(fields, 'transcript_path');
+  return typeof fields.model === 'string' && transcript !== undefined && ROLLOUT_PATH.test(transcript);
 }
 
 /**

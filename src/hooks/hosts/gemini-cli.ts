@@ -35,7 +35,8 @@
  * Design notes: AGENT_HOOKS.md §1.2; issue 25 (items 1 and 3).
  */
 import { HookPayloadError, type HookAnswer, type HookEvent, type HookOutput, type HookPayload, type HostCodec } from '../types.js';
-import { isRecord, own } from '../../util/own.js';
+import { isRecord } from '../../util/own.js';
+import { snakeCaseBase, stringField, type Fields } from './fields.js';
 
 /** The catalog that classifies Gemini CLI's tools; MCP tools (`mcp_<server>_<tool>`) are judged by annotations, else writes. */
 export const GEMINI_CLI_CATALOG = 'gemini-cli';
@@ -59,14 +60,7 @@ const SHARED_EVENTS = new Set(['SessionStart', 'SessionEnd']);
 /** The event whose answer refuses a call. */
 const BEFORE_TOOL = 'BeforeTool';
 
-type Fields = Record<string, unknown>;
-
 const isObject: (value: unknown) => value is Fields = isRecord;
-
-function stringField(fields: Fields, name: string): string | undefined {
-  const value = own(fields, name);
-  return typeof value === 'string' ? value : undefined;
-}
 
 /**
  * True when `payload` is one of Gemini CLI's hook payloads: a `session_id`
@@ -75,17 +69,16 @@ function stringField(fields: Fields, name: string): string | undefined {
  * `timestamp` string (Claude Code and Codex send none; Copilot's is a number).
  */
 export function matchesGeminiCli(payload: unknown): boolean {
-  if (!isObject(payload)) return false;
-  const sessionId = stringField(payload, 'session_id');
-  const eventName = stringField(payload, 'hook_event_name');
-  if (sessionId === undefined || sessionId === '' || eventName === undefined) return false;
+  const base = snakeCaseBase(payload);
+  if (base === null) return false;
+  const { fields, eventName } = base;
   if (GEMINI_ONLY_EVENTS.has(eventName)) return true;
   // Copilot CLI's PascalCase hooks also send snake_case fields with a string timestamp, but no transcript_path on session events.
   return (
     SHARED_EVENTS.has(eventName) &&
-    typeof payload.timestamp === 'string' &&
-    Object.hasOwn(payload, 'transcript_path') &&
-    !Object.hasOwn(payload, 'turn_id')
+    typeof fields.timestamp === 'string' &&
+    Object.hasOwn(fields, 'transcript_path') &&
+    !Object.hasOwn(fields, 'turn_id')
   );
 }
 
