@@ -13,7 +13,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { AdapterConfigError, gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
-import { SCENARIO, call, catalog, guardWithClock, makeTools, say, seen, step, streamed, type Part } from './ai-sdk.script.js';
+import { SCENARIO, call, catalog, generating, guardWithClock, makeTools, say, seen, step, streamed, type Part } from './ai-sdk.script.js';
 import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
 import { createSessionStore } from '../../src/store/session-store.js';
 
@@ -399,5 +399,57 @@ describe('withSafetyGate: the whole call options', () => {
       'tools',
     ]);
     expect(safety.answer).toEqual({ state: 'none' });
+  });
+});
+
+describe('targets: a listing of one directory does not admit deleting a file of another', () => {
+  const files = () => {
+    const input = jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    const deleted: string[] = [];
+    return {
+      deleted,
+      tools: {
+        list_files: tool({ inputSchema: input, execute: async ({ path }) => `${path}: a.txt` }),
+        delete_file: tool({
+          inputSchema: input,
+          execute: async ({ path }) => {
+            deleted.push(path);
+            return `deleted ${path}`;
+          },
+        }),
+      },
+    };
+  };
+  const script = [
+    [call('c1', 'list_files', { path: 'other' })],
+    [call('c2', 'delete_file', { path: 'notes/a.txt' })],
+    [call('c3', 'list_files', { path: 'notes' })],
+    [call('c4', 'delete_file', { path: 'notes/a.txt' })],
+  ];
+
+  it('with a catalog naming the target arguments', async () => {
+    const { tools, deleted } = files();
+    const catalog = {
+      name: 'files',
+      tools: { list_files: { kind: 'resolve', targets: { path: 'path' } }, delete_file: { kind: 'write', targets: { path: 'path' } } },
+    } as const;
+    const model = generating(script);
+    await generateText({ model, prompt: 'go', tools: gateTools(tools, { guard: guardWithClock(), catalog }), stopWhen: isStepCount(4) });
+    expect(deleted).toEqual(['notes/a.txt']); // c4, after notes was listed; never c2
+    expect(seen(model.doGenerateCalls[2]!.prompt as ModelMessage[]).find((l) => l.startsWith('tool c2'))).toContain(
+      '"rule":"unknown-target"',
+    );
+  });
+
+  it('with a classify returning { kind, targets }', async () => {
+    const { tools, deleted } = files();
+    const classify = (name: string, args: unknown) => ({
+      kind: name === 'list_files' ? ('resolve' as const) : ('write' as const),
+      targets: [(args as { path?: string }).path ?? ''],
+      destructive: false,
+    });
+    const model = generating(script);
+    await generateText({ model, prompt: 'go', tools: gateTools(tools, { guard: guardWithClock(), classify }), stopWhen: isStepCount(4) });
+    expect(deleted).toEqual(['notes/a.txt']);
   });
 });
