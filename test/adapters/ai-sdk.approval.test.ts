@@ -225,4 +225,29 @@ describe('streamText with an approval', () => {
     expect(text).toBe('');
     expect(types).toContain('tool-approval-request');
   });
+
+  it('runs the approved call at the start of the next streamText, the approval recorded as the confirmation', async () => {
+    const log: string[] = [];
+    const guard = guardWithClock({ confirmDestructive: true });
+    const destructive = { name: 'test', tools: { get_status: 'read', restart: { kind: 'write', destructive: true } } } as const;
+    const tools = gateTools(approvalTools(log), { guard, catalog: destructive });
+    const prompt: ModelMessage[] = [{ role: 'user', content: 'Restart web-01.' }];
+    const first = await generateText({
+      model: generating([[call('c1', 'get_status')], [call('c2', 'restart')]]),
+      messages: prompt,
+      tools,
+      stopWhen: isStepCount(5),
+    });
+    const second = streamText({
+      model: streaming([[call('c3', 'get_status')], [say('web-01 is running.')]]),
+      messages: answer(prompt, first, true),
+      tools,
+      stopWhen: isStepCount(5),
+    });
+    let text = '';
+    for await (const chunk of second.textStream) text += chunk;
+    expect(log).toEqual(['get_status c1', 'restart c2', 'get_status c3']);
+    expect(text).toBe('web-01 is running.');
+    expect(guard.state).toBe('READING');
+  });
 });
