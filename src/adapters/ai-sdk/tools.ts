@@ -25,6 +25,7 @@ import {
   uncheckedText,
   type AdapterGuard,
   type CallAdmission,
+  type CallOutcome,
   type ClassificationOptions,
   type MaybePromise,
   type ToolClassifier,
@@ -98,9 +99,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `tool-approval-response` to a request of this call (one the SDK did not
  * answer automatically) has `approved: true`. That is how the SDK runs an
  * approved call: at the start of the next `generateText` / `streamText`,
- * from the app's messages. Total: anything else is no approval.
+ * from the app's messages. Total: anything else (or messages that cannot
+ * be read) is no approval, so a call needing the user's confirmation is refused.
  */
 export function approvedByUser(messages: unknown, toolCallId: string | undefined): boolean {
+  try {
+    return approvalIn(messages, toolCallId);
+  } catch {
+    return false;
+  }
+}
+
+function approvalIn(messages: unknown, toolCallId: string | undefined): boolean {
   if (!Array.isArray(messages) || typeof toolCallId !== 'string' || toolCallId === '') return false;
   const last: unknown = messages.at(-1);
   if (!isRecord(last) || last.role !== 'tool' || !Array.isArray(last.content)) return false;
@@ -144,7 +154,7 @@ function admitting(step: () => MaybePromise<CallAdmission>): MaybePromise<CallAd
  * value is recorded as the call's result. One that throws, or that the
  * consumer stops early, is recorded as threw (it did not finish).
  */
-async function* recordedStream(stream: AsyncIterable<unknown>, record: (outcome: Parameters<typeof recordCall>[3]) => unknown) {
+async function* recordedStream(stream: AsyncIterable<unknown>, record: (outcome: CallOutcome) => unknown) {
   let last: unknown;
   let settled = false;
   try {
@@ -185,7 +195,7 @@ function gateExecute(name: string, original: Execute, gate: Gate): Execute {
     const { call } = admission;
     // Refused by the approval screen, so nobody approved it: it never runs, even if the gate would now admit it.
     if (screened !== undefined) return andThen(recordRejected(guard, call), () => refusal(screened));
-    const record = (outcome: Parameters<typeof recordCall>[3]) => recordCall(guard, classifier, call, outcome, { strictFailedWrites });
+    const record = (outcome: CallOutcome) => recordCall(guard, classifier, call, outcome, { strictFailedWrites });
     const fail = (error: unknown): MaybePromise<never> =>
       andThen(record({ threw: true }), () => {
         throw error;
