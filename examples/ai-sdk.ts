@@ -1,74 +1,101 @@
 /**
- * The safety gate in a Vercel AI SDK loop (`generateText`), with the SDK's
- * own mock model playing a scripted conversation, so it runs offline:
+ * The safety gate in a Vercel AI SDK loop (`streamText`), with the SDK's own
+ * mock model playing a scripted conversation, so it runs offline:
  *
- *   node --import ./test/visualizer/support/ts-register.mjs examples/ai-sdk.ts
+ *   node --import ./test/support/ts-register.mjs examples/ai-sdk.ts
  *
  * In your app the model is a real one (e.g. `openai('gpt-5')`), the guard
- * comes from a session store, and the imports are `pulse-safety-fsm` and
- * `pulse-safety-fsm/ai-sdk`. Run by test/adapters/ai-sdk.example.test.ts.
+ * comes from a session store keyed by the conversation's id, and the imports
+ * are `pulse-safety-fsm` and `pulse-safety-fsm/ai-sdk`. Run by
+ * test/adapters/ai-sdk.example.test.ts.
  */
-import { generateText, isStepCount, jsonSchema, tool } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
-import { createSessionGuard } from '../src/index.js';
+import { isStepCount, jsonSchema, smoothStream, streamText, tool } from 'ai';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { createSessionStore } from '../src/index.js';
 import { withSafetyGate } from '../src/adapters/ai-sdk.js';
 
-// Which tool reads and which writes (a catalog; `kinds: { ... }` works too).
-const catalog = { name: 'ops', tools: { get_status: 'read', restart: 'write' } } as const;
+// What each tool does, and which argument names the file it touches: a listing
+// of `other` establishes `other`, never `notes/a.txt`.
+const catalog = {
+  name: 'files',
+  tools: {
+    list_files: { kind: 'resolve', targets: { path: 'path' } },
+    delete_file: { kind: 'write', targets: { path: 'path' } },
+  },
+} as const;
 
-const host = jsonSchema<{ host: string }>({ type: 'object', properties: { host: { type: 'string' } }, required: ['host'] });
+const files = new Set(['notes/a.txt', 'notes/b.txt', 'other/c.txt']);
+const path = jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
 const tools = {
-  get_status: tool({ description: 'Status of a host', inputSchema: host, execute: async ({ host }) => `${host}: running` }),
-  restart: tool({ description: 'Restart a host', inputSchema: host, execute: async ({ host }) => `${host}: restarted` }),
+  list_files: tool({
+    description: 'List the files under a directory',
+    inputSchema: path,
+    execute: async ({ path }) => [...files].filter((file) => file.startsWith(`${path}/`)).join(', ') || '(empty)',
+  }),
+  delete_file: tool({
+    description: 'Delete a file',
+    inputSchema: path,
+    execute: async ({ path }) => (files.delete(path) ? `deleted ${path}` : `no such file: ${path}`),
+  }),
 };
 
-// A scripted model: it restarts before looking, then claims success before checking.
+// A scripted model: it deletes after listing the wrong directory, then claims success before checking.
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
-const call = (id: string, name: string) => ({
-  content: [{ type: 'tool-call' as const, toolCallId: id, toolName: name, input: '{"host":"web-01"}' }],
-  finishReason: { unified: 'tool-calls' as const, raw: undefined },
-  usage,
-  warnings: [],
+const turn = (...parts: object[]) => ({
+  stream: convertArrayToReadableStream([
+    ...parts,
+    { type: 'finish', finishReason: { unified: parts.some((p) => 'toolName' in p) ? 'tool-calls' : 'stop', raw: undefined }, usage },
+  ] as never[]),
 });
-const say = (text: string) => ({
-  content: [{ type: 'text' as const, text }],
-  finishReason: { unified: 'stop' as const, raw: undefined },
-  usage,
-  warnings: [],
-});
+const callTool = (id: string, name: string, path: string) =>
+  turn({ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify({ path }) });
+const say = (text: string) =>
+  turn({ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: text }, { type: 'text-end', id: 't' });
 const model = new MockLanguageModelV4({
-  doGenerate: [
-    call('c1', 'restart'),
-    call('c2', 'get_status'),
-    call('c3', 'restart'),
-    say('Restarted web-01.'),
-    call('c4', 'get_status'),
-    say('web-01 was restarted and is running.'),
+  doStream: [
+    callTool('c1', 'list_files', 'other'),
+    callTool('c2', 'delete_file', 'notes/a.txt'),
+    callTool('c3', 'list_files', 'notes'),
+    callTool('c4', 'delete_file', 'notes/a.txt'),
+    say('Deleted notes/a.txt.'),
+    callTool('c5', 'list_files', 'notes'),
+    say('notes/a.txt is gone; notes/b.txt is left.'),
   ],
 });
 
-const guard = createSessionGuard(); // one per conversation
-const safety = withSafetyGate({
+// One guard per conversation: the store keeps each conversation's session under its id.
+const sessions = createSessionStore();
+const conversationId = 'chat-42';
+
+// The whole call's options, with the gate's beside them: your transform and callback run after the gate's.
+const gated = withSafetyGate({
+  model,
+  prompt: 'Delete notes/a.txt.',
+  stopWhen: isStepCount(10),
+  experimental_transform: smoothStream({ delayInMs: null }),
   tools,
-  guard,
+  getGuard: (id) => sessions.session(id),
+  sessionKey: conversationId,
   catalog,
   onStepEnd: (step) => {
     for (const result of step.toolResults) {
-      const output = result.output as { ok?: boolean; error?: { code: string; state: string } } | string;
-      const shown = typeof output === 'string' ? output : `refused: ${output.error?.code} in ${output.error?.state}`;
-      console.log(`step ${step.stepNumber}: ${result.toolName} -> ${shown}`);
+      const output = result.output as { error?: { code: string; rule: string; target?: string } } | string;
+      const shown = typeof output === 'string' ? output : `refused: ${output.error?.code}, ${output.error?.rule} (${output.error?.target})`;
+      console.log(`step ${step.stepNumber}: ${result.toolName} ${JSON.stringify(result.input)} -> ${shown}`);
     }
-    if (step.toolCalls.length === 0) console.log(`step ${step.stepNumber}: answer "${step.text}" -> ${safety.answer.state}`);
+    if (step.toolCalls.length === 0) console.log(`step ${step.stepNumber}: answer -> ${gated.answer.state}`);
   },
 });
 
-const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+const result = streamText(gated);
+let streamed = '';
+for await (const text of result.textStream) streamed += text; // what the user sees
+console.log(`streamed: ${streamed}`);
 
-if (safety.answer.state !== 'allowed') {
+if (gated.answer.state !== 'allowed') {
   // E.g. the step limit ended the run on a refused answer: do not present it as done.
   console.log('no verified answer');
   process.exitCode = 1;
-} else {
-  console.log(`answer: ${result.text}`);
 }
-console.log(`session: ${guard.state}, refused answers: ${guard.context.finalAnswerBlocks}`);
+const session = sessions.session(conversationId);
+console.log(`session: ${session.state}, refused answers: ${session.context.finalAnswerBlocks}`);

@@ -7,18 +7,19 @@ import { describe, expect, it } from 'vitest';
 import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/ai-sdk.ts', () => {
-  it('runs the conversation: the early write and the unverified answer refused, the verified answer given', async () => {
+  it('runs the conversation: the delete after listing another directory and the unverified claim refused, the verified answer streamed', async () => {
     const { code, stdout, stderr } = await runExample('examples/ai-sdk.ts');
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout.trim().split('\n')).toEqual([
-      'step 0: restart -> refused: FSM_BLOCKED in RESOLVING',
-      'step 1: get_status -> web-01: running',
-      'step 2: restart -> web-01: restarted',
-      'step 3: answer "Restarted web-01." -> refused',
-      'step 4: get_status -> web-01: running',
-      'step 5: answer "web-01 was restarted and is running." -> allowed',
-      'answer: web-01 was restarted and is running.',
+      'step 0: list_files {"path":"other"} -> other/c.txt',
+      'step 1: delete_file {"path":"notes/a.txt"} -> refused: FSM_BLOCKED, unknown-target (notes/a.txt)',
+      'step 2: list_files {"path":"notes"} -> notes/a.txt, notes/b.txt',
+      'step 3: delete_file {"path":"notes/a.txt"} -> deleted notes/a.txt',
+      'step 4: answer -> refused',
+      'step 5: list_files {"path":"notes"} -> notes/b.txt',
+      'step 6: answer -> allowed',
+      'streamed: notes/a.txt is gone; notes/b.txt is left.',
       'session: READING, refused answers: 1',
     ]);
   });

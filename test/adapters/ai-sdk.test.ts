@@ -1,5 +1,5 @@
 /**
- * The AI SDK adapter (src/adapters/ai-sdk.ts) on the real `ai` 7 loop,
+ * The AI SDK adapter (src/adapters/ai-sdk.ts, src/adapters/ai-sdk/) on the real `ai` 7 loop,
  * driven by the SDK's own `MockLanguageModelV4` (`ai/test`) playing a
  * script: the tools, the steering, the stream transform and the step limit
  * are the SDK's, nothing of it is mocked.
@@ -8,127 +8,22 @@
  * the model sees the refusal), a read, the write, an answer (refused, the
  * loop goes on), a read, the answer (allowed).
  */
-import { ToolLoopAgent, generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
-import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { ToolLoopAgent, generateText, isStepCount, jsonSchema, streamText, tool, type ModelMessage } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
-import { gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
-import { AdapterConfigError } from '../../src/adapters/common.js';
+import { AdapterConfigError, gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
+import { SCENARIO, call, catalog, generating, guardWithClock, makeTools, say, seen, step, streamed, type Part } from './ai-sdk.script.js';
 import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
 import { createSessionStore } from '../../src/store/session-store.js';
-
-const catalog = { name: 'test', tools: { get_status: 'read', restart: 'write' } } as const;
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
-type Part = { type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
-
-const say = (text: string): Part => ({ type: 'text', text });
-const call = (id: string, name: string, input: Record<string, unknown> = { host: 'web-01' }): Part => ({
-  type: 'tool-call',
-  toolCallId: id,
-  toolName: name,
-  input: JSON.stringify(input),
-});
-
-type MockOptions = NonNullable<ConstructorParameters<typeof MockLanguageModelV4>[0]>;
-type GenerateResult = Exclude<MockOptions['doGenerate'], ((...args: never[]) => unknown) | unknown[] | undefined>;
-type StreamResult = Exclude<MockOptions['doStream'], ((...args: never[]) => unknown) | unknown[] | undefined>;
-
-/** One scripted model response (doGenerate), its finish reason from its content. */
-function step(...content: Part[]): GenerateResult {
-  const calls = content.some((part) => part.type === 'tool-call');
-  return { content, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage, warnings: [] };
-}
-
-/** The same response as a stream (doStream): text in two deltas. */
-function streamed(...content: Part[]): StreamResult {
-  const parts: unknown[] = [{ type: 'stream-start', warnings: [] }];
-  content.forEach((part, i) => {
-    if (part.type === 'text') {
-      const half = Math.ceil(part.text.length / 2);
-      parts.push(
-        { type: 'text-start', id: `t${i}` },
-        { type: 'text-delta', id: `t${i}`, delta: part.text.slice(0, half) },
-        { type: 'text-delta', id: `t${i}`, delta: part.text.slice(half) },
-        { type: 'text-end', id: `t${i}` },
-      );
-    } else {
-      parts.push(part);
-    }
-  });
-  const calls = content.some((part) => part.type === 'tool-call');
-  parts.push({ type: 'finish', finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage });
-  return { stream: convertArrayToReadableStream(parts) } as StreamResult;
-}
-
-/** The scenario's model turns. */
-const SCENARIO: Part[][] = [
-  [call('c1', 'restart')], // a write before any read: refused
-  [call('c2', 'get_status')], // a read: a target
-  [call('c3', 'restart')], // the write: admitted
-  [say('Restarted web-01.')], // an answer about an unverified change: refused
-  [call('c4', 'get_status')], // a read after the write: verified
-  [say('web-01 restarted and running.')], // the answer: allowed
-];
-
-/** The tools: what ran is logged; a tool can be told to fail. */
-function makeTools(log: string[], behaviour: { statusThrows?: boolean; statusResult?: unknown } = {}) {
-  const input = jsonSchema<{ host: string }>({ type: 'object', properties: { host: { type: 'string' } }, required: ['host'] });
-  return {
-    get_status: tool({
-      description: 'Read the status of a host',
-      inputSchema: input,
-      execute: async ({ host }, { toolCallId }) => {
-        log.push(`get_status ${toolCallId}`);
-        if (behaviour.statusThrows) throw new Error('status service unavailable');
-        return behaviour.statusResult ?? `${host}: running`;
-      },
-    }),
-    restart: tool({
-      description: 'Restart a host',
-      inputSchema: input,
-      execute: async ({ host }, { toolCallId }) => {
-        log.push(`restart ${toolCallId}`);
-        return `${host}: restart requested`;
-      },
-    }),
-  } satisfies ToolSet;
-}
-
-function guardWithClock(): SessionGuard {
-  let t = 1_000;
-  return createSessionGuard({ now: () => (t += 1) });
-}
-
-/** The text of every tool result and user message the model was sent at a call. */
-function seen(prompt: ModelMessage[]): string[] {
-  const out: string[] = [];
-  for (const message of prompt) {
-    if (message.role === 'user') {
-      for (const part of Array.isArray(message.content) ? message.content : [{ type: 'text', text: message.content }]) {
-        if (part.type === 'text') out.push(`user: ${part.text}`);
-      }
-    }
-    if (message.role === 'tool') {
-      for (const part of message.content) {
-        if (part.type === 'tool-result') out.push(`tool ${part.toolCallId}: ${JSON.stringify(part.output)}`);
-      }
-    }
-  }
-  return out;
-}
 
 describe('withSafetyGate on generateText: the scenario', () => {
   async function play() {
     const log: string[] = [];
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
-    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), tools: makeTools(log), guard, catalog });
+    const result = await generateText(safety);
     return { log, guard, model, safety, result };
   }
 
@@ -169,8 +64,8 @@ describe('withSafetyGate on streamText: the scenario and the stream transform', 
     const log: string[] = [];
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doStream: SCENARIO.map((parts) => streamed(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
-    const result = streamText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), tools: makeTools(log), guard, catalog });
+    const result = streamText(safety);
     const chunks: string[] = [];
     for await (const chunk of result.textStream) chunks.push(chunk);
     return { log, guard, model, safety, chunks, text: await result.text };
@@ -234,9 +129,9 @@ describe('the step limit', () => {
     const log: string[] = [];
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
     // Four steps: the run stops on the refused answer, before the model could verify.
-    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(4), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(4), tools: makeTools(log), guard, catalog });
+    const result = await generateText(safety);
     return { result, safety };
   }
 
@@ -255,8 +150,8 @@ describe('the step limit', () => {
   it('says there is no answer when the limit cuts the run during tool calls', async () => {
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools([]), guard, catalog });
-    await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(3), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(3), tools: makeTools([]), guard, catalog });
+    await generateText(safety);
     expect(safety.answer).toEqual({ state: 'none' });
   });
 });
@@ -279,8 +174,8 @@ describe('outcomes: what the model never sees as success does not count as evide
     const model = new MockLanguageModelV4({
       doGenerate: [step(call('c1', 'get_status')), step(call('c2', 'restart')), step(call('c3', 'get_status')), step(say('Done.'))],
     });
-    const safety = withSafetyGate({ tools: mixed, guard, catalog });
-    await generateText({ model, prompt: 'go', stopWhen: isStepCount(4), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'go', stopWhen: isStepCount(4), tools: mixed, guard, catalog });
+    await generateText(safety);
     return { guard, safety };
   }
 
@@ -328,8 +223,8 @@ describe('parallel calls in one step', () => {
     const log: string[] = [];
     const guard = guardWithClock();
     const model = new MockLanguageModelV4({ doGenerate: [step(call('c1', 'get_status'), call('c2', 'restart')), step(say('Checked.'))] });
-    const safety = withSafetyGate({ tools: makeTools(log), guard, catalog });
-    await generateText({ model, prompt: 'go', stopWhen: isStepCount(2), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'go', stopWhen: isStepCount(2), tools: makeTools(log), guard, catalog });
+    await generateText(safety);
     expect(log).toEqual(['get_status c1']);
   });
 
@@ -338,8 +233,8 @@ describe('parallel calls in one step', () => {
     const model = new MockLanguageModelV4({
       doGenerate: [step(call('c1', 'get_status')), step(call('c2', 'restart'), call('c3', 'get_status')), step(say('Done.'))],
     });
-    const safety = withSafetyGate({ tools: makeTools([]), guard, catalog });
-    await generateText({ model, prompt: 'go', stopWhen: isStepCount(3), ...safety });
+    const safety = withSafetyGate({ model, prompt: 'go', stopWhen: isStepCount(3), tools: makeTools([]), guard, catalog });
+    await generateText(safety);
     expect(safety.answer.state).toBe('refused');
     expect(guard.state).toBe('VERIFYING');
   });
@@ -393,8 +288,16 @@ describe('sessions from a store', () => {
     let t = 1_000;
     const sessions = createSessionStore({ now: () => (t += 1) });
     const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools([]), getGuard: (key) => sessions.session(key), sessionKey: 'chat-1', catalog });
-    await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const safety = withSafetyGate({
+      model,
+      prompt: 'Restart web-01.',
+      stopWhen: isStepCount(10),
+      tools: makeTools([]),
+      getGuard: (key) => sessions.session(key),
+      sessionKey: 'chat-1',
+      catalog,
+    });
+    await generateText(safety);
     expect(sessions.session('chat-1').state).toBe('READING');
     expect(sessions.session('chat-1').context.finalAnswerBlocks).toBe(1);
   });
@@ -410,8 +313,16 @@ describe('sessions shared by many processes (createSharedSessionStore: an asynch
     const sessions = shared();
     const log: string[] = [];
     const model = new MockLanguageModelV4({ doGenerate: SCENARIO.map((parts) => step(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools(log), getGuard: (key) => sessions.session(key), sessionKey: 'chat-1', catalog });
-    const result = await generateText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const safety = withSafetyGate({
+      model,
+      prompt: 'Restart web-01.',
+      stopWhen: isStepCount(10),
+      tools: makeTools(log),
+      getGuard: (key) => sessions.session(key),
+      sessionKey: 'chat-1',
+      catalog,
+    });
+    const result = await generateText(safety);
     expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
     expect(result.text).toBe('web-01 restarted and running.');
     expect(createSessionGuard({ snapshot: await sessions.session('chat-1').getPersistedSnapshot() }).state).toBe('READING');
@@ -420,8 +331,16 @@ describe('sessions shared by many processes (createSharedSessionStore: an asynch
   it('withholds the refused answer from streamText as well', async () => {
     const sessions = shared();
     const model = new MockLanguageModelV4({ doStream: SCENARIO.map((parts) => streamed(...parts)) });
-    const safety = withSafetyGate({ tools: makeTools([]), getGuard: (key) => sessions.session(key), sessionKey: 'chat-2', catalog });
-    const result = streamText({ model, prompt: 'Restart web-01.', stopWhen: isStepCount(10), ...safety });
+    const safety = withSafetyGate({
+      model,
+      prompt: 'Restart web-01.',
+      stopWhen: isStepCount(10),
+      tools: makeTools([]),
+      getGuard: (key) => sessions.session(key),
+      sessionKey: 'chat-2',
+      catalog,
+    });
+    const result = streamText(safety);
     const chunks: string[] = [];
     for await (const chunk of result.textStream) chunks.push(chunk);
     expect(chunks.join('')).toBe('web-01 restarted and running.');
@@ -460,10 +379,77 @@ describe('configuration errors at wrap time', () => {
   });
 });
 
-describe('the spread helper', () => {
-  it('spreads tools, onStepEnd, steering and the transform, not its answer state', () => {
-    const safety = withSafetyGate({ tools: makeTools([]), guard: guardWithClock(), catalog });
-    expect(Object.keys({ ...safety }).sort()).toEqual(['experimental_steering', 'experimental_transform', 'onStepEnd', 'tools']);
+describe('withSafetyGate: the whole call options', () => {
+  it('returns them with the gate composed in and its own options taken out; `answer` is not enumerable', () => {
+    const model = new MockLanguageModelV4({ doGenerate: [] });
+    const safety = withSafetyGate({
+      model,
+      prompt: 'go',
+      tools: makeTools([]),
+      guard: guardWithClock(),
+      catalog,
+      strictFailedWrites: true,
+    });
+    expect(Object.keys(safety).sort()).toEqual([
+      'experimental_steering',
+      'experimental_transform',
+      'model',
+      'onStepEnd',
+      'prompt',
+      'tools',
+    ]);
     expect(safety.answer).toEqual({ state: 'none' });
+  });
+});
+
+describe('targets: a listing of one directory does not admit deleting a file of another', () => {
+  const files = () => {
+    const input = jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    const deleted: string[] = [];
+    return {
+      deleted,
+      tools: {
+        list_files: tool({ inputSchema: input, execute: async ({ path }) => `${path}: a.txt` }),
+        delete_file: tool({
+          inputSchema: input,
+          execute: async ({ path }) => {
+            deleted.push(path);
+            return `deleted ${path}`;
+          },
+        }),
+      },
+    };
+  };
+  const script = [
+    [call('c1', 'list_files', { path: 'other' })],
+    [call('c2', 'delete_file', { path: 'notes/a.txt' })],
+    [call('c3', 'list_files', { path: 'notes' })],
+    [call('c4', 'delete_file', { path: 'notes/a.txt' })],
+  ];
+
+  it('with a catalog naming the target arguments', async () => {
+    const { tools, deleted } = files();
+    const catalog = {
+      name: 'files',
+      tools: { list_files: { kind: 'resolve', targets: { path: 'path' } }, delete_file: { kind: 'write', targets: { path: 'path' } } },
+    } as const;
+    const model = generating(script);
+    await generateText({ model, prompt: 'go', tools: gateTools(tools, { guard: guardWithClock(), catalog }), stopWhen: isStepCount(4) });
+    expect(deleted).toEqual(['notes/a.txt']); // c4, after notes was listed; never c2
+    expect(seen(model.doGenerateCalls[2]!.prompt as ModelMessage[]).find((l) => l.startsWith('tool c2'))).toContain(
+      '"rule":"unknown-target"',
+    );
+  });
+
+  it('with a classify returning { kind, targets }', async () => {
+    const { tools, deleted } = files();
+    const classify = (name: string, args: unknown) => ({
+      kind: name === 'list_files' ? ('resolve' as const) : ('write' as const),
+      targets: [(args as { path?: string }).path ?? ''],
+      destructive: false,
+    });
+    const model = generating(script);
+    await generateText({ model, prompt: 'go', tools: gateTools(tools, { guard: guardWithClock(), classify }), stopWhen: isStepCount(4) });
+    expect(deleted).toEqual(['notes/a.txt']);
   });
 });
