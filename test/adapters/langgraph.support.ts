@@ -54,7 +54,7 @@ export class ScriptedChatModel extends BaseChatModel {
     return { generations: [{ text, message }] };
   }
 
-  async *_streamResponseChunks(
+  override async *_streamResponseChunks(
     messages: BaseMessage[],
     _options: unknown,
     runManager?: CallbackManagerForLLMRun,
@@ -133,22 +133,27 @@ let clock = 1_000;
 /** A clock for the guards (epoch ms, one per call). */
 export const guardOptions = { now: () => (clock += 1) };
 
-/** The gated graph: the gated model node and the gated tool node, a checkpointer. */
+/** The gated graph: the gated model node and the gated tool node (`toolNode`), a checkpointer. */
 export function gatedGraph(
   model: ScriptedChatModel,
-  tools: ReturnType<typeof fileTools>,
+  tools: ConstructorParameters<typeof SafetyToolNode>[0],
   options: { tool?: Partial<SafetyToolNodeOptions>; model?: SafetyModelNodeOptions; interruptBefore?: 'tools'[] } = {},
 ) {
-  const shared = options.tool?.getGuard === undefined ? { guardOptions } : { getGuard: options.tool.getGuard };
-  return new StateGraph(MessagesWithSafetyAnnotation)
+  const shared =
+    options.tool?.getGuard === undefined
+      ? { guardOptions: options.tool?.guardOptions ?? guardOptions }
+      : { getGuard: options.tool.getGuard };
+  const toolNode = new SafetyToolNode(tools, { catalog: filesCatalog, guardOptions, ...options.tool });
+  const graph = new StateGraph(MessagesWithSafetyAnnotation)
     .addNode('agent', createSafetyModelNode(model, { ...shared, ...options.model }), { ends: ['tools', 'agent', END] })
-    .addNode('tools', new SafetyToolNode(tools, { catalog: filesCatalog, guardOptions, ...options.tool }))
+    .addNode('tools', toolNode)
     .addEdge(START, 'agent')
     .addEdge('tools', 'agent')
     .compile({
       checkpointer: new MemorySaver(),
       ...(options.interruptBefore === undefined ? {} : { interruptBefore: options.interruptBefore }),
     });
+  return Object.assign(graph, { toolNode });
 }
 
 /** A run's config on a thread. */

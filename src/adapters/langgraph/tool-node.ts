@@ -59,7 +59,7 @@ export interface SafetyToolNodeOptions extends ThreadGuardOptions, Classificatio
    * before any call of the message runs. An approval counts as the user's
    * confirmation (`user_input`). A predicate that throws asks.
    */
-  needsApproval?: (call: ToolCall) => boolean;
+  needsApproval?: (call: ApprovalCall) => boolean;
 }
 
 /** What the gate says of one pending call (`SafetyToolNode.previewCalls`), with no side effect. */
@@ -305,7 +305,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     const predicate = this.gateOptions.needsApproval;
     if (predicate === undefined) return false;
     try {
-      return predicate({ ...call, id: call.id }) !== false;
+      return predicate({ ...call, targets: [...call.targets] }) !== false;
     } catch {
       return true;
     }
