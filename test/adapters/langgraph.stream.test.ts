@@ -46,7 +46,7 @@ async function streamed(mode: StreamMode, model = new ScriptedChatModel(script()
 }
 
 describe('the gated model node: no stream mode shows the refused claim', () => {
-  for (const mode of ['values', 'updates', 'messages', 'debug'] as const) {
+  for (const mode of ['values', 'updates', 'messages', 'debug', 'checkpoints'] as const) {
     it(`${mode}: no chunk carries the claim; the allowed answer is streamed`, async () => {
       const { text, values, log } = await streamed(mode);
       expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt', 'list_files notes']);
@@ -128,7 +128,7 @@ describe('control: a model node of its own, the answer gate after it', () => {
       .compile({ checkpointer: new MemorySaver() });
   }
 
-  for (const mode of ['values', 'updates', 'messages', 'custom', 'debug'] as const) {
+  for (const mode of ['values', 'updates', 'messages', 'custom', 'debug', 'checkpoints'] as const) {
     it(`${mode}: streams the claim before the gate refuses it (what the gated model node prevents)`, async () => {
       const graph = controlGraph(new ScriptedChatModel(script(), mode === 'custom'));
       const text = (await collect(await graph.stream(input(), { ...thread(`control-${mode}`), streamMode: mode }))).join('\n');
