@@ -283,6 +283,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
       kind: classification.kind,
       targets: classification.targets,
       destructive: classification.destructive,
+      echoes: classification.echoes === true,
       ...(classification.links === undefined ? {} : { links: classification.links }),
     };
   }
