@@ -88,6 +88,22 @@ describe('needsApproval: one interrupt() before any call runs', () => {
     expect(String(final.messages.at(-1)?.content)).toBe('I could not delete other/c.txt.');
   });
 
+  it('two writes in one message: only the first could run beside the other, so only it is asked about', async () => {
+    const log: string[] = [];
+    const model = new ScriptedChatModel([
+      calls(['c1', 'list_files', { path: 'notes' }]),
+      calls(['c2', 'delete_file', { path: 'notes/a.txt' }], ['c3', 'delete_file', { path: 'notes/b.txt' }]),
+      calls(['c4', 'list_files', { path: 'notes' }]),
+      say('notes/a.txt is deleted; notes/b.txt is not.'),
+    ]);
+    const graph = gatedGraph(model, fileTools(log), { tool: destructive });
+    const paused = await graph.invoke({ messages: [new HumanMessage('Delete both.')] }, thread('a6'));
+    expect(requestOf(paused).calls.map((call) => call.id)).toEqual(['c2']);
+    const final = await graph.invoke(new Command({ resume: { c2: true } }), thread('a6'));
+    expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt', 'list_files notes']);
+    expect(toolResults(final.messages).find((line) => line.includes('FSM_BLOCKED'))).toContain('"rule":"write-in-flight"');
+  });
+
   it('a rejection runs nothing and records nothing: the session is as before the question', async () => {
     const log: string[] = [];
     const model = new ScriptedChatModel([...deleteScript().slice(0, 2), say('The deletion was not approved.')]);

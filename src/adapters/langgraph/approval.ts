@@ -1,16 +1,16 @@
 /**
  * Human approval of tool calls in `pulse-safety-fsm/langgraph` (issue 26):
  * what `SafetyToolNode` asks with LangGraph's `interrupt()` and how it reads
- * the answer given with `Command({ resume })`, and the gate's preview of a
- * call as it would be once approved (so nobody is asked about a call the
- * gate would refuse anyway).
+ * the answer given with `Command({ resume })`, and the copy of a session
+ * the gate's preview is asked on (so nobody is asked about a call the gate
+ * would refuse anyway).
  *
  * Spec: ASSISTANT_SAFETY.md "Tool kinds" (`user_input`), "The invariants";
  * DESIGN.md §5.6 (destructive writes need a confirmation).
  */
 import type { ToolKind } from '../../../machines/safety.types.js';
-import { createSessionGuard, type SessionGuardOptions } from '../../guard/session-guard.js';
-import { previewCall, recordApproval, type AdapterGuard, type CallAdmission, type ToolClassifier } from '../common.js';
+import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '../../guard/session-guard.js';
+import type { AdapterGuard } from '../common.js';
 
 /** The `type` of the value `SafetyToolNode` gives `interrupt()` when calls wait for approval. */
 export const TOOL_APPROVAL = 'pulse-safety-fsm/tool-approval';
@@ -82,21 +82,13 @@ export function rejectionText(name: string, verdict: { reason?: string }): strin
 }
 
 /**
- * Would the call be allowed once a human approved it? `previewCall` on a
- * copy of the session (its persisted snapshot) with the approval recorded:
- * no side effect on the session itself. Never rejects: a guard that fails
- * refuses (`failure`).
+ * A throwaway copy of the session (from its persisted snapshot), to ask
+ * the gate what it would decide with no side effect on the session itself.
+ * @throws what the guard's `getPersistedSnapshot` throws (a store that cannot load).
  */
-export async function previewApproved(
-  request: { guard: AdapterGuard; classifier: ToolClassifier; name: string; args: unknown },
+export async function sessionCopy(
+  guard: AdapterGuard,
   guardOptions: Omit<SessionGuardOptions, 'snapshot'> | undefined,
-): Promise<CallAdmission> {
-  try {
-    const snapshot = await request.guard.getPersistedSnapshot();
-    const probe = createSessionGuard({ ...guardOptions, snapshot });
-    await recordApproval(probe);
-    return await previewCall({ ...request, guard: probe });
-  } catch (failure) {
-    return { allowed: false, error: null, failure };
-  }
+): Promise<SessionGuard> {
+  return createSessionGuard({ ...guardOptions, snapshot: await guard.getPersistedSnapshot() });
 }

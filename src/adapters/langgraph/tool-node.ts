@@ -14,23 +14,24 @@ import type { ToolCall as LangChainToolCall } from '@langchain/core/messages/too
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
 import type { RunnableToolLike } from '@langchain/core/runnables';
 import type { FSMBlockedError } from '../../errors/index.js';
-import type { ToolCall } from '../../guard/session-guard.js';
-import { createSessionGuard } from '../../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard, type ToolCall } from '../../guard/session-guard.js';
 import {
   AdapterConfigError,
   admitCall,
+  andThen,
   assertSomeToolReads,
   createToolClassifier,
-  previewCall,
+  isPromise,
   recordApproval,
   recordCall,
   uncheckedText,
   type AdapterGuard,
   type CallAdmission,
   type ClassificationOptions,
+  type MaybePromise,
   type ToolClassifier,
 } from '../common.js';
-import { TOOL_APPROVAL, approvalVerdict, previewApproved, rejectionText, type ApprovalCall, type ApprovalVerdict } from './approval.js';
+import { TOOL_APPROVAL, approvalVerdict, rejectionText, sessionCopy, type ApprovalCall, type ApprovalVerdict } from './approval.js';
 import { ADAPTER, assertThreadGuardOptions, openThreadGuard, type ThreadGuard, type ThreadGuardOptions } from './thread-guard.js';
 
 /** Options of `SafetyToolNode`: the `ToolNode` options, a thread guard, a classification source, approvals. */
@@ -95,10 +96,22 @@ function firstFailure(failures: unknown[]): unknown {
   return failures.find((error) => !isGraphBubbleUp(error)) ?? failures[0];
 }
 
-/** Whether the session has call `id` of tool `name` admitted and not recorded (a call that waited at `interrupt()`). */
-async function inFlight(guard: AdapterGuard, id: string, name: string): Promise<boolean> {
-  const context = 'actor' in guard ? guard.context : createSessionGuard({ snapshot: await guard.getPersistedSnapshot() }).context;
-  return context.inFlight.some((call) => call.key === `id:${id}` && call.tool === name);
+/**
+ * Whether the session has call `id` of tool `name` admitted and not
+ * recorded (a call that waited at `interrupt()`). Synchronous with a
+ * `SessionGuard`, so the checks of a message's calls are made in order.
+ */
+function inFlight(guard: AdapterGuard, id: string, name: string): MaybePromise<boolean> {
+  const holds = (context: SessionGuard['context']) => context.inFlight.some((call) => call.key === `id:${id}` && call.tool === name);
+  if ('actor' in guard) return holds(guard.context);
+  return guard.getPersistedSnapshot().then((snapshot) => holds(createSessionGuard({ snapshot }).context));
+}
+
+/** One call of a message as the gate would decide it (`previewMessage`). */
+interface MessagePreview {
+  shown: ApprovalCall;
+  needsApproval: boolean;
+  admission: CallAdmission;
 }
 
 /**
@@ -165,17 +178,10 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
    */
   async previewCalls(state: unknown, config: LangGraphRunnableConfig): Promise<ToolCallPreview[]> {
     const { guard } = openThreadGuard(this.gateOptions, this.classifier.isSelfVerifying, state, config);
-    const previews: ToolCallPreview[] = [];
-    for (const call of pendingCalls(state)) {
-      const shown = this.describe(call);
-      const needsApproval = this.needsApproval(shown);
-      const request = { guard, classifier: this.classifier, name: call.name, args: call.args };
-      const preview = needsApproval ? await previewApproved(request, this.gateOptions.guardOptions) : await previewCall(request);
-      previews.push(
-        preview.allowed ? { ...shown, needsApproval, allowed: true } : { ...shown, needsApproval, allowed: false, error: preview.error },
-      );
-    }
-    return previews;
+    const previews = await this.previewMessage(guard, pendingCalls(state));
+    return previews.map(({ shown, needsApproval, admission }) =>
+      admission.allowed ? { ...shown, needsApproval, allowed: true } : { ...shown, needsApproval, allowed: false, error: admission.error },
+    );
   }
 
   protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<T> {
@@ -238,19 +244,24 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
    * approval recorded first; a call the session holds in flight under its
    * id (it waited at an `interrupt()`) goes on under that admission.
    */
-  private async admit(run: NodeRun, call: LangChainToolCall, approved: boolean): Promise<CallAdmission> {
+  private admit(run: NodeRun, call: LangChainToolCall, approved: boolean): MaybePromise<CallAdmission> {
     const { guard } = run.thread;
     const id = call.id ?? '';
-    const request = { guard, classifier: this.classifier, id: call.id, name: call.name, args: call.args };
+    const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
     try {
-      if (approved) await recordApproval(guard);
-      const resumed = id !== '' && !run.started.has(id) && !run.thread.inState && (await inFlight(guard, id, call.name));
+      const takeOver = id !== '' && !run.started.has(id) && !run.thread.inState;
       if (id !== '') run.started.add(id);
-      if (resumed) return { allowed: true, call: this.classified(call) };
+      const admission = andThen(approved ? recordApproval(guard) : undefined, () =>
+        andThen(takeOver ? inFlight(guard, id, call.name) : false, (resumed) =>
+          resumed
+            ? { allowed: true as const, call: this.classified(call) }
+            : admitCall({ guard, classifier: this.classifier, id: call.id, name: call.name, args: call.args }),
+        ),
+      );
+      return isPromise(admission) ? admission.catch(refused) : admission;
     } catch (failure) {
-      return { allowed: false, error: null, failure };
+      return refused(failure);
     }
-    return admitCall(request);
   }
 
   /**
@@ -260,17 +271,44 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
    */
   private async askApprovals(run: NodeRun, calls: LangChainToolCall[]): Promise<void> {
     if (this.gateOptions.needsApproval === undefined) return;
-    const asks: ApprovalCall[] = [];
-    for (const call of calls) {
-      const shown = this.describe(call);
-      if (!this.needsApproval(shown)) continue;
-      const request = { guard: run.thread.guard, classifier: this.classifier, name: call.name, args: call.args };
-      const preview = await previewApproved(request, this.gateOptions.guardOptions);
-      if (preview.allowed) asks.push(shown);
-    }
+    const previews = await this.previewMessage(run.thread.guard, calls);
+    const asks = previews.filter(({ needsApproval, admission }) => needsApproval && admission.allowed).map(({ shown }) => shown);
     if (asks.length === 0) return;
     const answer: unknown = interrupt({ type: TOOL_APPROVAL, calls: asks });
     for (const ask of asks) run.verdicts.set(ask.id, approvalVerdict(answer, ask.id));
+  }
+
+  /**
+   * What the gate would decide of a message's calls as the node runs them
+   * (in order, each one that needs approval approved just before it is
+   * checked, a call waiting at an `interrupt()` taken over), asked of a
+   * throwaway copy of the session: no side effect on the session itself.
+   * A session that cannot be copied refuses every call (`failure`).
+   */
+  private async previewMessage(guard: AdapterGuard, calls: LangChainToolCall[]): Promise<MessagePreview[]> {
+    const described = calls.map((call) => ({ call, shown: this.describe(call) }));
+    let copy: SessionGuard;
+    try {
+      copy = await sessionCopy(guard, this.gateOptions.guardOptions);
+    } catch (failure) {
+      return described.map(({ shown }) => ({
+        shown,
+        needsApproval: this.needsApproval(shown),
+        admission: { allowed: false, error: null, failure },
+      }));
+    }
+    const run: NodeRun = {
+      thread: { guard: copy, update: () => ({}), inState: false },
+      verdicts: new Map(),
+      failures: [],
+      started: new Set(),
+    };
+    const previews: MessagePreview[] = [];
+    for (const { call, shown } of described) {
+      const needsApproval = this.needsApproval(shown);
+      previews.push({ shown, needsApproval, admission: await this.admit(run, call, needsApproval) });
+    }
+    return previews;
   }
 
   /** The call with its whole classification (as `admitCall` checks it). */
