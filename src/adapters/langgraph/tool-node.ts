@@ -72,7 +72,8 @@ type Tool = StructuredToolInterface | DynamicTool | RunnableToolLike;
 /** One run of the node: its thread's guard, the humans' verdicts, the calls' failures kept until all are recorded. */
 interface NodeRun {
   thread: ThreadGuard;
-  verdicts: Map<string, ApprovalVerdict>;
+  /** The humans' verdicts by the framework's call object (the same object reaches `runTool`; an id may be missing). */
+  verdicts: Map<LangChainToolCall, ApprovalVerdict>;
   failures: unknown[];
   /** Ids admitted (or taken over) in this run: an id met twice is never taken over. */
   started: Set<string>;
@@ -109,6 +110,7 @@ function inFlight(guard: AdapterGuard, id: string, name: string): MaybePromise<b
 
 /** One call of a message as the gate would decide it (`previewMessage`). */
 interface MessagePreview {
+  call: LangChainToolCall;
   shown: ApprovalCall;
   needsApproval: boolean;
   admission: CallAdmission;
@@ -217,7 +219,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     const run = this.runs.get(config);
     if (run === undefined) throw new Error(`pulse-safety-fsm/${ADAPTER}: runTool outside a SafetyToolNode run`);
     const { guard } = run.thread;
-    const verdict = run.verdicts.get(call.id ?? '');
+    const verdict = run.verdicts.get(call);
     if (verdict !== undefined && !verdict.approved) return this.message(call, rejectionText(call.name, verdict));
     const admission = await this.admit(run, call, verdict !== undefined);
     if (!admission.allowed) {
@@ -272,10 +274,10 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
   private async askApprovals(run: NodeRun, calls: LangChainToolCall[]): Promise<void> {
     if (this.gateOptions.needsApproval === undefined) return;
     const previews = await this.previewMessage(run.thread.guard, calls);
-    const asks = previews.filter(({ needsApproval, admission }) => needsApproval && admission.allowed).map(({ shown }) => shown);
+    const asks = previews.filter(({ needsApproval, admission }) => needsApproval && admission.allowed);
     if (asks.length === 0) return;
-    const answer: unknown = interrupt({ type: TOOL_APPROVAL, calls: asks });
-    for (const ask of asks) run.verdicts.set(ask.id, approvalVerdict(answer, ask.id));
+    const answer: unknown = interrupt({ type: TOOL_APPROVAL, calls: asks.map(({ shown }) => shown) });
+    for (const { call, shown } of asks) run.verdicts.set(call, approvalVerdict(answer, shown.id));
   }
 
   /**
@@ -291,7 +293,8 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     try {
       copy = await sessionCopy(guard, this.gateOptions.guardOptions);
     } catch (failure) {
-      return described.map(({ shown }) => ({
+      return described.map(({ call, shown }) => ({
+        call,
         shown,
         needsApproval: this.needsApproval(shown),
         admission: { allowed: false, error: null, failure },
@@ -306,7 +309,7 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
     const previews: MessagePreview[] = [];
     for (const { call, shown } of described) {
       const needsApproval = this.needsApproval(shown);
-      previews.push({ shown, needsApproval, admission: await this.admit(run, call, needsApproval) });
+      previews.push({ call, shown, needsApproval, admission: await this.admit(run, call, needsApproval) });
     }
     return previews;
   }
