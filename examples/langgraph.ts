@@ -3,7 +3,7 @@
  * (a `BaseChatModel` answering each call with the next message of its
  * script) playing the conversation, so it runs offline:
  *
- *   node --import ./test/visualizer/support/ts-register.mjs examples/langgraph.ts
+ *   node --import ./test/support/ts-register.mjs examples/langgraph.ts
  *
  * In your app the model is a real chat model (e.g. `new ChatOpenAI(...)
  * .bindTools(tools)`), and the imports are `pulse-safety-fsm/langgraph`.
@@ -16,18 +16,33 @@ import { tool } from '@langchain/core/tools';
 import { END, MemorySaver, START, StateGraph } from '@langchain/langgraph';
 import { z } from 'zod';
 import { createSessionGuard } from '../src/index.js';
-import { MessagesWithSafetyAnnotation, SafetyToolNode, createAnswerGateNode, routeAfterModel } from '../src/adapters/langgraph.js';
+import { MessagesWithSafetyAnnotation, SafetyToolNode, createSafetyModelNode } from '../src/adapters/langgraph.js';
 
-// Which tool reads and which writes (a catalog; `kinds: { ... }` works too).
-const catalog = { name: 'ops', tools: { get_status: 'read', restart: 'write' } } as const;
+// What each tool does, with its targets: a listing reads the directory it names, a deletion writes its file.
+const catalog = {
+  name: 'files',
+  tools: {
+    list_files: { kind: 'read', targets: { path: 'path' } },
+    delete_file: { kind: 'write', targets: { path: 'path' } },
+  },
+} as const;
 
-const schema = z.object({ host: z.string() });
+const files = new Set(['notes/a.txt', 'notes/b.txt', 'other/c.txt']);
+const schema = z.object({ path: z.string() });
 const tools = [
-  tool(async ({ host }) => `${host}: running`, { name: 'get_status', description: 'Status of a host', schema }),
-  tool(async ({ host }) => `${host}: restarted`, { name: 'restart', description: 'Restart a host', schema }),
+  tool(async ({ path }) => [...files].filter((file) => file.startsWith(`${path}/`)).join(', ') || '(empty)', {
+    name: 'list_files',
+    description: 'List the files under a directory',
+    schema,
+  }),
+  tool(async ({ path }) => (files.delete(path) ? `deleted ${path}` : `Error: no file ${path}`), {
+    name: 'delete_file',
+    description: 'Delete a file',
+    schema,
+  }),
 ];
 
-// A scripted model: it restarts before looking, then claims success before checking.
+// A scripted model: it looks in the wrong place, deletes, then claims success before checking.
 class ScriptedChatModel extends BaseChatModel {
   private turn = 0;
   constructor(private readonly script: AIMessage[]) {
@@ -41,38 +56,39 @@ class ScriptedChatModel extends BaseChatModel {
     return { generations: [{ text: String(message.content), message }] };
   }
 }
-const call = (id: string, name: string) => new AIMessage({ content: '', tool_calls: [{ id, name, args: { host: 'web-01' } }] });
+const call = (id: string, name: string, path: string) => new AIMessage({ content: '', tool_calls: [{ id, name, args: { path } }] });
 const model = new ScriptedChatModel([
-  call('c1', 'restart'),
-  call('c2', 'get_status'),
-  call('c3', 'restart'),
-  new AIMessage('Restarted web-01.'),
-  call('c4', 'get_status'),
-  new AIMessage('web-01 was restarted and is running.'),
+  call('c1', 'list_files', 'other'),
+  call('c2', 'delete_file', 'notes/a.txt'), // refused: nothing established notes/
+  call('c3', 'list_files', 'notes'),
+  call('c4', 'delete_file', 'notes/a.txt'),
+  new AIMessage('Deleted notes/a.txt.'), // refused: no read since the deletion; never shown
+  call('c5', 'list_files', 'notes'),
+  new AIMessage('notes/a.txt is deleted; notes/b.txt is left.'),
 ]);
 
-// The graph: the model, the gated tool node, and the answer gate on the no-tool-calls edge.
+// The graph: the gated model node (its answer enters the graph only once the gate allows it) and the gated tools.
 // The guard's snapshot lives in the state ('safety'), so the checkpointer keeps it per thread_id.
 const graph = new StateGraph(MessagesWithSafetyAnnotation)
-  .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+  .addNode('agent', createSafetyModelNode(model), { ends: ['tools', 'agent', END] })
   .addNode('tools', new SafetyToolNode(tools, { catalog }))
-  .addNode('answer_gate', createAnswerGateNode({ modelNode: 'agent' }), { ends: ['agent', END] })
   .addEdge(START, 'agent')
-  .addConditionalEdges('agent', routeAfterModel(), ['tools', 'answer_gate'])
   .addEdge('tools', 'agent')
   .compile({ checkpointer: new MemorySaver() });
 
 const config = { configurable: { thread_id: 'chat-1' } };
-for await (const update of await graph.stream({ messages: [new HumanMessage('Restart web-01.')] }, { ...config, streamMode: 'updates' })) {
+const refusal = (text: string) => (JSON.parse(text) as { error: { code: string; rule: string } }).error;
+for await (const update of await graph.stream(
+  { messages: [new HumanMessage('Delete notes/a.txt.')] },
+  { ...config, streamMode: 'updates' },
+)) {
   for (const [node, change] of Object.entries(update)) {
     for (const message of (change as { messages?: BaseMessage[] } | undefined)?.messages ?? []) {
       const type = message.getType();
-      if (type === 'remove') continue;
-      const calls = (message as AIMessage).tool_calls?.map((c) => c.name).join(', ');
+      const calls = (message as AIMessage).tool_calls?.map((c) => `${c.name} ${String(c.args.path)}`).join(', ');
       const text = String(message.content);
-      console.log(
-        `${node}: ${calls ? `calls ${calls}` : `${type} ${text.includes('FSM_BLOCKED') && type === 'tool' ? 'refused: FSM_BLOCKED' : text}`}`,
-      );
+      const refused = type === 'tool' && text.includes('FSM_BLOCKED') ? refusal(text) : undefined;
+      console.log(`${node}: ${calls ? `calls ${calls}` : refused ? `refused: ${refused.code} ${refused.rule}` : `${type} ${text}`}`);
     }
   }
 }

@@ -7,23 +7,25 @@ import { describe, expect, it } from 'vitest';
 import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/langgraph.ts', () => {
-  it('runs the graph: the early write refused, the refused answer removed and sent back, the verified answer given and checkpointed', async () => {
+  it('streams the graph: the deletion outside the listed directory refused, the refused claim never shown, the verified answer given and checkpointed', async () => {
     const { code, stdout, stderr } = await runExample('examples/langgraph.ts');
     expect(stderr).toBe('');
     expect(code).toBe(0);
+    expect(stdout).not.toContain('Deleted notes/a.txt.');
     expect(stdout.trim().split('\n')).toEqual([
-      'agent: calls restart',
-      'tools: tool refused: FSM_BLOCKED',
-      'agent: calls get_status',
-      'tools: tool web-01: running',
-      'agent: calls restart',
-      'tools: tool web-01: restarted',
-      'agent: ai Restarted web-01.',
-      'answer_gate: human Your final answer was not given (FSM_BLOCKED, rule unverified-write): the change you made has not been checked since it was made. Gather evidence of its effect, then answer. This is recoverable: the session goes on.',
-      'agent: calls get_status',
-      'tools: tool web-01: running',
-      'agent: ai web-01 was restarted and is running.',
-      'final answer: web-01 was restarted and is running.',
+      'agent: calls list_files other',
+      'tools: tool other/c.txt',
+      'agent: calls delete_file notes/a.txt',
+      'tools: refused: FSM_BLOCKED unknown-target',
+      'agent: calls list_files notes',
+      'tools: tool notes/a.txt, notes/b.txt',
+      'agent: calls delete_file notes/a.txt',
+      'tools: tool deleted notes/a.txt',
+      'agent: human Your final answer was not given (FSM_BLOCKED, rule unverified-write): the change you made has not been checked since it was made. Gather evidence of its effect, then answer. This is recoverable: the session goes on.',
+      'agent: calls list_files notes',
+      'tools: tool notes/b.txt',
+      'agent: ai notes/a.txt is deleted; notes/b.txt is left.',
+      'final answer: notes/a.txt is deleted; notes/b.txt is left.',
       'checkpointed session: READING, refused answers: 1',
     ]);
   });
