@@ -266,6 +266,16 @@ interface GatedRunEntry {
   doomed: Set<string>;
 }
 
+/**
+ * True for a refusal only the user's confirmation clears (`needs-confirmation`,
+ * a write to an unknown place): a human's approval of the call is that
+ * confirmation (`recordApproval`), so the human is asked about it.
+ */
+function approvable(error: FSMBlockedError): boolean {
+  const clearedBy = error.clearedBy;
+  return clearedBy.length > 0 && clearedBy.every((kind) => kind === 'user_input');
+}
+
 /** A tool call's arguments as the classifier reads them: the parsed JSON object, or the text when it does not parse. */
 function argumentsOf(text: unknown): unknown {
   if (typeof text !== 'string') return text;
@@ -470,14 +480,18 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     try {
       if (asked && !approved) {
         // The guardrails run before the approval is asked (`preApprovalInputGuardrails`): nothing is admitted yet.
-        const preview = await previewCall(entry.guard, this.#classifier, { id, name, args });
-        return preview.allowed
-          ? ToolGuardrailFunctionOutputFactory.allow({ allowed: true, awaitingApproval: true })
-          : this.#reject(preview.error);
+        const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
+        if (preview.allowed || (preview.error !== null && approvable(preview.error))) {
+          return ToolGuardrailFunctionOutputFactory.allow({ allowed: true, awaitingApproval: true });
+        }
+        if (preview.error === null) {
+          return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, preview.failure), { allowed: false });
+        }
+        return this.#reject(preview.error);
       }
       if (approved) {
         entry.asked.delete(id);
-        await recordApproval(entry.guard, { ...(id === undefined ? {} : { id }), name, args } as ToolCall);
+        await recordApproval(entry.guard);
       }
     } catch (failure) {
       return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, failure), { allowed: false });
@@ -505,7 +519,9 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    * The gate's `needsApproval`: the tool's own first; a call it would ask
    * about is asked about only when the gate would allow it now. A call the
    * gate would refuse gets no approval request: the check refuses it to the
-   * model. A preview that fails asks the human (the approval stays).
+   * model; one refused only for want of the user's confirmation is asked
+   * (the approval is that confirmation). A preview that fails asks the human
+   * (the approval stays; the check decides after it).
    */
   async #needsApproval(
     context: RunContext<TContext>,
@@ -518,13 +534,8 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     if (asks !== true) return false;
     const entry = this.#runOf(context);
     if (typeof callId !== 'string' || callId === '') return true;
-    let allowed: boolean;
-    try {
-      allowed = (await previewCall(entry.guard, this.#classifier, { id: callId, name, args: input })).allowed;
-    } catch {
-      allowed = true; // could not tell: the human is asked, and the check decides after the approval
-    }
-    if (!allowed) {
+    const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args: input });
+    if (!preview.allowed && preview.error !== null && !approvable(preview.error)) {
       entry.doomed.add(callId);
       return false;
     }
