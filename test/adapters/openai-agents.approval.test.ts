@@ -98,8 +98,11 @@ describe('resuming after the approval', () => {
     expect(result.finalOutput).toBe('notes/a.txt is gone.');
   });
 
-  it('gate.run(agent, RunState.fromString(...)) after a restart: the same, in a new RunContext', async () => {
-    const { gate, agent, log, guard } = approvalAgent({ sessionKey: (context) => (context.context as { chat: string }).chat });
+  it('gate.run(agent, RunState.fromString(...)) after a restart: the same, the approval still the confirmation', async () => {
+    const { gate, agent, log, guard } = approvalAgent({
+      guard: guardWithClock({ confirmDestructive: true }),
+      sessionKey: (context) => (context.context as { chat: string }).chat,
+    });
     const first = await gate.run(agent, 'Delete notes/a.txt.', { context: { chat: 'chat-1' } });
     first.state.approve(first.interruptions[0]!);
     const restored = await RunState.fromString(agent, first.state.toString());
