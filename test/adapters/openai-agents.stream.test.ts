@@ -6,8 +6,9 @@
  * Real `@openai/agents` runner, the SDK's `ScriptedModel` (which streams
  * each scripted response as the SDK's stream events).
  */
-import { OutputGuardrailTripwireTriggered, run } from '@openai/agents';
+import { GuardrailExecutionError, OutputGuardrailTripwireTriggered, run } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
+import { AdapterConfigError } from '../../src/adapters/openai-agents.js';
 import { answer, drain, filesAgent, list, remove, textOf } from './openai-agents.support.js';
 
 const CLAIM = 'Deleted notes/a.txt.';
@@ -29,7 +30,11 @@ describe("the SDK's run() with stream: true on a gated agent", () => {
     expect(textOf(events)).toBe('');
     expect(model.calls).toHaveLength(0);
     expect(log).toEqual([]);
-    expect(String(thrown)).toMatch(/gate\.run\(agent, input, options\)/);
+    expect(thrown).toBeInstanceOf(GuardrailExecutionError); // the SDK's wrapper of what a guardrail threw
+    const refusal = (thrown as GuardrailExecutionError).error;
+    expect(refusal).toBeInstanceOf(AdapterConfigError);
+    expect(refusal).toBeInstanceOf(TypeError);
+    expect(refusal.message).toMatch(/run it with gate\.run\(agent, input, options\) \(stream: true included\)/);
   });
 
   it('is refused when not streamed too (the gate cannot tell), with the same fix', async () => {
