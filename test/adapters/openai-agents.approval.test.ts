@@ -122,6 +122,21 @@ describe('resuming after the approval', () => {
     expect(textOf(events)).toBe('notes/a.txt is gone.');
   });
 
+  it('streamed from the start: the stream ends on the approval request, and its state resumes the run', async () => {
+    const { gate, agent, log, guard } = approvalAgent();
+    const first = await gate.run(agent, 'Delete notes/a.txt.', { stream: true });
+    await first.completed;
+    expect(first.error).toBeUndefined();
+    expect(first.result.interruptions.map((item) => item.name)).toEqual(['delete_file']);
+    expect(guard.context.inFlight).toEqual([]);
+    first.result.state.approve(first.result.interruptions[0]!);
+    const stream = await gate.run(agent, first.result.state, { stream: true });
+    const { events, thrown } = await drain(stream);
+    expect(thrown).toBeUndefined();
+    expect(textOf(events)).toBe('notes/a.txt is gone.');
+    expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt', 'list_files notes']);
+  });
+
   it("the SDK's run(agent, state) is refused loudly and leaves the session consistent; gate.run resumes it", async () => {
     const { gate, agent, log, guard } = approvalAgent();
     const first = await gate.run(agent, 'Delete notes/a.txt.');
