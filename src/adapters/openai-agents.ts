@@ -26,8 +26,9 @@
  *   resumes the run after its tripwire with the refusal, in words
  *   (`refusalText`), as a user message, until the answer is allowed or
  *   `maxResumes` is spent (then the tripwire error is thrown: the answer
- *   was refused). Streamed (`stream: true`), a candidate final answer is
- *   held until the gate allowed it (`openai-agents/held-stream.ts`).
+ *   was refused). Streamed (`stream: true`), every text of the model (a
+ *   final answer, or words beside tool calls) is held until the gate
+ *   allows an answer (`openai-agents/held-stream.ts`).
  * - Runs go through `gate.run`: it gives each run its session's guard (one
  *   guard per conversation, by the run's `sessionKey`, `session` or
  *   `conversationId`), and the SDK runs output guardrails only after a
@@ -71,6 +72,7 @@ import {
   assertGuardSource,
   assertSomeToolReads,
   createToolClassifier,
+  peekAnswer,
   previewCall,
   recordApproval,
   recordCall,
@@ -225,8 +227,8 @@ export interface AgentsSafetyGate<TContext = unknown> {
    * refusal alone), on the agent that gave the answer, in the same
    * `RunContext`; at most `maxResumes` times, then the tripwire error is
    * thrown. `input` may be a `RunState` (resuming after approvals). With
-   * `stream: true` it resolves to a `GatedStream`: the events, with a
-   * candidate final answer held until the gate allowed it. Calls of the run
+   * `stream: true` it resolves to a `GatedStream`: the events, with the
+   * model's text held until the gate allows an answer. Calls of the run
    * left unsettled when it ends (a run that threw, a tool that timed out
    * with `raise_exception`) are recorded as errors.
    * @throws AdapterConfigError on a misconfigured agent, a run of another
@@ -557,6 +559,15 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
   }
 
+  /** Whether an answer would be allowed now (`peekAnswer`, no side effect); false when the guard cannot tell. */
+  async #mayAnswer(entry: GatedRunEntry): Promise<boolean> {
+    try {
+      return (await peekAnswer(entry.guard)).allowed;
+    } catch {
+      return false;
+    }
+  }
+
   /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
   async #judgeAnswer(context: RunContext<TContext>) {
     const decision = await this.#runOf(context).guard.finalAnswer();
@@ -761,7 +772,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /**
    * The streamed run through the gate: the SDK's streamed runs (the first,
    * then each resume after a refused answer) fed to one `GatedStream`,
-   * holding each candidate final answer until its run ended well.
+   * holding the model's text until its run ended with an answer allowed.
    */
   async #stream<TAgent extends Agent<any, any>>(
     agent: TAgent,
@@ -793,8 +804,10 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
           await current.completed;
           // The SDK ends a failed stream with its error (it rethrows it from the iteration too).
           if (current.error !== undefined && current.error !== null) throw current.error as Error;
-          events.release();
           await this.#settleRun(entry);
+          // The run ended well (an allowed answer, or an approval request): its text is shown if an answer would be allowed now.
+          if (await this.#mayAnswer(entry)) events.release();
+          else events.drop();
           return;
         } catch (error) {
           events.drop();

@@ -9,7 +9,8 @@
 import { GuardrailExecutionError, OutputGuardrailTripwireTriggered, run } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { AdapterConfigError } from '../../src/adapters/openai-agents.js';
-import { answer, drain, filesAgent, list, remove, textOf } from './openai-agents.support.js';
+import { assistantMessage } from '@openai/agents/testing';
+import { answer, drain, filesAgent, list, remove, textOf, type Step } from './openai-agents.support.js';
 
 const CLAIM = 'Deleted notes/a.txt.';
 
@@ -94,6 +95,27 @@ describe('gate.run(..., { stream: true })', () => {
     expect(stream.error).toBe(thrown);
     expect(stream.finalOutput).toBeUndefined();
     expect(guard.context.finalAnswerBlocks).toBe(1);
+  });
+
+  it('withholds text beside a tool call too: a claim made before the delete ran is never shown when the answer is refused', async () => {
+    const claimAndDelete: Step = [assistantMessage(CLAIM), ...remove('notes/a.txt', 'c2')];
+    const { gate, agent, log } = filesAgent([list('notes', 'c1'), claimAndDelete, answer('Done.')], { maxResumes: 0 });
+    const stream = await gate.run(agent, 'Delete notes/a.txt.', { stream: true });
+    const { events, thrown } = await drain(stream);
+    expect(thrown).toBeInstanceOf(OutputGuardrailTripwireTriggered);
+    expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt']);
+    expect(textOf(events)).toBe('');
+    expect(JSON.stringify(events)).not.toContain(CLAIM);
+    expect(events.some((event) => event.type === 'run_item_stream_event' && event.name === 'tool_output')).toBe(true);
+  });
+
+  it('shows text beside a tool call once the run ends with the change verified, in its order', async () => {
+    const claimAndLook: Step = [assistantMessage(CLAIM), ...list('notes', 'c3')];
+    const { gate, agent } = filesAgent([list('notes', 'c1'), remove('notes/a.txt', 'c2'), claimAndLook, answer(' Checked.')]);
+    const stream = await gate.run(agent, 'Delete notes/a.txt.', { stream: true });
+    const { events, thrown } = await drain(stream);
+    expect(thrown).toBeUndefined();
+    expect(textOf(events)).toBe(`${CLAIM} Checked.`);
   });
 
   it('leaves the session as the non-streamed run does: verified, one refused answer, nothing in flight', async () => {

@@ -1,26 +1,27 @@
 /**
  * The stream of a gated, streamed OpenAI Agents JS run (`gate.run(agent,
- * input, { stream: true })`): the SDK's stream events, with the events of a
- * candidate final answer held back until the answer gate decides.
+ * input, { stream: true })`): the SDK's stream events, with every text the
+ * model writes held back until the gate decides on it.
  *
  * Why: a streamed run emits the model's text as it comes
  * (`raw_model_stream_event`, `output_text_delta`), and runs the agent's
  * output guardrails only after the whole answer was streamed; the user would
  * read a refused claim ("Deleted notes/a.txt.") before the gate refuses it.
- * So every model response is held from its first event until it is done
- * (`response_done`): a response that calls tools is not a final answer and is
- * released then; a response of messages alone is a candidate final answer,
- * held (with everything after it) until the SDK's run ends. A run that ends
- * well (the answer gate allowed it) releases it; a run that ends with an
- * error (the answer refused) drops it: the user never sees it.
+ * So each model response is held from its first event until it is done
+ * (`response_done`): one without a message (tool calls only) is released
+ * then; one with a message (a final answer, or text beside tool calls) is
+ * withheld, with its `message_output_created` item, while the run goes on
+ * (tool calls and their outputs are released as they come). When the SDK
+ * run ends well and the gate would allow an answer then (the answer gate
+ * allowed the final one), what was withheld is released, in its order;
+ * otherwise (the answer refused, the run failed, or it stopped on an
+ * approval request with a change unverified) it is dropped: the user never
+ * sees it.
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
  * unverified change); DESIGN.md §3.1.
  */
 import type { RunStreamEvent } from '@openai/agents';
-
-/** Output item types of a model response that make it a candidate final answer (no tool call, no handoff). */
-const ANSWER_ITEM_TYPES: ReadonlySet<string> = new Set(['message', 'reasoning']);
 
 /** True for the SDK's `raw_model_stream_event` whose data is of `type`. */
 function isRaw(event: RunStreamEvent, type?: string): boolean {
@@ -29,15 +30,14 @@ function isRaw(event: RunStreamEvent, type?: string): boolean {
 }
 
 /**
- * True when a `response_done` event's response holds only messages (and
- * reasoning): the answer the run would end on. Anything else (a function or
- * hosted tool call, a handoff, an item of a type this version does not know)
- * makes the run go on, so the response is no final answer.
+ * True when a `response_done` event's response holds a message (text the
+ * user would read: a final answer, or words beside tool calls); a response
+ * whose output is not readable counts as one (fail closed).
  */
-export function isAnswerResponse(event: RunStreamEvent): boolean {
+export function hasMessage(event: RunStreamEvent): boolean {
   const output = (event as { data?: { response?: { output?: unknown } } }).data?.response?.output;
-  if (!Array.isArray(output)) return true; // unknown shape: held as an answer (fail closed)
-  return output.every((item) => ANSWER_ITEM_TYPES.has(String((item as { type?: unknown })?.type)));
+  if (!Array.isArray(output)) return true;
+  return output.some((item) => (item as { type?: unknown } | null)?.type === 'message');
 }
 
 /**
@@ -48,45 +48,45 @@ export function isAnswerResponse(event: RunStreamEvent): boolean {
  */
 export class HeldEvents {
   readonly #released: RunStreamEvent[] = [];
-  #held: RunStreamEvent[] = [];
-  /** True from a candidate final answer's `response_done` to the end of the SDK run. */
-  #answering = false;
+  /** The raw events of the model response in progress. */
+  #response: RunStreamEvent[] = [];
+  /** Responses with a message, and their message items, until the run ends. */
+  #withheld: RunStreamEvent[] = [];
   #ended = false;
   #failure: { error: unknown } | undefined;
   #wake: (() => void)[] = [];
 
   /** Takes one event of the SDK run: released now, or held (see the module's documentation). */
   accept(event: RunStreamEvent): void {
-    if (this.#answering) {
-      this.#held.push(event);
+    if (isRaw(event)) {
+      this.#response.push(event);
+      if (!isRaw(event, 'response_done')) return;
+      const response = this.#response;
+      this.#response = [];
+      if (hasMessage(event)) this.#withheld.push(...response);
+      else this.#emit(response);
       return;
     }
-    if (isRaw(event, 'response_done')) {
-      this.#held.push(event);
-      if (isAnswerResponse(event)) this.#answering = true;
-      else this.release();
-      return;
-    }
-    if (isRaw(event) || this.#held.length > 0) {
-      this.#held.push(event);
+    if (event.type === 'run_item_stream_event' && event.name === 'message_output_created') {
+      this.#withheld.push(event);
       return;
     }
     this.#emit([event]);
   }
 
-  /** Releases what is held (the SDK run ended well: the answer was allowed). */
+  /** Releases what is held (the SDK run ended well, and the gate would allow an answer). */
   release(): void {
-    const held = this.#held;
-    this.#held = [];
-    this.#answering = false;
+    const held = [...this.#withheld, ...this.#response];
+    this.#withheld = [];
+    this.#response = [];
     this.#emit(held);
   }
 
-  /** Drops what is held (the SDK run ended with an error: its answer is not given). Returns how many events. */
+  /** Drops what is held (the answer refused, or not decided): returns how many events. */
   drop(): number {
-    const count = this.#held.length;
-    this.#held = [];
-    this.#answering = false;
+    const count = this.#withheld.length + this.#response.length;
+    this.#withheld = [];
+    this.#response = [];
     return count;
   }
 
@@ -142,8 +142,8 @@ export interface StreamedRunLike {
 /**
  * What `gate.run(agent, input, { stream: true })` gives: the SDK's stream
  * events of the run and of the runs it resumes after a refused answer, with
- * a candidate final answer held until the answer gate allowed it (a refused
- * one is never shown). Read it with `for await`, `toStream()` or
+ * the model's text (a final answer, words beside tool calls) held until the
+ * gate allows an answer (a refused one is never shown). Read it with `for await`, `toStream()` or
  * `toTextStream()` (each reader gets every event from the start); await
  * `completed` when not reading it. `result` is the SDK run streaming now
  * (the last one once completed): its `state`, `history`, `interruptions`
