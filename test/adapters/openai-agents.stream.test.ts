@@ -59,13 +59,17 @@ describe('gate.run(..., { stream: true })', () => {
     expect(stream.finalOutput).toBe('notes/a.txt is deleted; notes now lists b.txt.');
   });
 
-  it('gives toTextStream() the allowed answer alone, to a reader that started before it was decided', async () => {
+  it('gives toTextStream() the allowed answer alone, to a reader that started before it was decided; toStream() every event', async () => {
     const { gate, agent } = filesAgent(SCENARIO);
     const stream = await gate.run(agent, 'Delete notes/a.txt.', { stream: true });
     const reader = stream.toTextStream().getReader();
     let text = '';
     for (let chunk = await reader.read(); chunk.done !== true; chunk = await reader.read()) text += chunk.value;
     expect(text).toBe('notes/a.txt is deleted; notes now lists b.txt.');
+    const events = stream.toStream().getReader();
+    let count = 0;
+    for (let event = await events.read(); event.done !== true; event = await events.read()) count += 1;
+    expect(count).toBe((await drain(stream)).events.length);
   });
 
   it('still streams the calls as they happen (tool calls and their outputs are no answer)', async () => {
