@@ -41,6 +41,13 @@ export const MAX_DEFINITIONS = 64;
 export const MAX_CHART_STATES = 500;
 /** Most transitions of a streamed machine that is built and charted; as `MAX_CHART_STATES`. */
 export const MAX_CHART_TRANSITIONS = 1_000;
+/**
+ * Most eventless (`always`) transitions one event may take in a streamed
+ * machine. A definition whose eventless transitions loop would make XState's
+ * `transition()` never return (the server would stop answering for good):
+ * past this budget the event is stopped and the definition refused.
+ */
+export const MAX_EVENTLESS_STEPS = 10_000;
 /** Longest time Graphviz may take to lay out one chart (in a worker thread), ms; then it is stopped. */
 export const CHART_LAYOUT_TIMEOUT_MS = 10_000;
 /** Most chart layouts waiting for the worker; more are refused as busy (retry later). */

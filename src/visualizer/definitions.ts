@@ -9,13 +9,14 @@
  * Spec: ASSISTANT_SAFETY.md (the chart it shows); the bounds are in bounds.ts.
  */
 import { createHash } from 'node:crypto';
-import { createMachine, type AnyStateMachine } from 'xstate';
+import { createMachine, transition, type AnyEventObject, type AnyStateMachine, type ExecutableActionObject } from 'xstate';
 import {
   MAX_CHART_STATES,
   MAX_CHART_TRANSITIONS,
   MAX_DEFINITION_BYTES,
   MAX_DEFINITIONS,
   MAX_DEFINITIONS_PER_SESSION,
+  MAX_EVENTLESS_STEPS,
   MAX_JSON_DEPTH,
   MAX_NAME_LENGTH,
   errorMessage,
@@ -34,13 +35,69 @@ export interface StreamedDefinition {
   /** State nodes and transitions counted in the definition (counting stops just past the bounds). */
   readonly states: number;
   readonly transitions: number;
-  /** The machine built from it, or null when it is too large to chart. */
-  readonly machine: AnyStateMachine | null;
-  /** Why it is not charted (too large), or null. */
-  readonly tooLarge: string | null;
+  /** The machine built from it, or null when it is too large to chart or was refused while stepping. */
+  machine: AnyStateMachine | null;
+  /**
+   * The definition's text when it has eventless transitions, from which the
+   * machine events are stepped on is built on first use (`DefinitionStore.step`):
+   * the same machine with a step budget on them (`boundEventless`). Null without any.
+   */
+  readonly eventlessText: string | null;
+  /** That budgeted machine once built, and the budget spent by the current step. */
+  stepper: { machine: AnyStateMachine; spent: number } | null;
+  /** Why it is not charted (too large, or its eventless transitions loop), or null. */
+  tooLarge: string | null;
   /** The live session that streamed it last. */
   owner: string;
 }
+
+/** The guard the step budget adds to every unguarded eventless transition of a streamed machine. */
+const BUDGET_GUARD = 'pulse-safety.eventlessStepBudget';
+
+/** Thrown by the budget guard when one event took more than `MAX_EVENTLESS_STEPS` eventless transitions. */
+class EventlessLoopError extends Error {}
+
+/**
+ * The definition (parsed JSON, changed in place) with the budget guard on
+ * every eventless transition that has no guard of its own: the only ones
+ * that can loop, since a guard named in a streamed definition has no
+ * implementation here (XState throws when it is evaluated).
+ */
+function boundEventless(node: unknown, depth = 0): void {
+  if (!isRecord(node) || depth > MAX_JSON_DEPTH) return;
+  const always = own(node, 'always');
+  if (always !== undefined) {
+    const list = Array.isArray(always) ? always : [always];
+    node.always = list.map((transition: unknown) => {
+      if (typeof transition === 'string') return { target: transition, guard: BUDGET_GUARD };
+      if (isRecord(transition) && own(transition, 'guard') === undefined) return { ...transition, guard: BUDGET_GUARD };
+      return transition;
+    });
+  }
+  const states = own(node, 'states');
+  if (isRecord(states)) for (const child of Object.values(states)) boundEventless(child, depth + 1);
+}
+
+/** The machine of a definition's text with the step budget on its eventless transitions. @throws what XState's `createMachine` throws. */
+function budgeted(text: string): { machine: AnyStateMachine; spent: number } {
+  const bounded = JSON.parse(text) as unknown;
+  boundEventless(bounded);
+  const budget = { machine: null as unknown as AnyStateMachine, spent: 0 };
+  budget.machine = createMachine(bounded as never).provide({
+    guards: {
+      [BUDGET_GUARD]: () => {
+        budget.spent += 1;
+        if (budget.spent > MAX_EVENTLESS_STEPS) throw new EventlessLoopError();
+        return true;
+      },
+    },
+  }) as unknown as AnyStateMachine;
+  return budget;
+}
+
+/** What `DefinitionStore.step` made of one event: the state after it and the actions it selected, or why it was stopped. */
+export type StepOutcome =
+  { ok: true; value: unknown; actions: readonly ExecutableActionObject[] } | { ok: false; reason: string; refused: boolean };
 
 /** What `DefinitionStore.add` made of a definition. */
 export type DefinitionOutcome = { ok: true; machineId: string } | { ok: false; reason: string };
@@ -152,7 +209,20 @@ export class DefinitionStore {
       }
     }
     this.entries.delete(id);
-    this.entries.set(id, { id, hash, bytes, states, transitions, machine, tooLarge, owner: sessionId });
+    // Only eventless transitions can loop inside one step (a streamed definition has no implementations to raise events).
+    const eventlessText = machine !== null && text.includes('"always"') ? text : null;
+    this.entries.set(id, {
+      id,
+      hash,
+      bytes,
+      states,
+      transitions,
+      machine,
+      eventlessText,
+      stepper: null,
+      tooLarge,
+      owner: sessionId,
+    });
     this.evict(sessionId);
     return { ok: true, machineId: id };
   }
@@ -161,6 +231,38 @@ export class DefinitionStore {
     const owned = [...this.entries.values()].filter((entry) => entry.owner === sessionId);
     for (const entry of owned.slice(0, Math.max(0, owned.length - MAX_DEFINITIONS_PER_SESSION))) this.entries.delete(entry.id);
     while (this.entries.size > MAX_DEFINITIONS) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /**
+   * Steps a streamed machine by one event from `value` and `context`
+   * (XState's pure `transition`, on the copy with the eventless step
+   * budget). An event that takes more than `MAX_EVENTLESS_STEPS` eventless
+   * transitions is stopped, and the definition refused for good (no chart,
+   * no more steps; `refused: true`). A machine lacking an implementation
+   * the event needs (a streamed definition has none) answers why, not
+   * refused. Never throws.
+   */
+  step(machineId: string, value: unknown, context: unknown, event: AnyEventObject): StepOutcome {
+    const entry = this.entries.get(machineId);
+    if (entry?.machine == null) return { ok: false, reason: `no streamed machine '${machineId}' to step`, refused: false };
+    try {
+      const stepper = entry.eventlessText === null ? null : (entry.stepper ??= budgeted(entry.eventlessText));
+      if (stepper !== null) stepper.spent = 0;
+      const machine = stepper?.machine ?? entry.machine;
+      const [next, actions] = transition(
+        machine,
+        machine.resolveState({ value: value as never, context: context as never }),
+        event as never,
+      );
+      return { ok: true, value: next.value, actions };
+    } catch (error) {
+      if (!(error instanceof EventlessLoopError)) return { ok: false, reason: errorMessage(error), refused: false };
+      const reason = `the machine '${machineId}' was refused: one event took more than ${MAX_EVENTLESS_STEPS} eventless (always) transitions, so they loop`;
+      entry.machine = null;
+      entry.stepper = null;
+      entry.tooLarge = reason;
+      return { ok: false, reason, refused: true };
+    }
   }
 
   /** The streamed definition of a machine id, or undefined (never streamed, or evicted). */

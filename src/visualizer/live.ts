@@ -29,7 +29,7 @@
  * Spec: ASSISTANT_SAFETY.md "Blocked calls and recovery" (decisions shown
  * with their structured tool result).
  */
-import { transition, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import { type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
 import { z } from 'zod';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import type { GateDecidedEvent } from '../../machines/safety.types.js';
@@ -432,21 +432,24 @@ export class LiveHub {
       stateAfter = shortState(result.after.value);
       const emitted = result.emitted.find((e) => e.type === 'gate.decided');
       if (emitted !== undefined) decision = decisionView(emitted as unknown as GateDecidedEvent);
-    } else if (before !== null && machine !== null) {
+    } else if (before !== null && machine !== null && session.machineId !== null) {
       taken = selectedTransitions(machine, before, event);
-      try {
-        const [next, actions] = transition(machine, before, event as never);
-        stateAfter = shortState(next.value);
-        for (const action of actions) {
+      // A streamed machine is untrusted: stepped on its budgeted copy, which a loop of eventless transitions cannot hang.
+      const step = this.definitions.step(session.machineId, session.value, session.context, event);
+      if (step.ok) {
+        stateAfter = shortState(step.value);
+        for (const action of step.actions) {
           const { type, params } = action as { type: string; params?: { event?: unknown } };
           const emitted = params?.event;
           if (type === 'xstate.emit' && (emitted as { type?: unknown } | undefined)?.type === 'gate.decided') {
             decision = decisionView(emitted as GateDecidedEvent);
           }
         }
-      } catch {
-        // A machine rebuilt from a definition lacks its implementations: no decision then.
+      } else if (step.refused) {
+        taken = [];
+        this.drops.report('machine definition', step.reason);
       }
+      // Otherwise a machine rebuilt from a definition lacks its implementations: no decision then.
     }
     session.log.push({
       seq: (session.log.at(-1)?.seq ?? 0) + 1,

@@ -307,6 +307,46 @@ describe('streamed definitions are bounded', () => {
     expect(server.stats().definitions).toBe(MAX_DEFINITIONS);
   });
 
+  it('refuses a machine whose eventless transitions loop, when an event steps into the loop, and keeps serving', async () => {
+    // Two states that hand over to each other with no guard: XState's transition() alone would never return (issue 27).
+    const loop = {
+      id: 'pingpong',
+      initial: 'idle',
+      states: { idle: { on: { go: 'ping' } }, ping: { always: 'pong' }, pong: { always: ['ping'] } },
+    };
+    // A targetless eventless transition with an action ends (XState takes it once): stepped, not refused.
+    const spin = { id: 'spin', initial: 'idle', states: { idle: { on: { go: 'busy' } }, busy: { always: { actions: 'tick' } } } };
+    const messages = [
+      machineActor('loop-session', loop, { status: 'active', value: 'idle' }),
+      JSON.stringify({ type: '@xstate.event', sessionId: 'loop-session', event: { type: 'go' } }),
+      machineActor('spin-session', spin, { status: 'active', value: 'idle' }),
+      JSON.stringify({ type: '@xstate.event', sessionId: 'spin-session', event: { type: 'go' } }),
+    ];
+    await stream(messages, 'after-loop');
+    const response = await http(server, 'GET', '/api/charts/pingpong');
+    expect(response.status).toBe(422);
+    expect((response.body as { error: string }).error).toMatch(/eventless \(always\) transitions, so they loop/);
+    expect((await http(server, 'GET', '/api/charts/spin')).status).toBe(200);
+    expect(server.stats().dropped['machine definition']).toBeGreaterThanOrEqual(1);
+    expect((await http(server, 'GET', '/api/info')).status).toBe(200);
+  });
+
+  it('steps a machine whose eventless transitions end, with its chart', async () => {
+    const chain = {
+      id: 'chain',
+      initial: 'a',
+      states: { a: { on: { go: 'b' } }, b: { always: 'c' }, c: { always: { target: 'd' } }, d: {} },
+    };
+    await stream(
+      [
+        machineActor('chain-session', chain, { status: 'active', value: 'a' }),
+        JSON.stringify({ type: '@xstate.event', sessionId: 'chain-session', event: { type: 'go' } }),
+      ],
+      'after-chain',
+    );
+    expect((await http(server, 'GET', '/api/charts/chain')).status).toBe(200);
+  });
+
   it(`refuses a definition over ${MAX_DEFINITION_BYTES} bytes: its session has no chart`, async () => {
     const huge = { id: 'huge', initial: 'a', description: 'x'.repeat(MAX_DEFINITION_BYTES), states: { a: {} } };
     await stream([machineActor('huge-session', huge, { value: 'a' })], 'after-huge');
