@@ -1,61 +1,90 @@
 /**
- * The safety gate in an OpenAI Agents JS run, with the SDK's own scripted
- * model (`ScriptedModel` from `@openai/agents/testing`) playing the
+ * The safety gate in a streamed OpenAI Agents JS run, with the SDK's own
+ * scripted model (`ScriptedModel` from `@openai/agents/testing`) playing the
  * conversation, so it runs offline:
  *
- *   node --import ./test/visualizer/support/ts-register.mjs examples/openai-agents.ts
+ *   node --import ./test/support/ts-register.mjs examples/openai-agents.ts
  *
- * In your app the agent has a real model, the guard comes from a session
- * store, and the imports are `pulse-safety-fsm` and
- * `pulse-safety-fsm/openai-agents`. Run by test/adapters/openai-agents.example.test.ts.
+ * In your app the agent has a real model, and the imports are
+ * `pulse-safety-fsm` and `pulse-safety-fsm/openai-agents`. Run by
+ * test/adapters/openai-agents.example.test.ts.
  */
 import { Agent, setTracingDisabled } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
 import { z } from 'zod';
-import { createSessionGuard } from '../src/index.js';
+import { createSessionStore } from '../src/index.js';
 import { createSafetyGate } from '../src/adapters/openai-agents.js';
 
 setTracingDisabled(true); // offline: no trace export
 
-// Which tool reads and which writes (a catalog; `kinds: { ... }` works too).
-const catalog = { name: 'ops', tools: { get_status: 'read', restart: 'write' } } as const;
+// Which tool reads and which writes, and the argument naming the place each touches:
+// a listing of `other` establishes `other`, not `notes/a.txt`.
+const catalog = {
+  name: 'files',
+  tools: {
+    list_files: { kind: 'read', targets: { path: 'path' } },
+    delete_file: { kind: 'write', targets: { path: 'path' }, destructive: true },
+  },
+} as const;
 
-const guard = createSessionGuard(); // one per conversation
-const gate = createSafetyGate({ guard, catalog });
+// One guard per conversation: the agent is built once and serves every chat.
+const sessions = createSessionStore();
+const gate = createSafetyGate<{ chatId: string }>({
+  getGuard: (key) => sessions.session(key),
+  sessionKey: (runContext) => runContext.context.chatId,
+  catalog,
+});
 
 // gate.tools builds the SDK's tool() with the gate's guardrails and error functions.
-const parameters = z.object({ host: z.string() });
+const files = new Set(['notes/a.txt', 'notes/b.txt', 'other/c.txt']);
+const path = z.object({ path: z.string() });
 const tools = gate.tools([
-  { name: 'get_status', description: 'Status of a host', parameters, execute: async ({ host }) => `${host}: running` },
-  { name: 'restart', description: 'Restart a host', parameters, execute: async ({ host }) => `${host}: restarted` },
+  {
+    name: 'list_files',
+    description: 'List a directory',
+    parameters: path,
+    execute: async ({ path }) => [...files].filter((file) => file.startsWith(`${path}/`)).join(' '),
+  },
+  { name: 'delete_file', description: 'Delete a file', parameters: path, execute: async ({ path }) => `deleted: ${files.delete(path)}` },
 ]);
 
-// A scripted model: it restarts before looking, then claims success before checking.
-const web01 = { host: 'web-01' };
+// A scripted model: it deletes after looking elsewhere, then claims success before checking.
 const model = new ScriptedModel([
-  [functionCall('restart', web01, { callId: 'c1' })],
-  [functionCall('get_status', web01, { callId: 'c2' })],
-  [functionCall('restart', web01, { callId: 'c3' })],
-  [assistantMessage('Restarted web-01.')],
-  [functionCall('get_status', web01, { callId: 'c4' })],
-  [assistantMessage('web-01 was restarted and is running.')],
+  [functionCall('list_files', { path: 'other' }, { callId: 'c1' })],
+  [functionCall('delete_file', { path: 'notes/a.txt' }, { callId: 'c2' })],
+  [functionCall('list_files', { path: 'notes' }, { callId: 'c3' })],
+  [functionCall('delete_file', { path: 'notes/a.txt' }, { callId: 'c4' })],
+  [assistantMessage('Deleted notes/a.txt.')],
+  [functionCall('list_files', { path: 'notes' }, { callId: 'c5' })],
+  [assistantMessage('notes/a.txt is deleted; notes holds b.txt.')],
 ]);
 
-const agent = new Agent({ name: 'ops', instructions: 'You operate hosts.', model, tools, outputGuardrails: [gate.outputGuardrail] });
+const agent = new Agent<{ chatId: string }>({
+  name: 'files',
+  instructions: 'You manage files.',
+  model,
+  tools,
+  inputGuardrails: [gate.inputGuardrail], // refuses a run that did not go through gate.run
+  outputGuardrails: [gate.outputGuardrail], // the final-answer gate
+});
 
-// gate.run resumes the run with the refusal when the answer is refused.
-const result = await gate.run(agent, 'Restart web-01.');
-
-for (const item of result.history) {
-  if (item.type === 'function_call') console.log(`call ${item.callId}: ${item.name}`);
-  if (item.type === 'function_call_result') {
-    const output = item.output as { text?: string };
-    const text = output.text ?? '';
-    console.log(`  -> ${text.includes('FSM_BLOCKED') ? 'refused: FSM_BLOCKED' : text}`);
+// Streamed through the gate: the refused claim is never shown; the run resumes with the refusal.
+const stream = await gate.run(agent, 'Delete notes/a.txt.', { stream: true, context: { chatId: 'chat-1' } });
+let text = '';
+for await (const event of stream) {
+  if (event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta') text += event.data.delta;
+  if (event.type !== 'run_item_stream_event') continue;
+  if (event.item.type === 'tool_call_item') {
+    const call = event.item.rawItem as { callId?: string; name?: string; arguments?: string };
+    console.log(`call ${call.callId}: ${call.name} ${call.arguments}`);
   }
-  if ('role' in item && item.role === 'assistant')
-    console.log(`answer: ${JSON.stringify(item.content.map((part) => ('text' in part ? part.text : '')).join(''))}`);
-  if ('role' in item && item.role === 'user' && typeof item.content === 'string') console.log(`user: ${item.content}`);
+  if (event.item.type === 'tool_call_output_item') {
+    const output = String(event.item.output);
+    const rule = /"rule":"([a-z-]+)"/.exec(output)?.[1];
+    console.log(`  -> ${output.includes('FSM_BLOCKED') ? `refused: FSM_BLOCKED (${rule})` : output}`);
+  }
 }
-console.log(`final output: ${result.finalOutput}`);
-console.log(`session: ${guard.state}, refused answers: ${guard.context.finalAnswerBlocks}`);
+console.log(`streamed text: ${JSON.stringify(text)}`);
+console.log(`final output: ${stream.finalOutput}`);
+const session = sessions.session('chat-1');
+console.log(`session chat-1: ${session.state}, refused answers: ${session.context.finalAnswerBlocks}`);

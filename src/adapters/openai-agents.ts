@@ -4,21 +4,38 @@
  *
  * - A tool input guardrail checks each call before it runs; a refused call
  *   does not run, and the model gets the refusal through `rejectContent`.
+ *   The call admitted is kept, with its whole classification, until its
+ *   outcome is recorded (`recordCall`): never classified twice.
  * - Outcomes are recorded so that a tool that threw is never a success. The
  *   SDK turns an exception in a tool into a plain string ("An error occurred
  *   while running the tool...") before any tool output guardrail sees it;
  *   recording `success` there would let a failed read verify a write. So the
  *   gate records the error from the tool's `errorFunction` (and its
  *   `timeoutErrorFunction`), which the SDK calls first, and the tool output
- *   guardrail records only calls not settled by then, reading their result
- *   with `outcomeOf`. That is why gated tools are built with `gate.tool(...)`
- *   (the SDK's `tool()` with the gate's guardrails and error functions):
- *   a finished `FunctionTool` keeps its error function to itself.
+ *   guardrail records only calls not settled by then. That is why gated
+ *   tools are built with `gate.tool(...)` (the SDK's `tool()` with the
+ *   gate's guardrails and error functions): a finished `FunctionTool` keeps
+ *   its error function to itself.
+ * - Human approval (`needsApproval`): a call the gate would refuse now
+ *   (`previewCall`) is refused to the model at once, and nobody is asked; a
+ *   call waiting for its approval is not admitted (nothing in flight, nothing
+ *   recorded); once approved, the approval counts as the user's confirmation
+ *   (`recordApproval`) and the call is checked as it runs; a rejected one
+ *   never ran and records nothing.
  * - An agent output guardrail gates the final answer; `gate.run(...)`
  *   resumes the run after its tripwire with the refusal, in words
  *   (`refusalText`), as a user message, until the answer is allowed or
  *   `maxResumes` is spent (then the tripwire error is thrown: the answer
- *   was refused).
+ *   was refused). Streamed (`stream: true`), every text of the model (a
+ *   final answer, or words beside tool calls) is held until the gate
+ *   allows an answer (`openai-agents/held-stream.ts`).
+ * - Runs go through `gate.run`: it gives each run its session's guard (one
+ *   guard per conversation, by the run's `sessionKey`, `session` or
+ *   `conversationId`), and the SDK runs output guardrails only after a
+ *   streamed answer was shown. A run the gate did not start (the SDK's
+ *   `run()` on a gated agent) is refused at the gate's first callback
+ *   (the agent input guardrail `gate.inputGuardrail`, before the model is
+ *   called) with an `AdapterConfigError` naming the fix.
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery";
  * DESIGN.md §3.1, §5.7.
@@ -27,6 +44,8 @@
 import '../classify/eager.js';
 import {
   OutputGuardrailTripwireTriggered,
+  RunContext,
+  RunState,
   ToolGuardrailFunctionOutputFactory,
   defineToolInputGuardrail,
   defineToolOutputGuardrail,
@@ -34,11 +53,13 @@ import {
   tool as agentsTool,
   type Agent,
   type AgentInputItem,
+  type InputGuardrail,
   type NonStreamRunOptions,
   type OutputGuardrail,
-  type RunContext,
   type RunResult,
   type Runner,
+  type StreamRunOptions,
+  type StreamedRunResult,
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
@@ -51,17 +72,28 @@ import {
   assertGuardSource,
   assertSomeToolReads,
   createToolClassifier,
+  peekAnswer,
+  previewCall,
+  recordApproval,
   recordCall,
+  recordRejected,
   uncheckedText,
   type AdapterGuard,
   type ClassificationOptions,
   type ToolClassifier,
 } from './common.js';
+import { GatedStream, HeldEvents } from './openai-agents/held-stream.js';
+
+export { AdapterConfigError } from './common.js';
+export { GatedStream } from './openai-agents/held-stream.js';
 
 const ADAPTER = 'openai-agents';
 
 /** The name of the gate's agent output guardrail (the final answer), as it appears in `OutputGuardrailTripwireTriggered.result`. */
 export const ANSWER_GUARDRAIL_NAME = 'pulse_safety_final_answer';
+
+/** The name of the gate's agent input guardrail (the run is one `gate.run` started). */
+export const RUN_GUARDRAIL_NAME = 'pulse_safety_gated_run';
 
 /** The name of the gate's tool input guardrail (the check). */
 export const CHECK_GUARDRAIL_NAME = 'pulse_safety_check';
@@ -72,16 +104,30 @@ export const RECORD_GUARDRAIL_NAME = 'pulse_safety_record';
 /** The SDK's own default message for a tool that threw (its `defaultToolErrorFunction`), kept for tools without an `errorFunction`. */
 const DEFAULT_TOOL_ERROR = 'An error occurred while running the tool. Please try again.';
 
+/** Why a run the gate did not start is refused, and the fix. */
+const PLAIN_RUN =
+  'this agent is gated: run it with gate.run(agent, input, options) (stream: true included), ' +
+  "not the SDK's run(): a plain run has no session of its own, and streamed it would show the answer " +
+  'before the gate decides on it (the SDK runs output guardrails after the text is streamed)';
+
 /** Options of `createSafetyGate`: a guard source and a classification source (`catalog`, `kinds` or `classify`). */
 export interface AgentsSafetyOptions<TContext = unknown> extends ClassificationOptions {
-  /** The guard of the one session this gate serves. */
+  /**
+   * The guard of the ONE conversation this gate serves: the first run binds
+   * it; a later run of another conversation (another `sessionKey`, `session`
+   * or `conversationId`; or none, unless it resumes a `RunState`) is refused
+   * (`AdapterConfigError`). For an app serving many conversations, use `getGuard`.
+   */
   guard?: AdapterGuard;
   /**
-   * The guard of a session by its key (e.g. `(key) => sessions.session(key)`
-   * over `createSessionStore`, or `createSharedSessionStore` for many processes).
+   * The guard of a conversation by its key (e.g. `(key) => sessions.session(key)`
+   * over `createSessionStore`, or `createSharedSessionStore` for many
+   * processes). The key of a run: `sessionKey(runContext)` when given, else
+   * the run's `session.getSessionId()`, else its `conversationId`; a run with
+   * none is refused.
    */
   getGuard?: (sessionKey: string) => AdapterGuard;
-  /** The session key of a run, from its context (required with `getGuard`), e.g. `(ctx) => ctx.context.chatId`. */
+  /** The conversation key of a run, from its context, e.g. `(ctx) => ctx.context.chatId`; wins over `session` and `conversationId`. */
   sessionKey?: (context: RunContext<TContext>) => string;
   /**
    * The `rejectContent` message the model gets for a refused call; default
@@ -95,6 +141,12 @@ export interface AgentsSafetyOptions<TContext = unknown> extends ClassificationO
   maxResumes?: number;
   /** The `Runner` whose `run` the gate's `run` uses; default the SDK's shared one (`run()`). */
   runner?: Pick<Runner, 'run'>;
+  /**
+   * A write that failed (threw, timed out) is recorded as possibly applied:
+   * it needs a read before the next write or the answer (a call that threw
+   * may have run). Default true; false trusts a failure to mean "not applied".
+   */
+  strictFailedWrites?: boolean;
 }
 
 /** What the answer guardrail reports as `outputInfo` when it trips: the refusal as JSON and in words. */
@@ -108,15 +160,36 @@ export interface AnswerRefusalInfo {
   refusal: string;
 }
 
-/** The gate of one app: its guardrails, error functions, gated `tool()` and resuming `run()`. */
+/** The input of `gate.run`: the SDK's (a string, items, or a `RunState` to resume, e.g. after approvals). */
+export type GatedRunInput<TContext, TAgent extends Agent<any, any>> = string | AgentInputItem[] | RunState<TContext, TAgent>;
+
+/** A streamed gated run (`gate.run(..., { stream: true })`): see `GatedStream`. */
+export type GatedStreamedRun<TContext, TAgent extends Agent<any, any>> = GatedStream<StreamedRunResult<TContext, TAgent>>;
+
+/** The gate's `run`: the SDK's `run()` through the gate, streamed or not. */
+export interface GatedRun<TContext> {
+  <TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: GatedRunInput<TContext, TAgent>,
+    options?: NonStreamRunOptions<TContext, TAgent>,
+  ): Promise<RunResult<TContext, TAgent>>;
+  <TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: GatedRunInput<TContext, TAgent>,
+    options: StreamRunOptions<TContext, TAgent>,
+  ): Promise<GatedStreamedRun<TContext, TAgent>>;
+}
+
+/** The gate of one app: its guardrails, error functions, gated `tool()` and `run()`. */
 export interface AgentsSafetyGate<TContext = unknown> {
   /**
    * The SDK's `tool()` with the gate: its input guardrail runs last among
    * the tool's input guardrails (a call another guardrail rejects is never
    * checked), its output guardrail first among the output guardrails (it
-   * records the tool's own result), and `errorFunction` /
-   * `timeoutErrorFunction` wrap yours (or the SDK's default) to record the
-   * error first. Same options and result as `tool()`.
+   * records the tool's own result), `errorFunction` / `timeoutErrorFunction`
+   * wrap yours (or the SDK's default) to record the error first, and
+   * `needsApproval` (yours) is asked only about calls the gate would allow
+   * now. Same options and result as `tool()`.
    */
   tool: typeof agentsTool;
   /**
@@ -137,41 +210,72 @@ export interface AgentsSafetyGate<TContext = unknown> {
   errorFunction<R = string>(
     inner?: ((context: RunContext<TContext>, error: unknown, details?: unknown) => R | Promise<R>) | null,
   ): (context: RunContext<TContext>, error: unknown, details?: unknown) => Promise<R | string>;
+  /**
+   * The run check, for the agent's `inputGuardrails` (blocking: it runs
+   * before the model is called): a run `gate.run` did not start is refused
+   * (its error names the fix) before any text of it is streamed.
+   */
+  readonly inputGuardrail: InputGuardrail;
   /** The final-answer gate: put it in the agent's `outputGuardrails`. Its tripwire carries `AnswerRefusalInfo`. */
   readonly outputGuardrail: OutputGuardrail<'text', TContext>;
   /**
-   * The SDK's `run()` (or `options.runner`'s), resumed after the answer
-   * guardrail's tripwire: the run's history plus the refusal in words as a
-   * user message (with a `session` or `conversationId`, the refusal alone),
-   * on the agent that gave the answer; at most `maxResumes` times, then the
-   * tripwire error is thrown. Calls of the run left unsettled when it ends
-   * (a run that threw, a tool that timed out with `raise_exception`) are
-   * recorded as errors. Before the first run the agent is checked: its
-   * function tools gated by this gate, one of them able to read, the answer
-   * guardrail in place.
-   * @throws AdapterConfigError on a misconfigured agent or `stream: true` / `previousResponseId` (not supported).
+   * The SDK's `run()` (or `options.runner`'s) through the gate. Before the
+   * first run the agent is checked (`assertAgent`) and the run is given its
+   * conversation's guard (see `guard`, `getGuard`). After the answer
+   * guardrail's tripwire the run is resumed: its history plus the refusal in
+   * words as a user message (with a `session` or `conversationId`, the
+   * refusal alone), on the agent that gave the answer, in the same
+   * `RunContext`; at most `maxResumes` times, then the tripwire error is
+   * thrown. `input` may be a `RunState` (resuming after approvals). With
+   * `stream: true` it resolves to a `GatedStream`: the events, with the
+   * model's text held until the gate allows an answer. Calls of the run
+   * left unsettled when it ends (a run that threw, a tool that timed out
+   * with `raise_exception`) are recorded as errors.
+   * @throws AdapterConfigError on a misconfigured agent, a run of another
+   *   conversation than a fixed `guard`'s, a run without a key for
+   *   `getGuard`, or `previousResponseId` (not supported).
    */
-  run<TAgent extends Agent<any, any>>(
-    agent: TAgent,
-    input: string | AgentInputItem[],
-    options?: NonStreamRunOptions<TContext, TAgent>,
-  ): Promise<RunResult<TContext, TAgent>>;
+  run: GatedRun<TContext>;
   /**
-   * Records as errors the calls of a run (its `RunContext`) still in flight:
-   * for apps that call the SDK's `run()` themselves, after it ends or throws.
-   * Resolves to how many.
+   * Records as errors the calls of a run (its `RunContext`) still in flight.
+   * Resolves to how many. (`gate.run` does it itself.)
    */
   settle(context: RunContext<TContext>): Promise<number>;
   /**
-   * Checks an agent as `run` does before its first run.
+   * Checks an agent as `run` does before its first run: its function tools
+   * gated by this gate, one of them able to read, both guardrails in place.
    * @throws AdapterConfigError naming what is wrong.
    */
   assertAgent(agent: Agent<any, any>): void;
 }
 
+/** An admitted call without an outcome yet. */
 interface Pending {
   guard: AdapterGuard;
   call: ToolCall;
+}
+
+/** One run's gate state (its `RunContext` is the key), across `gate.run`'s resumes and the SDK's resumes of its `RunState`. */
+interface GatedRunEntry {
+  guard: AdapterGuard;
+  /** How many `gate.run` calls are running it now: its callbacks are refused when 0 (a plain `run()` of its state). */
+  active: number;
+  /** Admitted calls without an outcome yet, by call id. */
+  pending: Map<string, Pending>;
+  /** Calls a human was asked to approve (the gate allowed them when asked), by call id. */
+  asked: Set<string>;
+  /** Calls the gate would refuse when their approval was to be asked: never run without one. */
+  doomed: Set<string>;
+}
+
+/**
+ * True for a refusal only the user's confirmation clears (`needs-confirmation`,
+ * a write to an unknown place): a human's approval of the call is that
+ * confirmation (`recordApproval`), so the human is asked about it.
+ */
+function approvable(error: FSMBlockedError): boolean {
+  const clearedBy = error.clearedBy;
+  return clearedBy.length > 0 && clearedBy.every((kind) => kind === 'user_input');
 }
 
 /** A tool call's arguments as the classifier reads them: the parsed JSON object, or the text when it does not parse. */
@@ -192,6 +296,23 @@ function callIdOf(details: unknown): string | undefined {
 /** A tool's error function, as the SDK calls it (`errorFunction`, `timeoutErrorFunction`). */
 type ErrorFunction<TContext, R> = (context: RunContext<TContext>, error: unknown, details?: unknown) => R;
 
+/** A tool's `needsApproval`, as the SDK's `tool()` takes it. */
+type NeedsApproval<TContext> = boolean | ((context: RunContext<TContext>, input: unknown, callId?: string) => Promise<boolean> | boolean);
+
+/** The SDK's run function, as the gate calls it. */
+type RunWith<TContext, TAgent extends Agent<any, any>, R> = (
+  agent: TAgent,
+  input: GatedRunInput<TContext, TAgent>,
+  options: Record<string, unknown>,
+) => Promise<R>;
+
+/** The state an SDK error carries (`error.state`), as far as the gate reads it. */
+interface ErrorState<TContext, TAgent> {
+  _context?: RunContext<TContext>;
+  history?: AgentInputItem[];
+  currentAgent?: TAgent;
+}
+
 /**
  * The gate of one app (see `createSafetyGate`, its factory). The instance is
  * the object users get: each member is an arrow-function property, so it
@@ -204,13 +325,16 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   readonly #options: AgentsSafetyOptions<TContext>;
   readonly #classifier: ToolClassifier;
   readonly #maxResumes: number;
+  readonly #strict: boolean;
   readonly #refusal: (error: FSMBlockedError) => string;
   readonly #answerWords: (error: FSMBlockedError) => string;
   readonly #runner: Pick<Runner, 'run'> | undefined;
   /** The tools built by this gate (`tool`, `tools`): `assertAgent` refuses an agent with any other function tool. */
   readonly #built = new WeakSet<object>();
-  /** Admitted calls without an outcome yet, by run (its RunContext, which every hook of the run gets) and call id. */
-  readonly #pending = new WeakMap<object, Map<string, Pending>>();
+  /** The runs `gate.run` started, by their `RunContext` (which every callback of the run gets). */
+  readonly #runs = new WeakMap<object, GatedRunEntry>();
+  /** A fixed `guard`'s conversation, once a run bound it: its key (undefined: a run that named none). */
+  #bound: { key: string | undefined } | undefined;
 
   readonly #checkGuardrail = defineToolInputGuardrail<TContext>({
     name: CHECK_GUARDRAIL_NAME,
@@ -225,6 +349,15 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     },
   });
 
+  readonly #runGuardrail: InputGuardrail = {
+    name: RUN_GUARDRAIL_NAME,
+    runInParallel: false,
+    execute: async ({ context }) => {
+      this.#runOf(context as RunContext<TContext>);
+      return { tripwireTriggered: false, outputInfo: { gated: true } };
+    },
+  };
+
   readonly #answerGuardrail: OutputGuardrail<'text', TContext> = {
     name: ANSWER_GUARDRAIL_NAME,
     execute: async ({ context }) => this.#judgeAnswer(context),
@@ -238,13 +371,11 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   readonly errorFunction = <R = string>(
     inner?: ErrorFunction<TContext, R | Promise<R>> | null,
   ): ErrorFunction<TContext, Promise<R | string>> => this.#errorFunction(inner);
+  readonly inputGuardrail: InputGuardrail = this.#runGuardrail;
   readonly outputGuardrail: OutputGuardrail<'text', TContext> = this.#answerGuardrail;
-  readonly run = <TAgent extends Agent<any, any>>(
-    agent: TAgent,
-    input: string | AgentInputItem[],
-    runOptions: NonStreamRunOptions<TContext, TAgent> = {},
-  ): Promise<RunResult<TContext, TAgent>> => this.#run(agent, input, runOptions);
-  readonly settle = (context: RunContext<TContext>): Promise<number> => this.#settleRun(context);
+  readonly run = ((agent: Agent<any, any>, input: GatedRunInput<TContext, Agent<any, any>>, runOptions: Record<string, unknown> = {}) =>
+    this.#run(agent, input, runOptions)) as GatedRun<TContext>;
+  readonly settle = (context: RunContext<TContext>): Promise<number> => this.#settleRun(this.#runs.get(context));
   readonly assertAgent = (agent: Agent<any, any>): void => this.#assertAgent(agent);
 
   /** `options` as `createSafetyGate` checked them; `classifier` made from them; `maxResumes` their count, default applied. */
@@ -252,55 +383,166 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     this.#options = options;
     this.#classifier = classifier;
     this.#maxResumes = maxResumes;
+    this.#strict = options.strictFailedWrites ?? true;
     this.#refusal = options.refusal ?? ((error: FSMBlockedError) => JSON.stringify(error.toToolResult()));
     this.#answerWords = options.answerRefusal ?? refusalText;
     this.#runner = options.runner;
   }
 
   /**
-   * The guard of a run's session.
-   * @throws TypeError when `sessionKey(context)` gives no non-empty string; what `sessionKey` or `getGuard` throw.
+   * The gate state of a run being run by `gate.run`.
+   * @throws AdapterConfigError for a run `gate.run` did not start, or one of its states resumed by the SDK's `run()`.
    */
-  #sessionOf(context: RunContext<TContext>): { guard: AdapterGuard } {
-    const options = this.#options;
-    if (options.guard !== undefined) return { guard: options.guard };
-    const key = options.sessionKey!(context);
-    if (typeof key !== 'string' || key === '') {
-      throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
-    }
-    return { guard: options.getGuard!(key) };
+  #runOf(context: RunContext<TContext>): GatedRunEntry {
+    const entry = this.#runs.get(context);
+    if (entry === undefined || entry.active === 0) throw new AdapterConfigError(ADAPTER, PLAIN_RUN);
+    return entry;
   }
 
-  /** The check of one call (the tool input guardrail): admitted calls are kept until their outcome. */
-  async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
-    let session: { guard: AdapterGuard };
-    try {
-      session = this.#sessionOf(context);
-    } catch (failure) {
-      return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, failure), { allowed: false });
-    }
-    const admission = await admitCall({
-      guard: session.guard,
-      classifier: this.#classifier,
-      id: toolCall.callId,
-      name: toolCall.name,
-      args: argumentsOf(toolCall.arguments),
-    });
-    if (admission.allowed) {
-      if (typeof toolCall.callId === 'string' && toolCall.callId !== '') {
-        const calls = this.#pending.get(context) ?? new Map<string, Pending>();
-        calls.set(toolCall.callId, { guard: session.guard, call: admission.call });
-        this.#pending.set(context, calls);
+  /**
+   * The conversation key of a run: `sessionKey(runContext)`, else the
+   * session's id, else the conversation id; undefined when it names none.
+   * @throws TypeError when `sessionKey` gives no non-empty string; what it or `getSessionId` throw.
+   */
+  async #keyOf(context: RunContext<TContext>, runOptions: Record<string, unknown>, state: RunState<TContext, any> | undefined) {
+    if (this.#options.sessionKey !== undefined) {
+      const key = this.#options.sessionKey(context);
+      if (typeof key !== 'string' || key === '') {
+        throw new TypeError(`pulse-safety-fsm/${ADAPTER}: sessionKey(context) must give a non-empty string, got ${JSON.stringify(key)}`);
       }
-      return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
+      return key;
     }
-    if (admission.error === null) {
-      return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(toolCall.name, admission.failure), { allowed: false });
+    const session = runOptions.session as { getSessionId?: () => Promise<string> } | undefined;
+    if (typeof session?.getSessionId === 'function') {
+      const id = await session.getSessionId();
+      if (typeof id === 'string' && id !== '') return id;
     }
-    return ToolGuardrailFunctionOutputFactory.rejectContent(this.#refusal(admission.error), {
-      allowed: false,
-      ...admission.error.toJSON(),
-    });
+    const conversationId = runOptions.conversationId ?? state?._conversationId;
+    return typeof conversationId === 'string' && conversationId !== '' ? conversationId : undefined;
+  }
+
+  /**
+   * The gate state of a run `gate.run` is about to run: the one it has (a
+   * resume in the same `RunContext`), or a new one with its conversation's
+   * guard.
+   * @throws AdapterConfigError when a fixed `guard` already serves another
+   *   conversation, or `getGuard` has no key; what `getGuard` throws.
+   */
+  async #enter(context: RunContext<TContext>, runOptions: Record<string, unknown>, state: RunState<TContext, any> | undefined) {
+    const known = this.#runs.get(context);
+    if (known !== undefined) return known;
+    const key = await this.#keyOf(context, runOptions, state);
+    let guard: AdapterGuard;
+    if (this.#options.guard !== undefined) {
+      // The same key is the same conversation; no key is, only for a state this gate's runs left (a fresh run is another).
+      const same = this.#bound !== undefined && key === this.#bound.key && (key !== undefined || state !== undefined);
+      if (this.#bound !== undefined && !same) {
+        throw new AdapterConfigError(
+          ADAPTER,
+          `this gate's \`guard\` serves one conversation${this.#bound.key === undefined ? '' : ` ('${this.#bound.key}')`}, and this run ` +
+            `${key === undefined ? 'names none' : `is '${key}'`}: one guard shared by two conversations would let one's reads admit ` +
+            "the other's writes. Serve many with `getGuard(key)` (and `sessionKey`, a `session` or a `conversationId` per run), " +
+            'or name this conversation the same way in each of its runs',
+        );
+      }
+      this.#bound ??= { key };
+      guard = this.#options.guard;
+    } else {
+      if (key === undefined) {
+        throw new AdapterConfigError(
+          ADAPTER,
+          '`getGuard` needs the conversation of each run: give `sessionKey(runContext)`, or run with a `session` or a `conversationId`',
+        );
+      }
+      guard = this.#options.getGuard!(key);
+    }
+    const entry: GatedRunEntry = { guard, active: 0, pending: new Map(), asked: new Set(), doomed: new Set() };
+    this.#runs.set(context, entry);
+    return entry;
+  }
+
+  /** The refusal of a call as the model gets it (`rejectContent`). */
+  #reject(error: FSMBlockedError) {
+    return ToolGuardrailFunctionOutputFactory.rejectContent(this.#refusal(error), { allowed: false, ...error.toJSON() });
+  }
+
+  /**
+   * The check of one call (the tool input guardrail). A call waiting for its
+   * approval (a pre-approval run of the guardrails) is only previewed; an
+   * approved one first records the approval; then the call is admitted and
+   * kept until its outcome.
+   */
+  async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
+    const entry = this.#runOf(context);
+    const { callId, name } = toolCall;
+    const args = argumentsOf(toolCall.arguments);
+    const id = typeof callId === 'string' && callId !== '' ? callId : undefined;
+    const asked = id !== undefined && entry.asked.has(id);
+    const approved = asked && context.isToolApproved({ toolName: name, callId: id }) === true;
+    try {
+      if (asked && !approved) {
+        // The guardrails run before the approval is asked (`preApprovalInputGuardrails`): nothing is admitted yet.
+        const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
+        if (preview.allowed || (preview.error !== null && approvable(preview.error))) {
+          return ToolGuardrailFunctionOutputFactory.allow({ allowed: true, awaitingApproval: true });
+        }
+        if (preview.error === null) {
+          return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, preview.failure), { allowed: false });
+        }
+        return this.#reject(preview.error);
+      }
+      if (approved) {
+        entry.asked.delete(id);
+        await recordApproval(entry.guard);
+      }
+    } catch (failure) {
+      return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, failure), { allowed: false });
+    }
+    const admission = await admitCall({ guard: entry.guard, classifier: this.#classifier, id, name, args });
+    if (!admission.allowed) {
+      if (admission.error === null) {
+        return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, admission.failure), { allowed: false });
+      }
+      return this.#reject(admission.error);
+    }
+    if (id !== undefined && entry.doomed.delete(id)) {
+      // Refused when its approval was to be asked, allowed now: it still has no approval, so it does not run.
+      await recordRejected(entry.guard, admission.call);
+      return ToolGuardrailFunctionOutputFactory.rejectContent(
+        `The call to '${name}' was not run: it needs the user's approval, and was not allowed when it was to be asked. Make the call again.`,
+        { allowed: false },
+      );
+    }
+    if (id !== undefined) entry.pending.set(id, { guard: entry.guard, call: admission.call });
+    return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
+  }
+
+  /**
+   * The gate's `needsApproval`: the tool's own first; a call it would ask
+   * about is asked about only when the gate would allow it now. A call the
+   * gate would refuse gets no approval request: the check refuses it to the
+   * model; one refused only for want of the user's confirmation is asked
+   * (the approval is that confirmation). A preview that fails asks the human
+   * (the approval stays; the check decides after it).
+   */
+  async #needsApproval(
+    context: RunContext<TContext>,
+    tool: { name: string; own: NeedsApproval<TContext> },
+    input: unknown,
+    callId?: string,
+  ) {
+    const { name, own } = tool;
+    const asks = typeof own === 'function' ? await own(context, input, callId) : own;
+    if (asks !== true) return false;
+    const entry = this.#runOf(context);
+    if (typeof callId !== 'string' || callId === '') return true;
+    const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args: input });
+    if (!preview.allowed && preview.error !== null && !approvable(preview.error)) {
+      entry.doomed.add(callId);
+      return false;
+    }
+    entry.asked.add(callId);
+    return true;
   }
 
   /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
@@ -310,16 +552,25 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     outcome: { threw: true } | { threw: false; result: unknown },
   ): Promise<void> {
     if (callId === undefined) return;
-    const calls = this.#pending.get(context);
-    const entry = calls?.get(callId);
-    if (entry === undefined) return;
-    calls!.delete(callId);
-    await recordCall(entry.guard, this.#classifier, entry.call, outcome);
+    const entry = this.#runs.get(context);
+    const pending = entry?.pending.get(callId);
+    if (pending === undefined) return;
+    entry!.pending.delete(callId);
+    await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
+  }
+
+  /** Whether an answer would be allowed now (`peekAnswer`, no side effect); false when the guard cannot tell. */
+  async #mayAnswer(entry: GatedRunEntry): Promise<boolean> {
+    try {
+      return (await peekAnswer(entry.guard)).allowed;
+    } catch {
+      return false;
+    }
   }
 
   /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
   async #judgeAnswer(context: RunContext<TContext>) {
-    const decision = await this.#sessionOf(context).guard.finalAnswer();
+    const decision = await this.#runOf(context).guard.finalAnswer();
     if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
     const { error } = decision;
     const info: AnswerRefusalInfo = {
@@ -343,13 +594,14 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     };
   }
 
-  /** The SDK's `tool()` with the gate's guardrails and error functions (see `AgentsSafetyGate.tool`). */
+  /** The SDK's `tool()` with the gate's guardrails, error functions and approval (see `AgentsSafetyGate.tool`). */
   #gatedTool(toolOptions: Record<string, unknown>): ReturnType<typeof agentsTool> {
     const name =
       typeof toolOptions.name === 'string' ? toolOptions.name : ((toolOptions.execute as { name?: string } | undefined)?.name ?? 'tool');
     const structured = toolOptions.outputSchema !== undefined;
     const userError = toolOptions.errorFunction as ErrorFunction<TContext, string | Promise<string>> | null | undefined;
     const userTimeout = toolOptions.timeoutErrorFunction as ErrorFunction<TContext, unknown> | undefined;
+    const approval = toolOptions.needsApproval as NeedsApproval<TContext> | undefined;
     const timeoutMs = toolOptions.timeoutMs;
     const behavior = toolOptions.timeoutBehavior ?? (structured ? 'raise_exception' : 'error_as_result');
     const built = agentsTool({
@@ -358,6 +610,12 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       outputGuardrails: [this.#recordGuardrail, ...((toolOptions.outputGuardrails as unknown[]) ?? [])],
       // A structured tool's SDK default is to rethrow (null); a plain one's, the default message.
       errorFunction: this.#errorFunction(userError === undefined && structured ? null : userError),
+      ...(approval === undefined || approval === false
+        ? {}
+        : {
+            needsApproval: async (context: RunContext<TContext>, input: unknown, callId?: string) =>
+              this.#needsApproval(context, { name, own: approval }, input, callId),
+          }),
       ...(timeoutMs !== undefined && behavior === 'error_as_result'
         ? {
             timeoutErrorFunction: async (context: RunContext<TContext>, error: unknown, details?: unknown) => {
@@ -385,12 +643,13 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   }
 
   /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
-  async #settleRun(context: RunContext<TContext> | undefined): Promise<number> {
-    const calls = context === undefined ? undefined : this.#pending.get(context);
-    if (calls === undefined) return 0;
-    const left = [...calls.values()];
-    this.#pending.delete(context!);
-    for (const entry of left) await recordCall(entry.guard, this.#classifier, entry.call, { threw: true });
+  async #settleRun(entry: GatedRunEntry | undefined): Promise<number> {
+    if (entry === undefined) return 0;
+    const left = [...entry.pending.values()];
+    entry.pending.clear();
+    for (const pending of left) {
+      await recordCall(pending.guard, this.#classifier, pending.call, { threw: true }, { strictFailedWrites: this.#strict });
+    }
     return left.length;
   }
 
@@ -410,58 +669,166 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       this.#classifier,
       ADAPTER,
     );
-    const guardrails = (agent.outputGuardrails ?? []) as { name?: string }[];
-    if (!guardrails.some((guardrail) => guardrail === this.#answerGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
+    const outputs = (agent.outputGuardrails ?? []) as { name?: string }[];
+    if (!outputs.some((guardrail) => guardrail === this.#answerGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
       throw new AdapterConfigError(
         ADAPTER,
         `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
       );
     }
+    const inputs = (agent.inputGuardrails ?? []) as { name?: string }[];
+    if (!inputs.some((guardrail) => guardrail === this.#runGuardrail || guardrail.name === RUN_GUARDRAIL_NAME)) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `agent '${agent.name}': add gate.inputGuardrail to its inputGuardrails (it refuses a run of the agent the gate did not start, ` +
+          'before its answer could be streamed)',
+      );
+    }
   }
 
-  /** The run, resumed after a refused answer (see `AgentsSafetyGate.run`). */
+  /** The run through the gate (see `AgentsSafetyGate.run`). */
   async #run<TAgent extends Agent<any, any>>(
     agent: TAgent,
-    input: string | AgentInputItem[],
-    runOptions: NonStreamRunOptions<TContext, TAgent>,
-  ): Promise<RunResult<TContext, TAgent>> {
-    if ((runOptions as { stream?: unknown }).stream === true) {
-      throw new AdapterConfigError(ADAPTER, 'gate.run does not stream: use run() and catch OutputGuardrailTripwireTriggered yourself');
-    }
+    input: GatedRunInput<TContext, TAgent>,
+    runOptions: Record<string, unknown>,
+  ): Promise<RunResult<TContext, TAgent> | GatedStreamedRun<TContext, TAgent>> {
     if (runOptions.previousResponseId !== undefined) {
       throw new AdapterConfigError(ADAPTER, 'gate.run cannot resume a previousResponseId chain: use a session or conversationId');
     }
     this.#assertAgent(agent);
-    const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
-    const runner = this.#runner;
-    const runWith = (runner?.run.bind(runner) ?? runAgent) as (
-      a: TAgent,
-      i: string | AgentInputItem[],
-      o: NonStreamRunOptions<TContext, TAgent>,
-    ) => Promise<RunResult<TContext, TAgent>>;
-    let current: TAgent = agent;
-    let currentInput = input;
-    for (let resumes = 0; ; resumes += 1) {
-      let result: RunResult<TContext, TAgent>;
-      try {
-        result = await runWith(current, currentInput, runOptions);
-      } catch (error) {
-        const state = (error as { state?: { _context?: RunContext<TContext>; history?: AgentInputItem[]; currentAgent?: TAgent } }).state;
-        await this.#settleRun(state?._context);
-        const ours =
-          error instanceof OutputGuardrailTripwireTriggered &&
-          (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
-          state !== undefined;
-        if (!ours || resumes >= this.#maxResumes) throw error;
-        const info = error.result.output.outputInfo as AnswerRefusalInfo;
-        const message: AgentInputItem = { role: 'user', content: info.refusal };
-        currentInput = serverHistory ? [message] : [...(state.history ?? []), message];
-        current = state.currentAgent ?? current;
-        continue;
-      }
-      await this.#settleRun(result.runContext);
-      return result;
+    const state = input instanceof RunState ? input : undefined;
+    const given = runOptions.context;
+    const context: RunContext<TContext> =
+      state !== undefined
+        ? state._context
+        : given instanceof RunContext
+          ? (given as RunContext<TContext>)
+          : new RunContext(given as TContext);
+    const entry = await this.#enter(context, runOptions, state);
+    // A resumed state's approval requests were asked by this gate (or by one like it, before a restart).
+    for (const item of state?.getInterruptions() ?? []) {
+      const callId = (item.rawItem as { callId?: unknown }).callId;
+      if (typeof callId === 'string' && callId !== '') entry.asked.add(callId);
     }
+    const runner = this.#runner;
+    const sdkRun = (runner?.run.bind(runner) ?? runAgent) as unknown as RunWith<TContext, TAgent, unknown>;
+    // The first run takes the state as it is; the resumes run in the same RunContext.
+    const optionsOf = (resumed: boolean) =>
+      state !== undefined && !resumed ? { ...runOptions, context: undefined } : { ...runOptions, context };
+    if (runOptions.stream === true)
+      return this.#stream(agent, input, {
+        entry,
+        sdkRun: sdkRun as RunWith<TContext, TAgent, StreamedRunResult<TContext, TAgent>>,
+        optionsOf,
+      });
+    entry.active += 1;
+    try {
+      let current: TAgent = agent;
+      let currentInput = input;
+      for (let resumes = 0; ; resumes += 1) {
+        try {
+          const result = await (sdkRun as RunWith<TContext, TAgent, RunResult<TContext, TAgent>>)(
+            current,
+            currentInput,
+            optionsOf(resumes > 0),
+          );
+          await this.#settleRun(entry);
+          return result;
+        } catch (error) {
+          await this.#settleRun(entry);
+          const next = this.#resumeAfter(error, resumes, runOptions, current);
+          if (next === undefined) throw error;
+          ({ agent: current, input: currentInput } = next);
+        }
+      }
+    } finally {
+      entry.active -= 1;
+    }
+  }
+
+  /**
+   * What to run after a run that threw: the history plus the refusal in
+   * words, on the agent that answered, when it is the answer guardrail's
+   * tripwire and `maxResumes` is not spent; else undefined (rethrow).
+   */
+  #resumeAfter<TAgent extends Agent<any, any>>(
+    error: unknown,
+    resumes: number,
+    runOptions: Record<string, unknown>,
+    agent: TAgent,
+  ): { agent: TAgent; input: AgentInputItem[] } | undefined {
+    const state = (error as { state?: ErrorState<TContext, TAgent> }).state;
+    const ours =
+      error instanceof OutputGuardrailTripwireTriggered &&
+      (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
+      state !== undefined;
+    if (!ours || resumes >= this.#maxResumes) return undefined;
+    const info = error.result.output.outputInfo as AnswerRefusalInfo;
+    const message: AgentInputItem = { role: 'user', content: info.refusal };
+    const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
+    return { agent: state.currentAgent ?? agent, input: serverHistory ? [message] : [...(state.history ?? []), message] };
+  }
+
+  /**
+   * The streamed run through the gate: the SDK's streamed runs (the first,
+   * then each resume after a refused answer) fed to one `GatedStream`,
+   * holding the model's text until its run ended with an answer allowed.
+   */
+  async #stream<TAgent extends Agent<any, any>>(
+    agent: TAgent,
+    input: GatedRunInput<TContext, TAgent>,
+    how: {
+      entry: GatedRunEntry;
+      sdkRun: RunWith<TContext, TAgent, StreamedRunResult<TContext, TAgent>>;
+      optionsOf: (resumed: boolean) => Record<string, unknown>;
+    },
+  ): Promise<GatedStreamedRun<TContext, TAgent>> {
+    const { entry, sdkRun, optionsOf } = how;
+    const events = new HeldEvents();
+    entry.active += 1;
+    let first: StreamedRunResult<TContext, TAgent>;
+    try {
+      first = await sdkRun(agent, input, { ...optionsOf(false), stream: true });
+    } catch (error) {
+      entry.active -= 1;
+      await this.#settleRun(entry);
+      throw error;
+    }
+    const view: { stream?: GatedStreamedRun<TContext, TAgent> } = {};
+    const pump = async (): Promise<void> => {
+      let current = first;
+      let currentAgent = agent;
+      for (let resumes = 0; ; resumes += 1) {
+        try {
+          for await (const event of current) events.accept(event);
+          await current.completed;
+          // The SDK ends a failed stream with its error (it rethrows it from the iteration too).
+          if (current.error !== undefined && current.error !== null) throw current.error as Error;
+          await this.#settleRun(entry);
+          // The run ended well (an allowed answer, or an approval request): its text is shown if an answer would be allowed now.
+          if (await this.#mayAnswer(entry)) events.release();
+          else events.drop();
+          return;
+        } catch (error) {
+          events.drop();
+          await this.#settleRun(entry);
+          const next = this.#resumeAfter(error, resumes, optionsOf(true), currentAgent);
+          if (next === undefined) throw error;
+          currentAgent = next.agent;
+          current = await sdkRun(next.agent, next.input, { ...optionsOf(true), stream: true });
+          view.stream?.setResult(current);
+        }
+      }
+    };
+    const done = pump().finally(() => {
+      entry.active -= 1;
+    });
+    done.then(
+      () => events.end(),
+      (error: unknown) => events.end({ error }),
+    );
+    view.stream = new GatedStream(events, first, done);
+    return view.stream;
   }
 }
 
@@ -469,19 +836,19 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
  * Creates the safety gate for OpenAI Agents JS.
  *
  * @example
- * const gate = createSafetyGate({ guard: createSessionGuard(), catalog });
+ * const gate = createSafetyGate({ getGuard: (key) => sessions.session(key), catalog });
  * const tools = gate.tools([{ name: 'get_status', ... }, { name: 'restart', ... }]);
- * const agent = new Agent({ name: 'ops', model, tools, outputGuardrails: [gate.outputGuardrail] });
- * const result = await gate.run(agent, 'Restart web-01.');
+ * const agent = new Agent({ name: 'ops', model, tools, inputGuardrails: [gate.inputGuardrail], outputGuardrails: [gate.outputGuardrail] });
+ * const result = await gate.run(agent, 'Restart web-01.', { conversationId });
  *
- * @throws AdapterConfigError without a guard or classification source, `getGuard` without `sessionKey`, or a bad `maxResumes`.
+ * @throws AdapterConfigError without a guard or classification source, or a bad `maxResumes` or `sessionKey`.
  * @throws CatalogError when the catalog does not validate.
  */
 export function createSafetyGate<TContext = unknown>(options: AgentsSafetyOptions<TContext>): AgentsSafetyGate<TContext> {
   assertGuardSource(options, ADAPTER);
   const classifier = createToolClassifier(options, ADAPTER);
-  if (options.getGuard !== undefined && typeof options.sessionKey !== 'function') {
-    throw new AdapterConfigError(ADAPTER, '`getGuard` needs `sessionKey(context)`: which session a run belongs to');
+  if (options.sessionKey !== undefined && typeof options.sessionKey !== 'function') {
+    throw new AdapterConfigError(ADAPTER, '`sessionKey` must be a function (runContext) => string: which conversation a run belongs to');
   }
   const maxResumes = options.maxResumes ?? 3;
   if (!Number.isInteger(maxResumes) || maxResumes < 0) {

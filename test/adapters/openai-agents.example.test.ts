@@ -7,25 +7,24 @@ import { describe, expect, it } from 'vitest';
 import { docPage, programOf, runExample } from '../support/examples.js';
 
 describe('examples/openai-agents.ts', () => {
-  it('runs the conversation: the early write refused, the run resumed after the refused answer, the verified answer given', async () => {
+  it('streams the run: the delete after a listing elsewhere refused, the claim before checking never shown, the verified answer', async () => {
     const { code, stdout, stderr } = await runExample('examples/openai-agents.ts');
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout.trim().split('\n')).toEqual([
-      'user: Restart web-01.',
-      'call c1: restart',
-      '  -> refused: FSM_BLOCKED',
-      'call c2: get_status',
-      '  -> web-01: running',
-      'call c3: restart',
-      '  -> web-01: restarted',
-      'answer: "Restarted web-01."',
-      'user: Your final answer was not given (FSM_BLOCKED, rule unverified-write): the change you made has not been checked since it was made. Gather evidence of its effect, then answer. This is recoverable: the session goes on.',
-      'call c4: get_status',
-      '  -> web-01: running',
-      'answer: "web-01 was restarted and is running."',
-      'final output: web-01 was restarted and is running.',
-      'session: READING, refused answers: 1',
+      'call c1: list_files {"path":"other"}',
+      '  -> other/c.txt',
+      'call c2: delete_file {"path":"notes/a.txt"}',
+      '  -> refused: FSM_BLOCKED (unknown-target)',
+      'call c3: list_files {"path":"notes"}',
+      '  -> notes/a.txt notes/b.txt',
+      'call c4: delete_file {"path":"notes/a.txt"}',
+      '  -> deleted: true',
+      'call c5: list_files {"path":"notes"}',
+      '  -> notes/b.txt',
+      'streamed text: "notes/a.txt is deleted; notes holds b.txt."',
+      'final output: notes/a.txt is deleted; notes holds b.txt.',
+      'session chat-1: READING, refused answers: 1',
     ]);
   });
 

@@ -88,7 +88,13 @@ function setup(script: Step[][], behaviour: Behaviour = {}, options: { maxResume
   const guard = options.guard ?? guardWithClock();
   const gate = createSafetyGate({ guard, catalog, ...(options.maxResumes === undefined ? {} : { maxResumes: options.maxResumes }) });
   const model = new ScriptedModel(script);
-  const agent = new Agent({ name: 'ops', model, tools: makeTools(gate, log, behaviour), outputGuardrails: [gate.outputGuardrail] });
+  const agent = new Agent({
+    name: 'ops',
+    model,
+    tools: makeTools(gate, log, behaviour),
+    inputGuardrails: [gate.inputGuardrail],
+    outputGuardrails: [gate.outputGuardrail],
+  });
   return { log, guard, gate, model, agent };
 }
 
@@ -270,6 +276,7 @@ describe('sessions from a store', () => {
       name: 'ops',
       model,
       tools: makeTools(gate as AgentsSafetyGate, []),
+      inputGuardrails: [gate.inputGuardrail],
       outputGuardrails: [gate.outputGuardrail],
     });
     await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-7' } });
@@ -293,6 +300,7 @@ describe('sessions shared by many processes (createSharedSessionStore: an asynch
       name: 'ops',
       model,
       tools: makeTools(gate as AgentsSafetyGate, log),
+      inputGuardrails: [gate.inputGuardrail],
       outputGuardrails: [gate.outputGuardrail],
     });
     const result = await gate.run(agent, 'Restart web-01.', { context: { chatId: 'chat-8' } });
@@ -322,7 +330,20 @@ describe('configuration errors', () => {
     await expect(gate.run(agent.clone({ outputGuardrails: [] }), 'go')).rejects.toThrow(AdapterConfigError);
   });
 
-  it('refuses getGuard without sessionKey', () => {
-    expect(() => createSafetyGate({ getGuard: () => guardWithClock(), catalog })).toThrow(/sessionKey/);
+  it('refuses a run that names no conversation when the guards come from getGuard', async () => {
+    const gate = createSafetyGate({ getGuard: () => guardWithClock(), catalog });
+    const agent = new Agent({
+      name: 'ops',
+      model: new ScriptedModel(SCENARIO),
+      tools: makeTools(gate, []),
+      inputGuardrails: [gate.inputGuardrail],
+      outputGuardrails: [gate.outputGuardrail],
+    });
+    await expect(gate.run(agent, 'go')).rejects.toThrow(/`getGuard` needs the conversation of each run/);
+  });
+
+  it('refuses to run an agent without the run guardrail', async () => {
+    const { gate, agent } = setup(SCENARIO);
+    await expect(gate.run(agent.clone({ inputGuardrails: [] }), 'go')).rejects.toThrow(/gate\.inputGuardrail/);
   });
 });

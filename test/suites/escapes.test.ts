@@ -127,7 +127,13 @@ describe('every escape is refused by each adapter, and its tool never runs', () 
       ...commands.map((command, i) => [functionCall('run', { command }, { callId: `c${i}` })]),
       [assistantMessage('Nothing changed.')],
     ];
-    const agent = new Agent({ name: 'ops', model: new ScriptedModel(turns), tools, outputGuardrails: [gate.outputGuardrail] });
+    const agent = new Agent({
+      name: 'ops',
+      model: new ScriptedModel(turns),
+      tools,
+      inputGuardrails: [gate.inputGuardrail],
+      outputGuardrails: [gate.outputGuardrail],
+    });
     const result = await gate.run(agent, 'go', { maxTurns: commands.length + 2 });
     const outputs = result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => JSON.stringify(item.output));
     expect(outputs).toHaveLength(commands.length);
