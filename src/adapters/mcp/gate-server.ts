@@ -12,14 +12,16 @@
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { normalizeObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { builtinCatalogs, parseCatalog } from '../../classify/catalog/index.js';
 import { AdapterConfigError } from '../common.js';
 import { isRecord } from '../../util/own.js';
-import type { McpGateOptions } from './gate-options.js';
-import { callIdOf, runGated, type ServerExtra } from './gated-call.js';
-import { guardSource, type GuardSource } from './guard-source.js';
-import { ToolBook } from './tool-book.js';
+import { ANSWER_META_KEY, type AnswerState, type McpGateOptions } from './gate-options.js';
+import { answerStateOf, callIdOf, messageOf, runGated, unknownAnswer, withAnswer, type ServerExtra } from './gated-call.js';
+import { guardSource, strictnessOf, type GuardSource } from './guard-source.js';
+import { targetArguments, ToolBook, type TargetArgument } from './tool-book.js';
 
 const WHERE = 'gateMcpServer';
 
@@ -27,8 +29,23 @@ const WHERE = 'gateMcpServer';
 interface Holder {
   name: string;
   annotations: unknown;
+  inputSchema: unknown;
   outputSchema: unknown;
   tool?: RegisteredTool;
+}
+
+/**
+ * The target arguments of a registered tool's input schema (a Zod shape or
+ * object), read from the JSON schema the SDK lists for it (`targetArguments`);
+ * none when it cannot be converted.
+ */
+function registeredTargets(inputSchema: unknown): Record<string, TargetArgument> {
+  try {
+    const object = normalizeObjectSchema(inputSchema as Parameters<typeof normalizeObjectSchema>[0]);
+    return object === undefined ? {} : targetArguments(toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: 'input' }));
+  } catch {
+    return {};
+  }
 }
 
 type ToolCallback = (...params: unknown[]) => CallToolResult | Promise<CallToolResult>;
@@ -54,11 +71,21 @@ function assertGatable(server: McpServer): void {
   }
 }
 
+/** The answer state of the session of `guard()` (which may throw: the state is then `UNKNOWN`). */
+async function answerNow(guard: () => Parameters<typeof answerStateOf>[0]): Promise<AnswerState> {
+  try {
+    return await answerStateOf(guard());
+  } catch (error) {
+    return unknownAnswer(error);
+  }
+}
+
 /** The gate of one `McpServer`: its tools as registered, and the wrapping of their callbacks. */
 class ServerGate {
   private readonly guardFor: GuardSource;
   private readonly book: ToolBook;
   private readonly holders = new Set<Holder>();
+  private readonly strict: boolean;
 
   /**
    * @throws AdapterConfigError when the guard options conflict.
@@ -66,6 +93,7 @@ class ServerGate {
    */
   constructor(private readonly options: McpGateOptions) {
     this.guardFor = guardSource(options, WHERE);
+    this.strict = strictnessOf(options, WHERE);
     this.book = new ToolBook(parseCatalog(options.catalog ?? builtinCatalogs.mcp), options.trusted ?? true);
   }
 
@@ -96,20 +124,43 @@ class ServerGate {
           ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
           : {},
         hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,
+        targets: registeredTargets(holder.tool?.inputSchema ?? holder.inputSchema),
       })),
     );
   }
 
-  /** A tool's callback, gated under the tool's current name. */
+  /**
+   * A tool's callback, gated under the tool's current name. What the
+   * callback throws becomes the error result the SDK would make of it (its
+   * message, `isError: true`), with the answer state in `_meta`: every result
+   * carries it. A URL elicitation request (an `McpError` the SDK passes on as
+   * such) is rethrown with the answer state in its `data._meta`.
+   */
   private gated(holder: Holder, callback: ToolCallback): ToolCallback {
     return async (...params: unknown[]) => {
       const extra = params[params.length - 1] as ServerExtra | undefined;
       const args = params.length > 1 ? params[0] : undefined;
       const { guard, key } = this.guardFor(extra?.sessionId);
-      return runGated(
-        { guard, session: key, id: callIdOf(extra), name: holder.name, args, book: this.book, onEvent: this.options.onEvent },
-        async () => callback(...params),
-      );
+      try {
+        return await runGated(
+          {
+            guard,
+            session: key,
+            id: () => callIdOf(extra),
+            name: holder.name,
+            args,
+            book: this.book,
+            onEvent: this.options.onEvent,
+            strictFailedWrites: this.strict,
+          },
+          async () => callback(...params),
+        );
+      } catch (error) {
+        if ((error as { code?: unknown }).code === ErrorCode.UrlElicitationRequired) throw error;
+        const meta = (error as { data?: { _meta?: Record<string, unknown> } }).data?._meta;
+        const answer = meta?.[ANSWER_META_KEY] as AnswerState | undefined;
+        return withAnswer({ content: [{ type: 'text', text: messageOf(error) }], isError: true }, answer ?? (await answerNow(guard)));
+      }
     };
   }
 
@@ -138,7 +189,12 @@ class ServerGate {
       cb: ToolCallback,
     ) => RegisteredTool;
     server.registerTool = ((name: string, config: Record<string, unknown>, cb: ToolCallback) => {
-      const holder: Holder = { name, annotations: config?.annotations, outputSchema: config?.outputSchema };
+      const holder: Holder = {
+        name,
+        annotations: config?.annotations,
+        inputSchema: config?.inputSchema,
+        outputSchema: config?.outputSchema,
+      };
       const tool = registerTool(name, config, this.gated(holder, cb));
       this.watch(holder, tool);
       return tool;
@@ -150,7 +206,12 @@ class ServerGate {
     const toolMethod = server.tool.bind(server) as (...args: unknown[]) => RegisteredTool;
     server.tool = ((...args: unknown[]) => {
       const tool = toolMethod(...args);
-      const holder: Holder = { name: String(args[0]), annotations: tool.annotations, outputSchema: tool.outputSchema };
+      const holder: Holder = {
+        name: String(args[0]),
+        annotations: tool.annotations,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema,
+      };
       tool.update({ callback: this.gated(holder, tool.handler as ToolCallback) as never });
       this.watch(holder, tool);
       return tool;
