@@ -66,7 +66,12 @@ function answerOf(guard: SessionGuard): AnswerState {
 /** The answer state when the session cannot be read (no guard, a store that fails): refused, state `UNKNOWN`. */
 export function unknownAnswer(error: unknown): AnswerState {
   const reason = `the session could not be read (${messageOf(error).slice(0, 300)})`;
-  return { allowed: false, state: 'UNKNOWN', reason, text: `Your final answer was not given: the safety gate could not check it (${reason}).` };
+  return {
+    allowed: false,
+    state: 'UNKNOWN',
+    reason,
+    text: `Your final answer was not given: the safety gate could not check it (${reason}).`,
+  };
 }
 
 /**
@@ -205,7 +210,11 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
     destructive: classification.destructive === true,
     allowed: admission.allowed,
     state: after?.state ?? 'UNKNOWN',
-    ...(admission.allowed ? {} : admission.error === null ? { reason: uncheckedText(name, admission.failure) } : { rule: admission.error.rule, reason: admission.error.reason }),
+    ...(admission.allowed
+      ? {}
+      : admission.error === null
+        ? { reason: uncheckedText(name, admission.failure) }
+        : { rule: admission.error.rule, reason: admission.error.reason }),
   });
   if (!admission.allowed) {
     if (admission.error === null) return notRun(name, admission.failure, after!);

@@ -201,7 +201,12 @@ export class ToolBook implements ToolClassifier {
         const targets = byName.get(name.trim())?.targets ?? {};
         const derived = Object.keys(targets).length > 0;
         if (derived && typeof rule === 'string') rules.push([name, { kind: rule, targets }]);
-        else if (derived && typeof rule === 'object' && rule.targets === undefined && (rule.kind !== undefined || rule.annotations !== undefined))
+        else if (
+          derived &&
+          typeof rule === 'object' &&
+          rule.targets === undefined &&
+          (rule.kind !== undefined || rule.annotations !== undefined)
+        )
           rules.push([name, { ...rule, targets }]);
         else rules.push([name, rule]);
       }

@@ -312,7 +312,7 @@ describe('gateMcpServer', () => {
     expect(runs.look).toBe(0);
   });
 
-  it('derives targets from a registered tool\'s input schema: a read of one note is no target for a write of another', async () => {
+  it("derives targets from a registered tool's input schema: a read of one note is no target for a write of another", async () => {
     const server = gateMcpServer(new McpServer({ name: 'notes', version: '1.0.0' }), { guard: createSessionGuard() });
     const written: string[] = [];
     server.registerTool(
@@ -322,17 +322,18 @@ describe('gateMcpServer', () => {
     );
     server.registerTool(
       'save',
-      { inputSchema: { where: z.string().describe('The file to write'), content: z.string().describe('What to write in the file') }, annotations: { readOnlyHint: false } },
+      {
+        inputSchema: { where: z.string().describe('The file to write'), content: z.string().describe('What to write in the file') },
+        annotations: { readOnlyHint: false },
+      },
       async ({ where }) => {
         written.push(where);
         return { content: [{ type: 'text', text: 'saved' }] };
       },
     );
-    server.registerTool(
-      'delete_note',
-      { inputSchema: { note_id: z.string() }, annotations: { readOnlyHint: false } },
-      async () => ({ content: [{ type: 'text', text: 'deleted' }] }),
-    );
+    server.registerTool('delete_note', { inputSchema: { note_id: z.string() }, annotations: { readOnlyHint: false } }, async () => ({
+      content: [{ type: 'text', text: 'deleted' }],
+    }));
     const client = await connect(server);
     await call(client, 'read_note', { note_id: 'a' });
     const other = refusalOf(await call(client, 'delete_note', { note_id: 'b' }));

@@ -330,7 +330,10 @@ describe.concurrent("the proxy's lifetime", () => {
 
   it("ends the server's whole process group once its client closes stdin, a child it left included", async () => {
     const pidFile = fresh('straggler');
-    const proxied = await startProxy({ proxyArgs: ['--trust'], upstream: withStraggler(pidFile, [process.execPath, FS_SERVER, freshDir()]) });
+    const proxied = await startProxy({
+      proxyArgs: ['--trust'],
+      upstream: withStraggler(pidFile, [process.execPath, FS_SERVER, freshDir()]),
+    });
     const straggler = await readPid(pidFile);
     expect(isAlive(straggler)).toBe(true);
     await proxied.client.close();
@@ -581,7 +584,15 @@ describe.concurrent('cancellation and timeouts (strict failed writes, the defaul
 
   it('counts a write that timed out upstream as possibly applied', async (t) => {
     const proxied = await slowWrites(t, ['--timeout', '300']);
-    await expect(call(proxied, 'trigger-long-running-operation', { duration: 30, steps: 1 })).rejects.toThrow(/timed out/i);
+    const error = (await call(proxied, 'trigger-long-running-operation', { duration: 30, steps: 1 }).catch(
+      (thrown: unknown) => thrown,
+    )) as {
+      message: string;
+      data?: unknown;
+    };
+    expect(error.message).toMatch(/timed out/i);
+    // A call answered with a JSON-RPC error carries the answer state in error.data._meta.
+    expect(answerStateOf(error.data)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
     const next = await call(proxied, 'toggle-simulated-logging');
     expect(refusalOf(next).error).toMatchObject({ state: 'VERIFYING' });
   });
@@ -671,7 +682,9 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     await first.connect(transport);
     try {
       const refused = await httpClient(proxy.url).catch((error: unknown) => error);
-      expect(String(refused)).toMatch(/"code":-32000,"message":"pulse-safety mcp-proxy: too many sessions \(1 open, the --max-sessions bound\)/);
+      expect(String(refused)).toMatch(
+        /"code":-32000,"message":"pulse-safety mcp-proxy: too many sessions \(1 open, the --max-sessions bound\)/,
+      );
       expect((await first.listTools()).tools.length).toBeGreaterThan(0);
       await transport.terminateSession();
       await first.close();

@@ -18,7 +18,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerStateOf, createGatingProxy, gateMcpServer, type McpGateOptions } from '../../../src/adapters/mcp/index.js';
 import { createRedisSnapshotStore } from '../../../src/store/redis-store.js';
 import { createSharedSessionStore, type SharedSessionStore } from '../../../src/store/shared-session-store.js';
-import { client as redisClient, deletePrefix, freePort, redisPlan, redisSkipNote, startRedis, testPrefix, type RedisServer } from '../../support/redis.js';
+import {
+  client as redisClient,
+  deletePrefix,
+  freePort,
+  redisPlan,
+  redisSkipNote,
+  startRedis,
+  testPrefix,
+  type RedisServer,
+} from '../../support/redis.js';
 import { refusalOf, textOf } from '../../support/mcp.js';
 
 const plan = redisPlan();
@@ -103,7 +112,9 @@ describe.skipIf(skipNote !== '')(`the MCP gate over a shared session store in Re
   it('createGatingProxy takes one shared session as its guard', async () => {
     const store = processStore();
     const upstreamServer = new McpServer({ name: 'upstream', version: '1.0.0' });
-    upstreamServer.registerTool('look', { annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'seen' }] }));
+    upstreamServer.registerTool('look', { annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text', text: 'seen' }],
+    }));
     upstreamServer.registerTool('change', { annotations: { readOnlyHint: false } }, async () => ({
       content: [{ type: 'text', text: 'changed' }],
     }));
