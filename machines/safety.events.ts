@@ -109,6 +109,13 @@ export function isSelfVerifiedEvent(event: unknown): boolean {
   return field(event, 'selfVerified') === true;
 }
 
+/** The failure says its call may have applied: `possiblyApplied: true` (DESIGN.md §3.8, issue 26). */
+export function isPossiblyAppliedEvent(event: unknown): boolean {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.possiblyApplied;
+  return field(event, 'possiblyApplied') === true;
+}
+
 /** The event is a success (`tool.succeeded`); any other type reads as a failure where an outcome is booked. */
 function isSuccessEvent(event: unknown): boolean {
   const reading = readingOf(event);
@@ -130,6 +137,7 @@ interface EventReading {
   readonly idKey: string | null;
   readonly destructive: boolean;
   readonly selfVerified: boolean;
+  readonly possiblyApplied: boolean;
   readonly kindUnstated: boolean;
   /** The event's own `targets` (a frozen copy of an array, at most one entry past what is read). */
   readonly targetsField: unknown;
@@ -166,6 +174,7 @@ interface EventFields {
   readonly targets: unknown;
   readonly destructive: unknown;
   readonly selfVerified: unknown;
+  readonly possiblyApplied: unknown;
   readonly kindUnstated: unknown;
   readonly replyTo: unknown;
   readonly links: unknown;
@@ -189,6 +198,7 @@ class NormalizedEvent {
   declare readonly targets?: unknown;
   declare readonly destructive?: unknown;
   declare readonly selfVerified?: unknown;
+  declare readonly possiblyApplied?: unknown;
   declare readonly kindUnstated?: unknown;
   declare readonly replyTo?: unknown;
   declare readonly links?: unknown;
@@ -198,7 +208,8 @@ class NormalizedEvent {
    * object is read here and not kept (see `EventFields`).
    */
   constructor(fields: EventFields) {
-    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, kindUnstated, replyTo, links } = fields;
+    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, possiblyApplied, kindUnstated, replyTo, links } =
+      fields;
     const own = this as { -readonly [K in keyof NormalizedEvent]: unknown };
     own.type = type;
     if (tool !== undefined) own.tool = tool;
@@ -208,6 +219,7 @@ class NormalizedEvent {
     if (targets !== undefined) own.targets = targets;
     if (destructive !== undefined) own.destructive = destructive;
     if (selfVerified !== undefined) own.selfVerified = selfVerified;
+    if (possiblyApplied !== undefined) own.possiblyApplied = possiblyApplied;
     if (kindUnstated !== undefined) own.kindUnstated = kindUnstated;
     if (replyTo !== undefined) own.replyTo = replyTo;
     if (links !== undefined) own.links = links;
@@ -225,6 +237,7 @@ class NormalizedEvent {
       idKey: id === null ? null : `id:${id}`,
       destructive: destructive === true && (!known || kind === 'write'),
       selfVerified: selfVerified === true,
+      possiblyApplied: possiblyApplied === true,
       kindUnstated: unstated,
       targetsField: targets,
       targetsRead: undefined,
@@ -323,6 +336,7 @@ export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEven
     targets: cutTargets(field(event, 'targets')),
     destructive: field(event, 'destructive'),
     selfVerified: field(event, 'selfVerified'),
+    possiblyApplied: field(event, 'possiblyApplied'),
     kindUnstated: field(event, 'kindUnstated'),
     replyTo: field(event, 'replyTo'),
     links: cutTargets(field(event, 'links')),
@@ -367,6 +381,7 @@ export function toolEventOf(
     targets?: readonly string[] | undefined;
     destructive?: boolean;
     selfVerified?: boolean;
+    possiblyApplied?: boolean;
     kindUnstated?: boolean;
     links?: readonly string[] | undefined;
   },
@@ -381,6 +396,7 @@ export function toolEventOf(
     targets: cutTargets(fields.targets),
     destructive: fields.destructive,
     selfVerified: fields.selfVerified,
+    possiblyApplied: fields.possiblyApplied,
     kindUnstated: fields.kindUnstated,
     replyTo: undefined,
     links: cutTargets(fields.links),

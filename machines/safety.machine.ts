@@ -42,6 +42,7 @@ import {
   field,
   hasWriteInFlight,
   isDiscovery,
+  isPossiblyAppliedEvent,
   isTrustedSelfVerification,
   isUnconfirmedDestructive,
   kindOf,
@@ -185,8 +186,12 @@ export const safetyMachine = setup({
      * destructive write and no user input succeeded since the last write.
      */
     isUnconfirmedDestructiveWrite: ({ context, event }) => isUnconfirmedDestructive(context, event),
-    /** A failed write counts as possibly applied (strict failed writes, DESIGN.md §3.8). */
-    isStrictFailedWrite: ({ context, event }) => context.strictFailedWrites && outcomeKind(context, event) === 'write',
+    /**
+     * A failed write counts as possibly applied (strict failed writes, DESIGN.md §3.8): the session
+     * says so, or the failure itself does (`possiblyApplied`, issue 26).
+     */
+    isStrictFailedWrite: ({ context, event }) =>
+      (context.strictFailedWrites || isPossiblyAppliedEvent(event)) && outcomeKind(context, event) === 'write',
     /** The failure is booked to a write (unambiguously its, `booking`), the last write in flight. */
     isLastWriteInFlight: ({ context, event }) =>
       outcomeKind(context, event) === 'write' && !hasWriteInFlight(withoutSettled(context, event)),

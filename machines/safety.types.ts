@@ -285,6 +285,14 @@ export interface ToolSucceededEvent extends ToolOutcomeBase, ReplyTo {
 /** A tool call ran and failed. */
 export interface ToolFailedEvent extends ToolOutcomeBase {
   type: 'tool.failed';
+  /**
+   * The runner says the failed call may still have applied (it threw, timed
+   * out or was cancelled after it started): a failed write so reported needs
+   * verification as under `strictFailedWrites` (DESIGN.md §3.8), whatever
+   * the session's setting. The adapters report every failure so by default
+   * (issue 26). Anything but `true` is false.
+   */
+  possiblyApplied?: boolean;
 }
 /** The assistant wants to give its final answer: the gate decides (sent to `replyTo` or the parent too). */
 export interface AnswerRequestedEvent extends ReplyTo {

@@ -89,6 +89,8 @@ export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTa
 export { classifySql, type SqlDialect } from './classify/sql/index.js';
 export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './guard/outcome.js';
 export { mayAnswer } from './guard/may-answer.js';
+export { mayCall } from './guard/may-call.js';
+export { AdapterConfigError } from './adapters/common.js';
 export { refusalText } from './guard/refusal-text.js';
 export {
   createSessionGuard,

@@ -36,6 +36,7 @@ import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import type { Decision, FinalAnswerDecision, SessionGuard, ToolCall } from '../guard/session-guard.js';
 import { mayAnswer } from '../guard/may-answer.js';
+import { mayCall } from '../guard/may-call.js';
 import { createSessionGuard } from '../guard/session-guard.js';
 import { failClosed, type CallClassifier, type Classification } from '../classify/classification.js';
 import { compileCatalog, parseCatalog, type Catalog, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
@@ -148,7 +149,7 @@ function readAnswer(answer: unknown): Classification {
       : failClosed(`the classifier answered ${JSON.stringify(answer).slice(0, 40)}`);
   }
   if (typeof answer !== 'object' || answer === null) return failClosed('the classifier gave no kind');
-  const { kind, targets, destructive, reason, links } = answer as Partial<Record<keyof Classification, unknown>>;
+  const { kind, targets, destructive, reason, links, echoes } = answer as Partial<Record<keyof Classification, unknown>>;
   if (!TOOL_KINDS.includes(kind as ToolKind)) return failClosed('the classifier gave no kind');
   return {
     kind: kind as ToolKind,
@@ -157,6 +158,7 @@ function readAnswer(answer: unknown): Classification {
     ...(typeof reason === 'string' ? { reason } : {}),
     // Links the call makes (issue 24): kept as given; the guard checks them.
     ...(Array.isArray(links) ? { links: links.filter((l): l is string => typeof l === 'string') } : {}),
+    ...(echoes === true ? { echoes: true } : {}),
   };
 }
 
@@ -282,6 +284,20 @@ export function assertGuardSource(options: { guard?: unknown; getGuard?: unknown
   }
 }
 
+/** The call as the guard is given it: the framework's id and arguments, and the whole classification (issue 26). */
+function toolCallOf(id: string | undefined, name: string, args: unknown, classification: Classification): ToolCall {
+  return {
+    ...(id === undefined || id === '' ? {} : { id }),
+    name,
+    args,
+    kind: classification.kind,
+    targets: classification.targets,
+    destructive: classification.destructive,
+    echoes: classification.echoes === true,
+    ...(classification.links === undefined ? {} : { links: classification.links }),
+  };
+}
+
 /** The gate's answer on one call, as adapters use it. */
 export type CallAdmission =
   | { allowed: true; call: ToolCall }
@@ -310,16 +326,7 @@ export function admitCall(request: CallToAdmit): MaybePromise<CallAdmission> {
   const { guard, classifier, id, name, args } = request;
   const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
   try {
-    const classification = classifier.classify(name, args);
-    const call: ToolCall = {
-      ...(id === undefined || id === '' ? {} : { id }),
-      name,
-      args,
-      kind: classification.kind,
-      targets: classification.targets,
-      destructive: classification.destructive,
-      ...(classification.links === undefined ? {} : { links: classification.links }),
-    };
+    const call = toolCallOf(id, name, args, classifier.classify(name, args));
     const admission = (decision: Decision): CallAdmission =>
       decision.allowed ? { allowed: true, call } : { allowed: false, error: decision.error };
     const decision: MaybePromise<Decision> = guard.check(call);
@@ -330,23 +337,163 @@ export function admitCall(request: CallToAdmit): MaybePromise<CallAdmission> {
 }
 
 /**
- * Records an admitted call's outcome: `'error'` when it threw, else what its
- * result says (`outcomeOf`, with the catalog's failure markers). The tool's
- * output (`content`, default the result) goes along so a self-verifying
- * write verifies itself (DESIGN.md §1, §5.8). A call with an id is settled by
- * its id alone; without one, kind and targets say which it is.
+ * The calls an adapter admitted and has not recorded yet, each with the
+ * whole classification it was checked with (`CallAdmission.call`), keyed by
+ * the framework's call id: for adapters whose check and record happen in
+ * different callbacks, so the record books exactly what was checked
+ * (issue 26: a record classified again could let a shell's own output
+ * verify its write).
  */
+export class InFlightCalls {
+  private readonly calls = new Map<string, ToolCall>();
+
+  /** Keeps an admitted call under `key` until `take`; a second call under the same key replaces it. */
+  hold(key: string, call: ToolCall): void {
+    this.calls.set(key, call);
+  }
+
+  /** The call held under `key`, removed; undefined when none is. */
+  take(key: string): ToolCall | undefined {
+    const call = this.calls.get(key);
+    this.calls.delete(key);
+    return call;
+  }
+
+  /** The call held under `key`, kept; undefined when none is. */
+  peek(key: string): ToolCall | undefined {
+    return this.calls.get(key);
+  }
+
+  /** How many calls are held. */
+  get size(): number {
+    return this.calls.size;
+  }
+}
+
+/** Options of `recordCall`. */
+export interface RecordCallOptions {
+  /**
+   * A failed write is recorded as possibly applied (`RecordOptions.possiblyApplied`):
+   * the next write needs a read first, whatever the guard's own setting. Default
+   * true in every adapter (issue 26): a call that threw, timed out or was
+   * cancelled may have run (DESIGN.md §3.8).
+   */
+  strictFailedWrites?: boolean;
+}
+
+/** A call's outcome as an adapter saw it. */
+export type CallOutcome =
+  | { threw: true }
+  | {
+      threw: false;
+      /** The tool's result as the framework returned it. */
+      result: unknown;
+      /** The tool's output to read for self-verification, when not `result` itself (given as undefined: none). */
+      content?: unknown;
+      /** The runner says the call failed (the framework's error status, an exit code the runner reports). */
+      failed?: boolean;
+    };
+
+/**
+ * The verdict on an admitted call's outcome. A throw, or a failure the
+ * runner reports (`failed`), is an error. Otherwise the result is read
+ * (`outcomeOf`, with the catalog's failure markers), except for a write
+ * whose output its arguments choose (`call.echoes`: a shell's stdout),
+ * where only the result's own envelope counts (`envelopeOnly`): the command
+ * could print a failure it did not have. A read's text is still read: a
+ * failure there only withholds evidence.
+ */
+export function verdictOf(classifier: ToolClassifier, call: ToolCall, outcome: CallOutcome): 'success' | 'error' {
+  if (outcome.threw || outcome.failed === true) return 'error';
+  if (call.echoes === true && call.kind === 'write') return outcomeOf(outcome.result, { envelopeOnly: true });
+  return outcomeOf(outcome.result, { failureMarkers: classifier.failureMarkers(call.name) });
+}
+
+/**
+ * Records an admitted call's outcome (`verdictOf`) with the whole
+ * classification it was checked with (`call` as `admitCall` gave it: kind,
+ * targets, destructive flag, links, echoes), so the guard never classifies
+ * it again. The tool's output (`content`, default the result) goes along so
+ * a self-verifying write verifies itself (DESIGN.md §1, §5.8), unless the
+ * call's arguments chose it (`echoes`). A failure is recorded as possibly
+ * applied unless `options.strictFailedWrites` is false.
+ */
+// eslint-disable-next-line max-params -- the four of every adapter's record, plus the adapter's one option
 export function recordCall(
   guard: AdapterGuard,
   classifier: ToolClassifier,
   call: ToolCall,
-  outcome: { threw: true } | { threw: false; result: unknown; content?: unknown },
+  outcome: CallOutcome,
+  options: RecordCallOptions = {},
 ): MaybePromise<'success' | 'error'> {
-  const verdict = outcome.threw ? 'error' : outcomeOf(outcome.result, { failureMarkers: classifier.failureMarkers(call.name) });
-  const { args: _args, ...rest } = call;
-  const keyed: ToolCall = call.id === undefined ? rest : { id: call.id, name: call.name };
+  const verdict = verdictOf(classifier, call, outcome);
+  const { args: _args, ...classified } = call;
+  if (verdict === 'error') {
+    const possiblyApplied = options.strictFailedWrites !== false;
+    return andThen(guard.record(classified, 'error', { possiblyApplied }), () => verdict);
+  }
   const content = outcome.threw ? undefined : 'content' in outcome ? outcome.content : outcome.result;
-  return andThen(guard.record(keyed, verdict, outcome.threw ? undefined : { result: content }), () => verdict);
+  return andThen(guard.record(classified, 'success', { result: content }), () => verdict);
+}
+
+/**
+ * Records a call that was admitted but never ran (a human rejected it, the
+ * run was abandoned before it started): a failure that did not apply, so
+ * the session leaves no write in flight and needs no verification for it.
+ */
+export function recordRejected(guard: AdapterGuard, call: ToolCall): MaybePromise<void> {
+  const { args: _args, ...classified } = call;
+  return andThen(guard.record(classified, 'error', { possiblyApplied: false }), () => undefined);
+}
+
+/** The tool call a human's approval is recorded as: a `user_input` (ASSISTANT_SAFETY.md "Tool kinds"). */
+export const APPROVAL_CALL_NAME = 'user_approval';
+
+/**
+ * Records that a human approved a call: the approval is the user's
+ * confirmation (a `user_input`), which is what `confirmDestructive` asks
+ * of a destructive write and what an unknown place (`?/…`) asks of a write
+ * naming it (DESIGN.md §5.6; issue 24). Call it when the approval is given,
+ * right before the approved call's `admitCall`: the confirmation clears
+ * one write, the next. Never rejects because of the call; rejects (or
+ * throws) only what the guard does (a store that cannot commit).
+ */
+export function recordApproval(guard: AdapterGuard): MaybePromise<void> {
+  const approval: ToolCall = { name: APPROVAL_CALL_NAME, kind: 'user_input' };
+  return andThen(guard.check(approval), () => andThen(guard.record(approval, 'success'), () => undefined));
+}
+
+/** A call to ask about with `previewCall`. */
+export interface CallToPreview {
+  guard: AdapterGuard;
+  classifier: ToolClassifier;
+  name: string;
+  args: unknown;
+}
+
+/**
+ * Would this call be allowed now? `check`'s decision on the call as the
+ * adapter classifies it, with no side effect on the session (`mayCall`):
+ * for the moment before a human is asked to approve it, so nobody approves
+ * a call the gate will refuse (issue 26). On a `SharedSessionGuard`, the
+ * session as stored now (a promise). Never throws: a guard or store that
+ * fails refuses (`failure`), as `admitCall`.
+ */
+export function previewCall(request: CallToPreview): MaybePromise<CallAdmission> {
+  const { guard, classifier, name, args } = request;
+  const refused = (failure: unknown): CallAdmission => ({ allowed: false, error: null, failure });
+  try {
+    const classification = classifier.classify(name, args);
+    const call = toolCallOf(undefined, name, args, classification);
+    const decide = (session: Pick<SessionGuard, 'actor'>): CallAdmission => {
+      const decision = mayCall(session, { ...call, kind: classification.kind });
+      return decision.allowed ? { allowed: true, call } : { allowed: false, error: decision.error };
+    };
+    if ('actor' in guard) return decide(guard);
+    return guard.getPersistedSnapshot().then((snapshot) => decide(createSessionGuard({ snapshot })), refused);
+  } catch (failure) {
+    return refused(failure);
+  }
 }
 
 /**

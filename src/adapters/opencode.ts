@@ -51,7 +51,11 @@ export const OPENCODE_PLUGIN_ID = 'pulse-safety-fsm';
 export interface OpencodeSafetyOptions extends ClassificationOptions {
   /** Refuse a destructive write unless the user answered a question since the last write (rule `needs-confirmation`); default false. */
   confirmDestructive?: boolean;
-  /** A failed write needs verification too (DESIGN.md §3.8); default false. */
+  /**
+   * A failed write needs verification too (DESIGN.md §3.8): default true, as
+   * in every adapter (a call that failed may have run); false records a failed
+   * write as changing nothing.
+   */
   strictFailedWrites?: boolean;
   /** Complete verification as soon as a verifying read is recorded; default true. */
   autoCompleteVerification?: boolean;
@@ -188,11 +192,8 @@ class SessionGates {
     const call = gate?.inFlight.get(callID);
     if (gate === undefined || call === undefined) return;
     gate.inFlight.delete(callID);
-    if (outcome.threw || outcome.failed) {
-      gate.guard.record({ id: callID, name: call.name }, 'error');
-      return;
-    }
-    void recordCall(gate.guard, this.classifier, call, { threw: false, result: outcome.result });
+    // The whole classification it was checked with; a failure possibly applied unless the options say otherwise (issue 26).
+    void recordCall(gate.guard, this.classifier, call, outcome, { strictFailedWrites: this.options.strictFailedWrites !== false });
   }
 
   /**

@@ -36,7 +36,8 @@ export interface FSMBlockedErrorInit {
  * result (DESIGN.md §3.1). `clearedBy` lists the kinds of call that clear the
  * block (empty when only the in-flight write's outcome can; only
  * `user_input` for an `unknown-target` refusal naming an unknown place
- * `?/…`, issue 24). `target`, present
+ * `?/…`, issue 24). `rule` names the rule that refused (`BlockRule`:
+ * `unknown-target`, `unverified-write`, ..., issue 26). `target`, present
  * only when the refusal names one, is the target still without evidence
  * (DESIGN.md §5.3-5.4): a resolve or read clears the block only if it touches it.
  */
@@ -51,6 +52,8 @@ export interface BlockedToolResult {
     tool: string | null;
     kind: ToolKind | null;
     recoveryId: string | null;
+    /** The rule that refused (`FSMBlockedError.rule`). */
+    rule: BlockRule;
     clearedBy: ToolKind[];
     target?: string;
   };
@@ -83,6 +86,7 @@ export function blockedToolResult(init: FSMBlockedErrorInit, message: string = b
     tool: init.toolName,
     kind: init.toolKind,
     recoveryId: init.recoveryId,
+    rule: init.rule,
     clearedBy: clearedByFor(init.rule, init.target),
   };
   if (typeof init.target === 'string') error.target = init.target;

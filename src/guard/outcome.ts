@@ -90,6 +90,15 @@ export interface OutcomeOptions {
    * empty strings and non-strings are ignored.
    */
   failureMarkers?: readonly string[];
+  /**
+   * Read only what the runner produced, never the output's text: rule 0 and
+   * rules 1-3 on the result object itself (its own `isError`, `status`,
+   * `ok`, exit code, `error` fields), nothing parsed out of its text. For a
+   * call whose output its arguments choose (`Classification.echoes`: a
+   * shell's stdout), which could otherwise print a failure it did not have
+   * (issue 26). Default false.
+   */
+  envelopeOnly?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -374,6 +383,7 @@ export function failureReason(result: unknown, options?: OutcomeOptions): string
       const failure = arrayFailure(result);
       if (failure !== null) return failure;
     }
+    if (options?.envelopeOnly === true) return null;
     const text = boundedText(result, MAX_JSON_TEXT);
     if (text.length < MAX_JSON_TEXT) {
       const json = jsonObjectOf(text);

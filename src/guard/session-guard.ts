@@ -315,10 +315,10 @@ class Guard implements ReplayGuard {
         destructive: call.destructive === true,
         links: call.links ?? [],
         stated: known,
-        echoes: false,
+        echoes: call.echoes === true,
       };
     }
-    const plain = call.targets === undefined && call.destructive === undefined && call.links === undefined;
+    const plain = call.targets === undefined && call.destructive === undefined && call.links === undefined && call.echoes === undefined;
     // The record of the call just checked, as it was checked: classified once (a classifier is a function of name and args).
     if (!requested && plain && checked !== null && checked.id === call.id && checked.name === call.name && checked.args === call.args) {
       return checked.classification;
@@ -339,9 +339,10 @@ class Guard implements ReplayGuard {
     const targets = call.targets ?? classified.targets;
     const destructive = call.destructive ?? classified.destructive;
     const links = call.links ?? classified.links;
+    const echoes = call.echoes ?? classified.echoes;
     return TOOL_KINDS.includes(classified.kind as ToolKind)
-      ? { kind: classified.kind as ToolKind, targets, destructive, links, stated: call.args !== undefined, echoes: classified.echoes }
-      : { kind: 'write', targets, destructive, links, stated: false, echoes: classified.echoes };
+      ? { kind: classified.kind as ToolKind, targets, destructive, links, stated: call.args !== undefined, echoes }
+      : { kind: 'write', targets, destructive, links, stated: false, echoes };
   }
 
   /**
@@ -439,7 +440,12 @@ class Guard implements ReplayGuard {
    * for a success: the tool's result, read for self-verification
    * (`selfVerifiedBy`).
    */
-  private toolEvent(type: 'tool.requested' | 'tool.succeeded' | 'tool.failed', call: ToolCall, result?: unknown): SafetyEvent {
+  private toolEvent(
+    type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
+    call: ToolCall,
+    result?: unknown,
+    possiblyApplied?: boolean,
+  ): SafetyEvent {
     const requested = type === 'tool.requested';
     const { kind, targets, destructive, links, stated, echoes } = this.classificationOf(call, requested);
     const at = this.clock();
@@ -450,6 +456,7 @@ class Guard implements ReplayGuard {
       targets: (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) ? targets : undefined,
       destructive: destructive ? true : undefined,
       selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, echoes ? undefined : result) ? true : undefined,
+      possiblyApplied: type === 'tool.failed' && possiblyApplied === true ? true : undefined,
       kindUnstated: !requested && !stated ? true : undefined,
       // Only a check carries links (kept when the write is admitted); left out when none, the common case.
       links: requested && links.length > 0 ? links : undefined,
@@ -497,15 +504,20 @@ class Guard implements ReplayGuard {
       throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
     }
     if (options !== undefined && (typeof options !== 'object' || options === null)) {
-      throw new TypeError('record: options must be an object { result? } when given');
+      throw new TypeError('record: options must be an object { result?, possiblyApplied? } when given');
     }
     let result: unknown;
+    let possiblyApplied: unknown;
     try {
       result = options?.result;
+      possiblyApplied = options?.possiblyApplied;
     } catch (error) {
-      throw new TypeError('record: options.result could not be read (a getter or proxy trap threw)', { cause: error });
+      throw new TypeError('record: options could not be read (a getter or proxy trap threw)', { cause: error });
     }
-    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, result);
+    if (possiblyApplied !== undefined && typeof possiblyApplied !== 'boolean') {
+      throw new TypeError('record: options.possiblyApplied must be a boolean when given');
+    }
+    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, result, possiblyApplied === true);
     // A verifying read completes verification in the same step when the session auto-completes
     // (the machine's eventless transition out of VERIFYING).
     const recovered = lastEmitted(this.send('record', outcomeEvent), 'recovery.succeeded');

@@ -34,6 +34,13 @@ export interface ToolCall {
   targets?: string[];
   destructive?: boolean;
   links?: string[];
+  /**
+   * The call's result is output its arguments choose (`Classification.echoes`:
+   * a shell's stdout, a query's rows): it never verifies the call itself.
+   * Used as given, like `kind`; else the classifier's. An adapter gives the
+   * whole classification it checked with to the record (issue 26).
+   */
+  echoes?: boolean;
 }
 
 /**
@@ -43,6 +50,13 @@ export interface ToolCall {
  */
 export interface RecordOptions {
   result?: unknown;
+  /**
+   * For a failure: the call may still have applied (it threw, timed out or
+   * was cancelled after it started). A failed write so recorded needs
+   * verification, as under `strictFailedWrites` (DESIGN.md §3.8), whatever
+   * the guard's own setting. Default false. Ignored on a success.
+   */
+  possiblyApplied?: boolean;
 }
 
 /**
@@ -50,15 +64,33 @@ export interface RecordOptions {
  * can neither answer differently later nor throw anything but a TypeError.
  */
 export function validCall(call: unknown, method: string): ToolCall {
-  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive?, links? }`;
+  const shape = () => `${method}: expected a tool call object { name: string, id?, args?, kind?, targets?, destructive?, links?, echoes? }`;
   if (typeof call !== 'object' || call === null) throw new TypeError(shape());
-  let fields: { name?: unknown; id?: unknown; args?: unknown; kind?: unknown; targets?: unknown; destructive?: unknown; links?: unknown };
+  let fields: {
+    name?: unknown;
+    id?: unknown;
+    args?: unknown;
+    kind?: unknown;
+    targets?: unknown;
+    destructive?: unknown;
+    links?: unknown;
+    echoes?: unknown;
+  };
   try {
-    const { name, id, args, kind, targets, destructive, links } = call as Record<string, unknown>;
+    const { name, id, args, kind, targets, destructive, links, echoes } = call as Record<string, unknown>;
     // Targets and links copied once, so a getter cannot answer differently to the machine.
     const copied = Array.isArray(targets) ? [...(targets as unknown[])] : targets;
     const copiedLinks = Array.isArray(links) ? [...(links as unknown[])] : links;
-    fields = { name, id, args, kind, targets: copied, destructive, ...(copiedLinks === undefined ? {} : { links: copiedLinks }) };
+    fields = {
+      name,
+      id,
+      args,
+      kind,
+      targets: copied,
+      destructive,
+      ...(copiedLinks === undefined ? {} : { links: copiedLinks }),
+      ...(echoes === undefined ? {} : { echoes }),
+    };
   } catch (error) {
     throw new TypeError(`${method}: the tool call could not be read (a getter or proxy trap threw)`, { cause: error });
   }
@@ -74,6 +106,9 @@ export function validCall(call: unknown, method: string): ToolCall {
   }
   if (fields.links !== undefined && (!Array.isArray(fields.links) || !fields.links.every((t) => typeof t === 'string'))) {
     throw new TypeError(`${method}: a tool call's links must be an array of strings when given`);
+  }
+  if (fields.echoes !== undefined && typeof fields.echoes !== 'boolean') {
+    throw new TypeError(`${method}: a tool call's echoes flag must be a boolean when given`);
   }
   if (fields.destructive !== undefined && typeof fields.destructive !== 'boolean') {
     throw new TypeError(`${method}: a tool call's destructive flag must be a boolean when given`);

@@ -142,7 +142,7 @@ describe('opencode plugin: the invariants through opencode hooks', () => {
 
 describe('opencode plugin: outcomes', () => {
   it('a tool that threw is read from its error part, so the failed write does not stay in flight', async () => {
-    const h = await harness();
+    const h = await harness({ strictFailedWrites: false });
     await h.run('s1', 'c1', 'read', { filePath: `${DIR}/a.txt` });
     await h.run(
       's1',
@@ -167,8 +167,8 @@ describe('opencode plugin: outcomes', () => {
     expect(refused).toContain('rule write-in-flight');
   });
 
-  it('with strictFailedWrites a failed write needs verification too', async () => {
-    const h = await harness({ strictFailedWrites: true });
+  it('by default (strictFailedWrites) a failed write needs verification too', async () => {
+    const h = await harness();
     await h.run('s1', 'c1', 'read', { filePath: `${DIR}/a.txt` });
     await h.run('s1', 'c2', 'write', { filePath: `${DIR}/a.txt`, content: 'x' }, { throws: 'EACCES' });
     expect((await h.run('s1', 'c3', 'write', { filePath: `${DIR}/a.txt`, content: 'x' })).refused).toContain('rule unverified-write');

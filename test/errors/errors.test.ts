@@ -161,7 +161,7 @@ describe('message (the text form of DESIGN §1)', () => {
 });
 
 describe('toToolResult() (DESIGN §3.1)', () => {
-  it('is exactly { ok: false, error: { code, message, blocked: true, recoverable, state, tool, kind, recoveryId, clearedBy } }', () => {
+  it('is exactly { ok: false, error: { code, message, blocked: true, recoverable, state, tool, kind, recoveryId, rule, clearedBy } }', () => {
     const error = noTargetError();
     expect(error.toToolResult()).toStrictEqual({
       ok: false,
@@ -174,6 +174,7 @@ describe('toToolResult() (DESIGN §3.1)', () => {
         tool: 'pulse_control',
         kind: 'write',
         recoveryId: 'FSM_BLOCKED:pulse_control',
+        rule: 'no-target',
         clearedBy: ['resolve', 'read'],
       },
     });
