@@ -232,7 +232,13 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
         admitted,
         outcome.threw
           ? { threw: true }
-          : { threw: false, result: outcome.result, content: book.trusted ? toolOutput(outcome.result) : undefined },
+          : {
+              threw: false,
+              result: outcome.result,
+              content: book.trusted ? toolOutput(outcome.result) : undefined,
+              // The MCP envelope's own failure flag: what counts for a tool whose output its arguments choose (`echoes`).
+              failed: outcome.result.isError === true,
+            },
         { strictFailedWrites: call.strictFailedWrites },
       );
     } catch (error) {

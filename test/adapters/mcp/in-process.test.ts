@@ -337,7 +337,7 @@ describe('gateMcpServer', () => {
     const client = await connect(server);
     await call(client, 'read_note', { note_id: 'a' });
     const other = refusalOf(await call(client, 'delete_note', { note_id: 'b' }));
-    expect(other.error).toMatchObject({ tool: 'delete_note', state: 'READING', target: 'note_id=b' });
+    expect(other.error).toMatchObject({ tool: 'delete_note', state: 'READING', rule: 'unknown-target', target: 'note_id=b' });
     expect(refusalOf(await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).error).toMatchObject({
       tool: 'save',
       state: 'READING',

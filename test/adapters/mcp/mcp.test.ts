@@ -136,9 +136,21 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     writeFileSync(file, 'keep');
     expect((await call(fs, 'list_directory', { path: join(fs.dir, 'other') })).isError).toBeFalsy();
     const write = await call(fs, 'write_file', { path: file, content: 'gone' });
-    expect(refusalOf(write).error).toMatchObject({ code: 'FSM_BLOCKED', tool: 'write_file', state: 'READING', target: file });
+    expect(refusalOf(write).error).toMatchObject({
+      code: 'FSM_BLOCKED',
+      rule: 'unknown-target',
+      tool: 'write_file',
+      state: 'READING',
+      target: file,
+    });
     const move = await call(fs, 'move_file', { source: file, destination: join(fs.dir, 'other', 'a.txt') });
-    expect(refusalOf(move).error).toMatchObject({ code: 'FSM_BLOCKED', tool: 'move_file', state: 'READING', target: file });
+    expect(refusalOf(move).error).toMatchObject({
+      code: 'FSM_BLOCKED',
+      rule: 'unknown-target',
+      tool: 'move_file',
+      state: 'READING',
+      target: file,
+    });
     expect(readFileSync(file, 'utf8')).toBe('keep');
 
     expect((await call(fs, 'list_directory', { path: join(fs.dir, 'notes') })).isError).toBeFalsy();
