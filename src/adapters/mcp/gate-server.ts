@@ -12,14 +12,23 @@
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { builtinCatalogs, parseCatalog } from '../../classify/catalog/index.js';
 import { AdapterConfigError } from '../common.js';
 import { isRecord } from '../../util/own.js';
 import { ANSWER_META_KEY, type AnswerState, type McpGateOptions } from './gate-options.js';
-import { answerStateOf, callIdOf, messageOf, runGated, unknownAnswer, withAnswer, type ServerExtra } from './gated-call.js';
+import {
+  answerStateOf,
+  callIdOf,
+  errorWithAnswer,
+  messageOf,
+  runGated,
+  unknownAnswer,
+  withAnswer,
+  type ServerExtra,
+} from './gated-call.js';
 import { guardSource, strictnessOf, type GuardSource } from './guard-source.js';
 import { targetArguments, ToolBook, type TargetArgument } from './tool-book.js';
 
@@ -49,6 +58,9 @@ function registeredTargets(inputSchema: unknown): Record<string, TargetArgument>
 }
 
 type ToolCallback = (...params: unknown[]) => CallToolResult | Promise<CallToolResult>;
+
+/** A low-level request handler, as `Server.setRequestHandler` takes it. */
+type CallHandler = (request: unknown, extra: ServerExtra | undefined) => unknown;
 
 const GATED = Symbol.for('pulse-safety-fsm/mcp.gated');
 
@@ -97,8 +109,9 @@ class ServerGate {
     this.book = new ToolBook(parseCatalog(options.catalog ?? builtinCatalogs.mcp), options.trusted ?? true);
   }
 
-  /** Patches the server's tool registration, task tools and `connect`. */
+  /** Patches the server's tool registration, its `tools/call` handler, task tools and `connect`. */
   patch(server: McpServer): void {
+    this.wrapCallHandler(server);
     this.wrapRegisterTool(server);
     this.wrapTool(server);
     const tasks = server.experimental.tasks as { registerToolTask: unknown };
@@ -161,6 +174,37 @@ class ServerGate {
         const answer = meta?.[ANSWER_META_KEY] as AnswerState | undefined;
         return withAnswer({ content: [{ type: 'text', text: messageOf(error) }], isError: true }, answer ?? (await answerNow(guard)));
       }
+    };
+  }
+
+  /**
+   * Wraps the `tools/call` handler the `McpServer` installs on its low-level
+   * `server` (at its first tool's registration), so that the results it
+   * makes itself carry the answer state too: a tool not found or disabled,
+   * arguments that do not match the input schema (before the callback), an
+   * output that does not match the output schema (after it). A result that
+   * has it already (the gated callback's) is left as it is.
+   */
+  private wrapCallHandler(server: McpServer): void {
+    const low = server.server;
+    const setRequestHandler = low.setRequestHandler.bind(low) as (schema: unknown, handler: CallHandler) => void;
+    low.setRequestHandler = ((schema: unknown, handler: CallHandler) =>
+      setRequestHandler(schema, schema === CallToolRequestSchema ? this.answering(handler) : handler)) as typeof low.setRequestHandler;
+  }
+
+  private answering(handler: CallHandler): CallHandler {
+    return async (request, extra) => {
+      const guard = this.guardFor(extra?.sessionId).guard;
+      let result: unknown;
+      try {
+        result = await handler(request, extra);
+      } catch (error) {
+        throw errorWithAnswer(error, await answerNow(guard));
+      }
+      if (!isRecord(result)) return result;
+      const meta = result._meta;
+      if (isRecord(meta) && meta[ANSWER_META_KEY] !== undefined) return result;
+      return withAnswer(result as CallToolResult, await answerNow(guard));
     };
   }
 

@@ -298,6 +298,27 @@ describe('gateMcpServer', () => {
     expect(answerStateOf(failed)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
   });
 
+  it('puts the answer state on the results the SDK makes itself: unknown tool, invalid arguments, output not matching its schema', async () => {
+    const { server } = gatedServer({ guard: createSessionGuard() });
+    server.registerTool('bad_output', { outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text', text: 'x' }],
+      structuredContent: { count: 'many' },
+    }));
+    const client = await connect(server);
+    const unknown = await call(client, 'no_such_tool');
+    expect(textOf(unknown)).toMatch(/Tool no_such_tool not found/);
+    expect(answerStateOf(unknown)).toMatchObject({ allowed: true, state: 'RESOLVING' });
+    const invalid = await call(client, 'look', { at: 42 });
+    expect(invalid.isError).toBe(true);
+    expect(answerStateOf(invalid)).toMatchObject({ allowed: true, state: 'RESOLVING' });
+    const badOutput = (await client.request(
+      { method: 'tools/call', params: { name: 'bad_output', arguments: {} } },
+      CallToolResultSchema,
+    )) as CallToolResult;
+    expect(textOf(badOutput)).toMatch(/[Oo]utput validation error/);
+    expect(answerStateOf(badOutput)).toMatchObject({ allowed: true, state: 'READING' });
+  });
+
   it('does not run a call whose guard cannot be had (getGuard throws), and says so with the answer state UNKNOWN', async () => {
     const { server, runs } = gatedServer({
       getGuard: () => {
