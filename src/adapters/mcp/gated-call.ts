@@ -13,7 +13,7 @@ import { createSessionGuard, type SessionGuard } from '../../guard/session-guard
 import { mayAnswer } from '../../guard/may-answer.js';
 import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
-import { admitCall, recordCall, uncheckedText, type AdapterGuard, type MaybePromise } from '../common.js';
+import { admitCall, recordCall, uncheckedText, type AdapterGuard, type CallAdmission, type MaybePromise } from '../common.js';
 import { isRecord } from '../../util/own.js';
 import { ANSWER_META_KEY, type AnswerState, type McpGateEvent, type McpGateOptions } from './gate-options.js';
 import type { ToolBook } from './tool-book.js';
@@ -166,6 +166,30 @@ function notRun(name: string, failure: unknown, answer: AnswerState): CallToolRe
   return withAnswer({ content: [{ type: 'text', text: uncheckedText(name, failure) }], isError: true }, answer);
 }
 
+/** Reports a call's check (`McpGateEvent` `check`): its classification, the decision, and the state after it. */
+function emitCheck(call: GatedCall, id: string, admission: CallAdmission, after: AnswerState | undefined): void {
+  if (call.onEvent === undefined) return;
+  const { name } = call;
+  const classification = admission.allowed ? admission.call : call.book.classify(name, call.args);
+  emit(call.onEvent, {
+    type: 'check',
+    at: Date.now(),
+    session: call.session,
+    id,
+    tool: name,
+    kind: classification.kind ?? 'write',
+    targets: [...(classification.targets ?? [])],
+    destructive: classification.destructive === true,
+    allowed: admission.allowed,
+    state: after?.state ?? 'UNKNOWN',
+    ...(admission.allowed
+      ? {}
+      : admission.error === null
+        ? { reason: uncheckedText(name, admission.failure) }
+        : { rule: admission.error.rule, reason: admission.error.reason }),
+  });
+}
+
 /**
  * Checks a call (`admitCall`: classified by the book, kind, targets,
  * destructive), runs it when admitted, records its outcome (`recordCall`
@@ -198,24 +222,7 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
   }
   const admission = await admitCall({ guard, classifier: book, id, name, args: call.args });
   const after = call.onEvent === undefined && admission.allowed ? undefined : await answerStateOf(guard);
-  const classification = admission.allowed ? admission.call : book.classify(name, call.args);
-  emit(call.onEvent, {
-    type: 'check',
-    at: Date.now(),
-    session: call.session,
-    id,
-    tool: name,
-    kind: classification.kind ?? 'write',
-    targets: [...(classification.targets ?? [])],
-    destructive: classification.destructive === true,
-    allowed: admission.allowed,
-    state: after?.state ?? 'UNKNOWN',
-    ...(admission.allowed
-      ? {}
-      : admission.error === null
-        ? { reason: uncheckedText(name, admission.failure) }
-        : { rule: admission.error.rule, reason: admission.error.reason }),
-  });
+  emitCheck(call, id, admission, after);
   if (!admission.allowed) {
     if (admission.error === null) return notRun(name, admission.failure, after!);
     return withAnswer(refusalResult(admission.error, book.structuredRefusal(name)), after!);
