@@ -6,24 +6,29 @@
  * pulse-safety mcp-proxy [--catalog F] [--trust] [--no-strict-failed-writes]
  *     [--store sqlite:F] [--log decisions.jsonl] [--session KEY] [--timeout MS]
  *     -- <server command...>
- * pulse-safety mcp-proxy --listen 127.0.0.1:PORT --upstream URL [options]
+ * pulse-safety mcp-proxy --listen 127.0.0.1:PORT [--max-sessions N]
+ *     [--idle-timeout MS] --upstream URL [options]
  * ```
  *
- * The upstream server is a command started over stdio (after `--`) or a
- * Streamable HTTP URL (`--upstream`); the proxy serves its client over stdio,
- * or over Streamable HTTP at `http://127.0.0.1:PORT/mcp` with `--listen` (one
- * upstream connection and one guard per `Mcp-Session-Id`; bound to 127.0.0.1
- * only, Host and Origin checked against DNS rebinding).
+ * The upstream server is a command started over stdio (after `--`) in a
+ * process group of its own (`ProcessGroupStdioTransport`), or a Streamable
+ * HTTP URL (`--upstream`); the proxy serves its client over stdio, or over
+ * Streamable HTTP at `http://127.0.0.1:PORT/mcp` with `--listen` (one
+ * upstream connection and one guard per `Mcp-Session-Id`, at most
+ * `--max-sessions` at once, each closed after `--idle-timeout` ms without a
+ * request; bound to 127.0.0.1 only, Host and Origin checked against DNS
+ * rebinding).
  *
  * Lifetime: over stdio the proxy stops when its client closes stdin, on
  * SIGTERM or SIGINT, or when the upstream server goes away. When its client
- * leaves, the upstream's stdin is ended (then SIGTERM, then SIGKILL, as the
- * SDK's stdio transport does); on a signal the upstream gets SIGTERM at once
- * and SIGKILL a second later; a signal while stopping hurries that along
- * (SIGTERM now, then SIGKILL). The proxy waits for the upstream to exit, so
- * no process is left behind. Exit codes: 0 stopped by its client or a signal; 1 the upstream
- * failed or went away; 2 bad arguments, catalog or configuration (e.g. no
- * upstream tool is a read: see `AdapterConfigError`).
+ * leaves, the upstream's stdin is ended, then its process group gets SIGTERM
+ * after 2 s and SIGKILL a second later; on a signal or a refusal to start,
+ * the group gets SIGTERM at once and SIGKILL a second later; a signal while
+ * stopping hurries that along. The proxy waits for the group to be gone, so
+ * no process is left behind. Exit codes: 0 stopped by its client or a
+ * signal; 1 the upstream failed or went away; 2 bad arguments, catalog or
+ * configuration (e.g. no upstream tool is a read without `--trust`: see
+ * `AdapterConfigError`).
  *
  * The MCP SDK is an optional peer dependency: it is loaded when the command
  * runs, so the rest of the CLI works without it.
@@ -488,6 +493,7 @@ class HttpProxy {
       this.context.err(
         `pulse-safety mcp-proxy: session ${session.transport.sessionId ?? '(initializing)'} closed after ${this.context.options.idleTimeout} ms idle\n`,
       );
+      void session.upstream.terminate(); // its process group gets SIGTERM now, not after a grace period
       void session.server.close().catch(() => {});
     }, this.context.options.idleTimeout);
     session.idle.unref();
