@@ -20,7 +20,7 @@ import { AdapterConfigError } from '../common.js';
 import { isRecord } from '../../util/own.js';
 import { ANSWER_META_KEY, type AnswerState, type McpGateOptions } from './gate-options.js';
 import {
-  answerStateOf,
+  sessionAnswer,
   callIdOf,
   errorWithAnswer,
   messageOf,
@@ -84,9 +84,9 @@ function assertGatable(server: McpServer): void {
 }
 
 /** The answer state of the session of `guard()` (which may throw: the state is then `UNKNOWN`). */
-async function answerNow(guard: () => Parameters<typeof answerStateOf>[0]): Promise<AnswerState> {
+async function answerNow(guard: () => Parameters<typeof sessionAnswer>[0]): Promise<AnswerState> {
   try {
-    return await answerStateOf(guard());
+    return await sessionAnswer(guard());
   } catch (error) {
     return unknownAnswer(error);
   }

@@ -44,7 +44,7 @@ export function callIdOf(extra: { requestId?: unknown } | undefined): string {
  * load). Never throws or rejects: a session that cannot be read gives
  * `unknownAnswer` (the answer is refused).
  */
-export function answerStateOf(guard: AdapterGuard): MaybePromise<AnswerState> {
+export function sessionAnswer(guard: AdapterGuard): MaybePromise<AnswerState> {
   try {
     if ('actor' in guard) return answerOf(guard);
     return guard.getPersistedSnapshot().then(
@@ -218,10 +218,10 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
   try {
     id = call.id();
   } catch (error) {
-    return notRun(name, error, await answerStateOf(guard));
+    return notRun(name, error, await sessionAnswer(guard));
   }
   const admission = await admitCall({ guard, classifier: book, id, name, args: call.args });
-  const after = call.onEvent === undefined && admission.allowed ? undefined : await answerStateOf(guard);
+  const after = call.onEvent === undefined && admission.allowed ? undefined : await sessionAnswer(guard);
   emitCheck(call, id, admission, after);
   if (!admission.allowed) {
     if (admission.error === null) return notRun(name, admission.failure, after!);
@@ -251,10 +251,10 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
     } catch (error) {
       throw errorWithAnswer(
         new McpError(ErrorCode.InternalError, `pulse-safety: the call ran but its outcome could not be recorded (${messageOf(error)})`),
-        await answerStateOf(guard),
+        await sessionAnswer(guard),
       );
     }
-    const answer = await answerStateOf(guard);
+    const answer = await sessionAnswer(guard);
     emit(call.onEvent, {
       type: 'outcome',
       at: Date.now(),
