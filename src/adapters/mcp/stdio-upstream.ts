@@ -95,7 +95,14 @@ export class ProcessGroupStdioTransport implements Transport {
       child.stdin?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
+        try {
+          this.buffer.append(chunk);
+        } catch (error) {
+          // A line past the buffer's bound (10 MB): the server is not speaking MCP; it is stopped.
+          this.onerror?.(error as Error);
+          void this.stop({ graceful: false });
+          return;
+        }
         for (;;) {
           let message: JSONRPCMessage | null;
           try {

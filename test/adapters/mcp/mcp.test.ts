@@ -322,6 +322,12 @@ describe.concurrent('mcp-proxy configuration', () => {
     expect(result.stderr).toContain('name the MCP server');
   });
 
+  it('exits 2 on a session bound that is no whole number of sessions', async () => {
+    const result = await runCli(['mcp-proxy', '--listen', '127.0.0.1:0', '--max-sessions', '0', '--', 'true']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--max-sessions');
+  });
+
   it('refuses to listen on any host but 127.0.0.1', async () => {
     const result = await runCli(['mcp-proxy', '--listen', '0.0.0.0:8080', '--', 'true']);
     expect(result.status).toBe(2);
