@@ -368,6 +368,34 @@ describe('gateMcpServer', () => {
     expect((await call(client, 'delete_note', { note_id: 'a' })).isError).toBeFalsy();
   });
 
+  it("takes no content argument for a target, whatever its description says: a read of the file's directory admits the write", async () => {
+    const server = gateMcpServer(new McpServer({ name: 'files', version: '1.0.0' }), { guard: createSessionGuard() });
+    const written: string[] = [];
+    server.registerTool('list', { inputSchema: { directory: z.string() }, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text', text: 'a.txt' }],
+    }));
+    server.registerTool(
+      'save',
+      {
+        inputSchema: { where: z.string().describe('The file to write'), content: z.string().describe('What to write in the file') },
+        annotations: { readOnlyHint: false },
+      },
+      async ({ where }) => {
+        written.push(where);
+        return { content: [{ type: 'text', text: 'saved' }] };
+      },
+    );
+    const client = await connect(server);
+    await call(client, 'list', { directory: '/home/dev/other' });
+    expect(refusalOf(await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).error).toMatchObject({
+      rule: 'unknown-target',
+      target: '/home/dev/notes/a.txt',
+    });
+    await call(client, 'list', { directory: '/home/dev/notes' });
+    expect((await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).isError).toBeFalsy();
+    expect(written).toEqual(['/home/dev/notes/a.txt']);
+  });
+
   it('refuses both a guard and getGuard', () => {
     const guard = createSessionGuard({ strictFailedWrites: true });
     expect(() => gateMcpServer(new McpServer({ name: 'c', version: '1' }), { guard, getGuard: () => guard })).toThrow(
