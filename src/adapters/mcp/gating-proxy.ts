@@ -172,15 +172,17 @@ class GatingProxy {
   private async callTool(request: unknown, extra: ServerExtra): Promise<ServerResult> {
     const parsed = CallToolRequestSchema.safeParse(request);
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, 'pulse-safety: a malformed tools/call request was not forwarded');
-    const { params } = parsed.data;
+    const checked = parsed.data.params;
+    // Forwarded as the client sent them (what the schema does not name, too): the proxy is transparent.
+    const params = (request as { params: typeof checked }).params;
     const { guard, key } = this.guardFor(extra.sessionId);
     return runGated(
       {
         guard,
         session: key,
         id: () => callIdOf(extra),
-        name: params.name,
-        args: params.arguments,
+        name: checked.name,
+        args: checked.arguments,
         book: this.book,
         onEvent: this.options.onEvent,
         strictFailedWrites: this.strict,
