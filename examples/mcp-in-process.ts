@@ -73,7 +73,7 @@ function line(step: string, result: CallToolResult): string {
 /** Runs the conversation; returns the transcript lines and the notes written. */
 export async function runExample(): Promise<{ lines: string[]; notes: Map<string, string> }> {
   const notes = new Map<string, string>([['todo', 'water the plants']]);
-  const guard = createSessionGuard({ strictFailedWrites: true }); // one per conversation (or getGuard with a session store)
+  const guard = createSessionGuard(); // one per conversation (or getGuard with a session store)
   const server = createNotesServer(notes, guard);
   const client = new Client({ name: 'example-host', version: '1.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

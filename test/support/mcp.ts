@@ -68,6 +68,31 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/**
+ * Whether a process with this PID is alive: running, and not a zombie
+ * (a process whose parent is gone waits for PID 1 to reap it; on Linux its
+ * state in /proc says so).
+ */
+export function isAlive(pid: number): boolean {
+  if (!isRunning(pid)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc here: as isRunning says
+  }
+}
+
+/**
+ * A command line that starts `sleep 600` in the background (the same
+ * process group), writes its PID to `pidFile`, then becomes `command`: a
+ * server that leaves a child behind, which only ending the server's whole
+ * process group ends.
+ */
+export function withStraggler(pidFile: string, command: string[]): string[] {
+  return ['sh', '-c', 'sleep 600 & echo $! > "$0" && exec "$@"', pidFile, ...command];
+}
+
 /** Polls `condition` until it holds; throws naming `what` after `ms` (a hang fails the test, it is no speed assertion). */
 export async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -7,7 +7,7 @@
  */
 import type { BlockRule, SafetyState, ToolKind } from '../../../machines/safety.types.js';
 import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
-import type { SessionGuard } from '../../guard/session-guard.js';
+import type { AdapterGuard } from '../common.js';
 
 /** The `_meta` key under which every gated `tools/call` result carries the `AnswerState`. */
 export const ANSWER_META_KEY = 'pulse-safety/answer';
@@ -17,14 +17,21 @@ export const DEFAULT_SESSION_KEY = 'default';
 
 /**
  * What `guard.finalAnswer()` would decide right now (from `mayAnswer`, no side
- * effect), as carried in `_meta['pulse-safety/answer']` of each gated result.
- * `rule`, `reason` and `text` (the refusal in words for the model,
- * `refusalText`) are present only when the answer would be refused.
+ * effect), as carried in `_meta['pulse-safety/answer']` of EVERY gated
+ * `tools/call` result (refusals, calls the gate could not check and failed
+ * calls included) and in `error.data._meta['pulse-safety/answer']` of a
+ * `tools/call` answered with a JSON-RPC error. `rule`, `reason` and `text`
+ * (the refusal in words for the model, `refusalText`) are present only when
+ * the answer would be refused.
  */
 export interface AnswerState {
   allowed: boolean;
-  /** The session's state after this call. */
-  state: SafetyState;
+  /**
+   * The session's state after this call; `UNKNOWN` when the session could
+   * not be read (no guard, a shared store that failed): the answer is then
+   * refused (`allowed: false`, `reason` says why, no `rule`).
+   */
+  state: SafetyState | 'UNKNOWN';
   rule?: BlockRule;
   reason?: string;
   text?: string;
@@ -47,7 +54,8 @@ export type McpGateEvent =
       targets: string[];
       destructive: boolean;
       allowed: boolean;
-      state: SafetyState;
+      /** The session's state after the check; `UNKNOWN` when it could not be read. */
+      state: SafetyState | 'UNKNOWN';
       rule?: BlockRule;
       reason?: string;
     }
@@ -61,7 +69,7 @@ export type McpGateEvent =
       outcome: 'success' | 'error';
       /** Why an `error`: the call threw, was cancelled or timed out (its message), or its result says so (absent). */
       thrown?: string;
-      state: SafetyState;
+      state: SafetyState | 'UNKNOWN';
       answer: AnswerState;
     };
 
@@ -69,16 +77,18 @@ export type McpGateEvent =
  * Options of `createGatingProxy` and `gateMcpServer`.
  *
  * The guard: one `guard` for a single session, or `getGuard(sessionKey)` for
- * many (e.g. `(key) => store.session(key)` with `createSessionStore`); the key
+ * many (e.g. `(key) => store.session(key)` with `createSessionStore`, or with
+ * `createSharedSessionStore` for sessions shared by many processes); the key
  * is the transport's session id (the `Mcp-Session-Id` of Streamable HTTP), or
  * `sessionKey` when the transport has none. Neither: an in-memory session
- * store made here, with `strictFailedWrites` as below.
+ * store made here. A guard may be synchronous (`SessionGuard`) or
+ * asynchronous (`SharedSessionGuard`, whose failures refuse the call).
  */
 export interface McpGateOptions {
   /** The gate of the one session (not with `getGuard`). */
-  guard?: SessionGuard;
-  /** The gate of a session by its key (not with `guard`). */
-  getGuard?: (sessionKey: string) => SessionGuard;
+  guard?: AdapterGuard;
+  /** The gate of a session by its key (not with `guard`); what it throws keeps that call from running. */
+  getGuard?: (sessionKey: string) => AdapterGuard;
   /** The key of connections without a session id; default `DEFAULT_SESSION_KEY` (`'default'`). */
   sessionKey?: string;
   /**
@@ -94,12 +104,10 @@ export interface McpGateOptions {
    */
   trusted?: boolean;
   /**
-   * A failed write counts as a write that may have applied (DESIGN.md §3.8);
-   * default true, because an MCP call that timed out or was cancelled may
-   * well have run. Applies to guards made here; a guard given must match it,
-   * so pass false to accept one that is not strict. A `guard` is checked at
-   * wrap time (an `AdapterConfigError`); a guard from `getGuard` at each call
-   * (the call is then not run, and its MCP error says why).
+   * A failed write counts as a write that may have applied (DESIGN.md §3.8),
+   * needing a read before the next write; default true, because an MCP call
+   * that timed out or was cancelled may well have run. Passed to every
+   * record (`recordCall`), whatever the guard's own `strictFailedWrites`.
    */
   strictFailedWrites?: boolean;
   /** Called with every check and outcome (see `McpGateEvent`); exceptions it throws are ignored. */

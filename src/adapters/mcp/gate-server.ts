@@ -12,14 +12,25 @@
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { normalizeObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { builtinCatalogs, parseCatalog } from '../../classify/catalog/index.js';
 import { AdapterConfigError } from '../common.js';
 import { isRecord } from '../../util/own.js';
-import type { McpGateOptions } from './gate-options.js';
-import { callIdOf, runGated, type ServerExtra } from './gated-call.js';
-import { guardSource, type GuardSource } from './guard-source.js';
-import { ToolBook } from './tool-book.js';
+import { ANSWER_META_KEY, type AnswerState, type McpGateOptions } from './gate-options.js';
+import {
+  sessionAnswer,
+  callIdOf,
+  errorWithAnswer,
+  messageOf,
+  runGated,
+  unknownAnswer,
+  withAnswer,
+  type ServerExtra,
+} from './gated-call.js';
+import { guardSource, strictnessOf, type GuardSource } from './guard-source.js';
+import { targetArguments, ToolBook, type TargetArgument } from './tool-book.js';
 
 const WHERE = 'gateMcpServer';
 
@@ -27,11 +38,29 @@ const WHERE = 'gateMcpServer';
 interface Holder {
   name: string;
   annotations: unknown;
+  inputSchema: unknown;
   outputSchema: unknown;
   tool?: RegisteredTool;
 }
 
+/**
+ * The target arguments of a registered tool's input schema (a Zod shape or
+ * object), read from the JSON schema the SDK lists for it (`targetArguments`);
+ * none when it cannot be converted.
+ */
+function registeredTargets(inputSchema: unknown): Record<string, TargetArgument> {
+  try {
+    const object = normalizeObjectSchema(inputSchema as Parameters<typeof normalizeObjectSchema>[0]);
+    return object === undefined ? {} : targetArguments(toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: 'input' }));
+  } catch {
+    return {};
+  }
+}
+
 type ToolCallback = (...params: unknown[]) => CallToolResult | Promise<CallToolResult>;
+
+/** A low-level request handler, as `Server.setRequestHandler` takes it. */
+type CallHandler = (request: unknown, extra: ServerExtra | undefined) => unknown;
 
 const GATED = Symbol.for('pulse-safety-fsm/mcp.gated');
 
@@ -54,11 +83,21 @@ function assertGatable(server: McpServer): void {
   }
 }
 
+/** The answer state of the session of `guard()` (which may throw: the state is then `UNKNOWN`). */
+async function answerNow(guard: () => Parameters<typeof sessionAnswer>[0]): Promise<AnswerState> {
+  try {
+    return await sessionAnswer(guard());
+  } catch (error) {
+    return unknownAnswer(error);
+  }
+}
+
 /** The gate of one `McpServer`: its tools as registered, and the wrapping of their callbacks. */
 class ServerGate {
   private readonly guardFor: GuardSource;
   private readonly book: ToolBook;
   private readonly holders = new Set<Holder>();
+  private readonly strict: boolean;
 
   /**
    * @throws AdapterConfigError when the guard options conflict.
@@ -66,11 +105,13 @@ class ServerGate {
    */
   constructor(private readonly options: McpGateOptions) {
     this.guardFor = guardSource(options, WHERE);
+    this.strict = strictnessOf(options, WHERE);
     this.book = new ToolBook(parseCatalog(options.catalog ?? builtinCatalogs.mcp), options.trusted ?? true);
   }
 
-  /** Patches the server's tool registration, task tools and `connect`. */
+  /** Patches the server's tool registration, its `tools/call` handler, task tools and `connect`. */
   patch(server: McpServer): void {
+    this.wrapCallHandler(server);
     this.wrapRegisterTool(server);
     this.wrapTool(server);
     const tasks = server.experimental.tasks as { registerToolTask: unknown };
@@ -96,20 +137,74 @@ class ServerGate {
           ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
           : {},
         hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,
+        targets: registeredTargets(holder.tool?.inputSchema ?? holder.inputSchema),
       })),
     );
   }
 
-  /** A tool's callback, gated under the tool's current name. */
+  /**
+   * A tool's callback, gated under the tool's current name. What the
+   * callback throws becomes the error result the SDK would make of it (its
+   * message, `isError: true`), with the answer state in `_meta`: every result
+   * carries it. A URL elicitation request (an `McpError` the SDK passes on as
+   * such) is rethrown with the answer state in its `data._meta`.
+   */
   private gated(holder: Holder, callback: ToolCallback): ToolCallback {
     return async (...params: unknown[]) => {
       const extra = params[params.length - 1] as ServerExtra | undefined;
       const args = params.length > 1 ? params[0] : undefined;
       const { guard, key } = this.guardFor(extra?.sessionId);
-      return runGated(
-        { guard, session: key, id: callIdOf(extra), name: holder.name, args, book: this.book, onEvent: this.options.onEvent },
-        async () => callback(...params),
-      );
+      try {
+        return await runGated(
+          {
+            guard,
+            session: key,
+            id: () => callIdOf(extra),
+            name: holder.name,
+            args,
+            book: this.book,
+            onEvent: this.options.onEvent,
+            strictFailedWrites: this.strict,
+          },
+          async () => callback(...params),
+        );
+      } catch (error) {
+        if ((error as { code?: unknown }).code === ErrorCode.UrlElicitationRequired) throw error;
+        const meta = (error as { data?: { _meta?: Record<string, unknown> } }).data?._meta;
+        const answer = meta?.[ANSWER_META_KEY] as AnswerState | undefined;
+        return withAnswer({ content: [{ type: 'text', text: messageOf(error) }], isError: true }, answer ?? (await answerNow(guard)));
+      }
+    };
+  }
+
+  /**
+   * Wraps the `tools/call` handler the `McpServer` installs on its low-level
+   * `server` (at its first tool's registration), so that the results it
+   * makes itself carry the answer state too: a tool not found or disabled,
+   * arguments that do not match the input schema (before the callback), an
+   * output that does not match the output schema (after it). A result that
+   * has it already (the gated callback's) is left as it is.
+   */
+  private wrapCallHandler(server: McpServer): void {
+    const low = server.server;
+    const setRequestHandler = low.setRequestHandler.bind(low) as (schema: unknown, handler: CallHandler) => void;
+    low.setRequestHandler = ((schema: unknown, handler: CallHandler) =>
+      setRequestHandler(schema, schema === CallToolRequestSchema ? this.answering(handler) : handler)) as typeof low.setRequestHandler;
+  }
+
+  private answering(handler: CallHandler): CallHandler {
+    return async (request, extra) => {
+      const guard = this.guardFor(extra?.sessionId).guard;
+      let result: unknown;
+      try {
+        result = await handler(request, extra);
+      } catch (error) {
+        throw errorWithAnswer(error, await answerNow(guard));
+      }
+      if (!isRecord(result)) return result;
+      const meta = result._meta;
+      if (isRecord(meta) && meta[ANSWER_META_KEY] !== undefined) return result;
+      return withAnswer(result as CallToolResult, await answerNow(guard));
     };
   }
 
@@ -138,7 +233,12 @@ class ServerGate {
       cb: ToolCallback,
     ) => RegisteredTool;
     server.registerTool = ((name: string, config: Record<string, unknown>, cb: ToolCallback) => {
-      const holder: Holder = { name, annotations: config?.annotations, outputSchema: config?.outputSchema };
+      const holder: Holder = {
+        name,
+        annotations: config?.annotations,
+        inputSchema: config?.inputSchema,
+        outputSchema: config?.outputSchema,
+      };
       const tool = registerTool(name, config, this.gated(holder, cb));
       this.watch(holder, tool);
       return tool;
@@ -150,7 +250,12 @@ class ServerGate {
     const toolMethod = server.tool.bind(server) as (...args: unknown[]) => RegisteredTool;
     server.tool = ((...args: unknown[]) => {
       const tool = toolMethod(...args);
-      const holder: Holder = { name: String(args[0]), annotations: tool.annotations, outputSchema: tool.outputSchema };
+      const holder: Holder = {
+        name: String(args[0]),
+        annotations: tool.annotations,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema,
+      };
       tool.update({ callback: this.gated(holder, tool.handler as ToolCallback) as never });
       this.watch(holder, tool);
       return tool;

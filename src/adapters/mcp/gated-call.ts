@@ -9,11 +9,11 @@
  */
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ErrorCode, McpError, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Decision, SessionGuard, ToolCall } from '../../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard } from '../../guard/session-guard.js';
 import { mayAnswer } from '../../guard/may-answer.js';
 import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
-import { recordCall } from '../common.js';
+import { admitCall, recordCall, uncheckedText, type AdapterGuard, type CallAdmission, type MaybePromise } from '../common.js';
 import { isRecord } from '../../util/own.js';
 import { ANSWER_META_KEY, type AnswerState, type McpGateEvent, type McpGateOptions } from './gate-options.js';
 import type { ToolBook } from './tool-book.js';
@@ -38,12 +38,40 @@ export function callIdOf(extra: { requestId?: unknown } | undefined): string {
   throw new McpError(ErrorCode.InternalError, 'pulse-safety: the tools/call request has no id (extra.requestId); the call was not run');
 }
 
-/** The answer state of a session now (`mayAnswer`: nothing about the session changes). */
-function answerState(guard: SessionGuard): AnswerState {
+/**
+ * The answer state of a session now, with no side effect: `mayAnswer` on a
+ * `SessionGuard`; on a `SharedSessionGuard`, on the session as stored now (one
+ * load). Never throws or rejects: a session that cannot be read gives
+ * `unknownAnswer` (the answer is refused).
+ */
+export function sessionAnswer(guard: AdapterGuard): MaybePromise<AnswerState> {
+  try {
+    if ('actor' in guard) return answerOf(guard);
+    return guard.getPersistedSnapshot().then(
+      (snapshot) => answerOf(createSessionGuard({ snapshot })),
+      (error: unknown) => unknownAnswer(error),
+    );
+  } catch (error) {
+    return unknownAnswer(error);
+  }
+}
+
+function answerOf(guard: SessionGuard): AnswerState {
   const decision = mayAnswer(guard);
   const state = guard.state;
   if (decision.allowed) return { allowed: true, state };
   return { allowed: false, state, rule: decision.error.rule, reason: decision.error.reason, text: refusalText(decision.error) };
+}
+
+/** The answer state when the session cannot be read (no guard, a store that fails): refused, state `UNKNOWN`. */
+export function unknownAnswer(error: unknown): AnswerState {
+  const reason = `the session could not be read (${messageOf(error).slice(0, 300)})`;
+  return {
+    allowed: false,
+    state: 'UNKNOWN',
+    reason,
+    text: `Your final answer was not given: the safety gate could not check it (${reason}).`,
+  };
 }
 
 /**
@@ -67,13 +95,18 @@ export function refusalResult(error: FSMBlockedError, structured: boolean): Call
 
 /** One tools/call to gate. */
 export interface GatedCall {
-  guard: SessionGuard;
+  /** The session's guard; what it throws (the app's `getGuard` failed) keeps the call from running. */
+  guard: () => AdapterGuard;
+  /** The session key, for events. */
   session: string;
-  id: string;
+  /** The call id (`callIdOf`); what it throws keeps the call from running. */
+  id: () => string;
   name: string;
   args: unknown;
   book: ToolBook;
   onEvent: McpGateOptions['onEvent'];
+  /** A failed write counts as possibly applied (`recordCall`'s option); default true. */
+  strictFailedWrites: boolean;
 }
 
 function emit(onEvent: McpGateOptions['onEvent'], event: McpGateEvent): void {
@@ -98,53 +131,103 @@ function toolOutput(result: CallToolResult): unknown {
   return text?.type === 'text' ? text.text : undefined;
 }
 
+/** `_meta` with the answer state added (the rest kept). */
+function metaWith(meta: unknown, answer: AnswerState): Record<string, unknown> {
+  return { ...(isRecord(meta) ? meta : {}), [ANSWER_META_KEY]: answer };
+}
+
 /** The result with the session's answer state added to its `_meta`. */
-function withAnswer(result: CallToolResult, answer: AnswerState): CallToolResult {
-  return { ...result, _meta: { ...(isRecord(result._meta) ? result._meta : {}), [ANSWER_META_KEY]: answer } };
+export function withAnswer(result: CallToolResult, answer: AnswerState): CallToolResult {
+  return { ...result, _meta: metaWith(result._meta, answer) };
 }
 
 /**
- * Checks a call (classified by the book: kind, targets, destructive), runs it
- * when admitted, records its outcome (`recordCall`: `outcomeOf` the result,
- * and a call that throws, is cancelled or times out is an `error`; a trusted
- * server's output may verify its own write, `toolOutput`) and adds the answer
- * state to the result. A refused call is not run: its result is
- * `refusalResult`.
- * @throws McpError when the guard cannot decide (a call id already in flight,
- *   a store that cannot save): the call is not run. Rethrows what `run` throws.
+ * An error thrown for a `tools/call` that carries the answer state in its
+ * JSON-RPC `error.data._meta['pulse-safety/answer']` (the SDK sends an error's
+ * `code`, `message` and `data`): the same code and message, its data kept
+ * when it is an object (or absent); other data is left as it is, without the
+ * answer state.
  */
-export async function runGated(call: GatedCall, run: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  const { guard, book } = call;
-  const classification = book.classify(call.name, call.args);
-  const toolCall: ToolCall = {
-    id: call.id,
-    name: call.name,
-    args: call.args,
-    kind: classification.kind,
-    targets: classification.targets,
-    destructive: classification.destructive,
-    ...(classification.links === undefined ? {} : { links: classification.links }),
-  };
-  let decision: Decision;
-  try {
-    decision = guard.check(toolCall);
-  } catch (error) {
-    throw new McpError(ErrorCode.InvalidRequest, `pulse-safety: ${messageOf(error)}; the call was not run`);
-  }
+export function errorWithAnswer(error: unknown, answer: AnswerState): Error {
+  const source = error instanceof Error ? error : new Error(String(error));
+  const data = (source as { data?: unknown }).data;
+  if (data !== undefined && !isRecord(data)) return source;
+  const code = (source as { code?: unknown }).code;
+  const carried = Object.assign(new Error(source.message), {
+    name: source.name,
+    code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
+    data: { ...(data ?? {}), _meta: metaWith(isRecord(data) ? data._meta : undefined, answer) },
+  });
+  return carried;
+}
+
+/** The result of a call that was not run because the gate could not check it: an error result naming why (`uncheckedText`). */
+function notRun(name: string, failure: unknown, answer: AnswerState): CallToolResult {
+  return withAnswer({ content: [{ type: 'text', text: uncheckedText(name, failure) }], isError: true }, answer);
+}
+
+/** Reports a call's check (`McpGateEvent` `check`): its classification, the decision, and the state after it. */
+function emitCheck(call: GatedCall, id: string, admission: CallAdmission, after: AnswerState | undefined): void {
+  if (call.onEvent === undefined) return;
+  const { name } = call;
+  const classification = admission.allowed ? admission.call : call.book.classify(name, call.args);
   emit(call.onEvent, {
     type: 'check',
     at: Date.now(),
     session: call.session,
-    id: call.id,
-    tool: call.name,
-    kind: decision.kind,
-    targets: classification.targets,
-    destructive: classification.destructive,
-    allowed: decision.allowed,
-    state: guard.state,
-    ...(decision.allowed ? {} : { rule: decision.error.rule, reason: decision.error.reason }),
+    id,
+    tool: name,
+    kind: classification.kind ?? 'write',
+    targets: [...(classification.targets ?? [])],
+    destructive: classification.destructive === true,
+    allowed: admission.allowed,
+    state: after?.state ?? 'UNKNOWN',
+    ...(admission.allowed
+      ? {}
+      : admission.error === null
+        ? { reason: uncheckedText(name, admission.failure) }
+        : { rule: admission.error.rule, reason: admission.error.reason }),
   });
-  if (!decision.allowed) return withAnswer(refusalResult(decision.error, book.structuredRefusal(call.name)), answerState(guard));
+}
+
+/**
+ * Checks a call (`admitCall`: classified by the book, kind, targets,
+ * destructive), runs it when admitted, records its outcome (`recordCall`
+ * with the admitted call's whole classification: `outcomeOf` the result, a
+ * call that throws, is cancelled or times out is an `error`, a write so
+ * failed possibly applied with `strictFailedWrites`; a trusted server's
+ * output may verify its own write, `toolOutput`) and adds the answer state
+ * to the result's `_meta`. Works with a synchronous or asynchronous guard.
+ *
+ * Every result carries the answer state: a refused call's (`refusalResult`,
+ * not run), a call the gate could not check (no guard, no id, the guard
+ * threw or rejected: an error result saying so, not run), and the call's own.
+ * What `run` throws is rethrown with the answer state in its JSON-RPC
+ * `error.data._meta` (`errorWithAnswer`), as is the error of a call that ran
+ * but whose outcome could not be recorded (InternalError).
+ */
+export async function runGated(call: GatedCall, run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  const { book, name } = call;
+  let guard: AdapterGuard;
+  try {
+    guard = call.guard();
+  } catch (error) {
+    return notRun(name, error, unknownAnswer(error));
+  }
+  let id: string;
+  try {
+    id = call.id();
+  } catch (error) {
+    return notRun(name, error, await sessionAnswer(guard));
+  }
+  const admission = await admitCall({ guard, classifier: book, id, name, args: call.args });
+  const after = call.onEvent === undefined && admission.allowed ? undefined : await sessionAnswer(guard);
+  emitCheck(call, id, admission, after);
+  if (!admission.allowed) {
+    if (admission.error === null) return notRun(name, admission.failure, after!);
+    return withAnswer(refusalResult(admission.error, book.structuredRefusal(name)), after!);
+  }
+  const admitted = admission.call;
 
   const settle = async (outcome: { threw: true; error: unknown } | { threw: false; result: CallToolResult }): Promise<AnswerState> => {
     let verdict: 'success' | 'error';
@@ -153,22 +236,32 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
       verdict = await recordCall(
         guard,
         book,
-        toolCall,
+        admitted,
         outcome.threw
           ? { threw: true }
-          : { threw: false, result: outcome.result, content: book.trusted ? toolOutput(outcome.result) : undefined },
+          : {
+              threw: false,
+              result: outcome.result,
+              content: book.trusted ? toolOutput(outcome.result) : undefined,
+              // The MCP envelope's own failure flag: what counts for a tool whose output its arguments choose (`echoes`).
+              failed: outcome.result.isError === true,
+            },
+        { strictFailedWrites: call.strictFailedWrites },
       );
     } catch (error) {
-      throw new McpError(ErrorCode.InternalError, `pulse-safety: the call ran but its outcome could not be recorded (${messageOf(error)})`);
+      throw errorWithAnswer(
+        new McpError(ErrorCode.InternalError, `pulse-safety: the call ran but its outcome could not be recorded (${messageOf(error)})`),
+        await sessionAnswer(guard),
+      );
     }
-    const answer = answerState(guard);
+    const answer = await sessionAnswer(guard);
     emit(call.onEvent, {
       type: 'outcome',
       at: Date.now(),
       session: call.session,
-      id: call.id,
-      tool: call.name,
-      kind: decision.kind,
+      id,
+      tool: name,
+      kind: admitted.kind ?? 'write',
       outcome: verdict,
       ...(outcome.threw ? { thrown: messageOf(outcome.error) } : {}),
       state: answer.state,
@@ -180,8 +273,7 @@ export async function runGated(call: GatedCall, run: () => Promise<CallToolResul
   try {
     result = await run();
   } catch (error) {
-    await settle({ threw: true, error });
-    throw error;
+    throw errorWithAnswer(error, await settle({ threw: true, error }));
   }
   return withAnswer(result, await settle({ threw: false, result }));
 }

@@ -44,7 +44,7 @@ import { AdapterConfigError } from '../common.js';
 import { isRecord } from '../../util/own.js';
 import type { GatingProxyOptions } from './gate-options.js';
 import { callIdOf, runGated, type ServerExtra } from './gated-call.js';
-import { guardSource, type GuardSource } from './guard-source.js';
+import { guardSource, strictnessOf, type GuardSource } from './guard-source.js';
 import { listAllTools, toolsOf, ToolBook } from './tool-book.js';
 
 const WHERE = 'createGatingProxy';
@@ -67,6 +67,7 @@ class GatingProxy {
   /** Timeout of each request forwarded upstream on the client's behalf, milliseconds. */
   private readonly timeout: number;
   private readonly guardFor: GuardSource;
+  private readonly strict: boolean;
   private readonly book: ToolBook;
   private readonly serverInfo: Implementation;
   /** Resolves when the client has initialized: nothing is sent to the client before. */
@@ -96,6 +97,7 @@ class GatingProxy {
     this.capabilities = capabilities;
     this.timeout = timeout;
     this.guardFor = guardSource(options, WHERE);
+    this.strict = strictnessOf(options, WHERE);
     this.book = new ToolBook(parseCatalog(options.catalog ?? builtinCatalogs.mcp), options.trusted === true);
     this.serverInfo = options.serverInfo ?? upstream.getServerVersion() ?? { name: 'pulse-safety-mcp-proxy', version: '0' };
 
@@ -115,6 +117,7 @@ class GatingProxy {
       this.markReady();
       this.server.oninitialized?.();
     });
+    // `tools/call` is gated whatever the upstream declares (without `tools`, in the fallback handler): never forwarded ungated.
     if (this.capabilities.tools) this.gateTools();
     if (this.capabilities.logging) this.forwardSetLevel();
     this.forwardUnknown();
@@ -150,29 +153,49 @@ class GatingProxy {
     return { signal: extra.signal, timeout: this.timeout, resetTimeoutOnProgress: true, ...relay };
   }
 
+  /** `tools/list` forwarded upstream, its tools noted in the book. */
+  private async listTools(params: unknown, extra: ServerExtra): Promise<ServerResult> {
+    const result = await this.upstream.request(
+      { method: 'tools/list', ...(params === undefined ? {} : { params }) } as ClientRequest,
+      ResultSchema,
+      this.forwardOptions(params, extra),
+    );
+    this.book.merge(toolsOf(result));
+    return result as ServerResult;
+  }
+
+  /**
+   * One `tools/call`, gated (`runGated`): checked in its session's guard,
+   * forwarded upstream only when admitted, its outcome recorded.
+   * @throws McpError (InvalidParams) when the request is no `tools/call` request (nothing is forwarded).
+   */
+  private async callTool(request: unknown, extra: ServerExtra): Promise<ServerResult> {
+    const parsed = CallToolRequestSchema.safeParse(request);
+    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, 'pulse-safety: a malformed tools/call request was not forwarded');
+    const checked = parsed.data.params;
+    // Forwarded as the client sent them (what the schema does not name, too): the proxy is transparent.
+    const params = (request as { params: typeof checked }).params;
+    const { guard, key } = this.guardFor(extra.sessionId);
+    return runGated(
+      {
+        guard,
+        session: key,
+        id: () => callIdOf(extra),
+        name: checked.name,
+        args: checked.arguments,
+        book: this.book,
+        onEvent: this.options.onEvent,
+        strictFailedWrites: this.strict,
+      },
+      () => this.upstream.request({ method: 'tools/call', params }, CallToolResultSchema, this.forwardOptions(params, extra)),
+    );
+  }
+
   /** `tools/list` forwarded (its tools noted), `tools/call` gated, and a changed tool list read again before the client hears of it. */
   private gateTools(): void {
     const { server, upstream, book } = this;
-    server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-      const result = await upstream.request(
-        { method: 'tools/list', params: request.params },
-        ResultSchema,
-        this.forwardOptions(request.params, extra),
-      );
-      book.merge(toolsOf(result));
-      return result as ServerResult;
-    });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const { name, arguments: args } = request.params;
-      const { guard, key } = this.guardFor(extra.sessionId);
-      return runGated({ guard, session: key, id: callIdOf(extra), name, args, book, onEvent: this.options.onEvent }, () =>
-        upstream.request(
-          { method: 'tools/call', params: request.params },
-          CallToolResultSchema,
-          this.forwardOptions(request.params, extra),
-        ),
-      );
-    });
+    server.setRequestHandler(ListToolsRequestSchema, (request, extra) => this.listTools(request.params, extra));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request, extra));
     upstream.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
       try {
         book.replace(await listAllTools(upstream));
@@ -197,15 +220,23 @@ class GatingProxy {
     );
   }
 
-  /** Every other request and notification, both ways: what the proxy does not handle, the other end does. */
+  /**
+   * Every other request and notification, both ways: what the proxy does not
+   * handle, the other end does. Except `tools/call` (and `tools/list`, noted)
+   * of an upstream that does not declare `tools`: gated all the same (fail
+   * closed: a call of a tool not listed is a write).
+   */
   private forwardUnknown(): void {
     const { server, upstream } = this;
-    server.fallbackRequestHandler = async (request, extra) =>
-      (await upstream.request(
+    server.fallbackRequestHandler = async (request, extra) => {
+      if (request.method === 'tools/call') return this.callTool(request, extra);
+      if (request.method === 'tools/list') return this.listTools(request.params, extra);
+      return (await upstream.request(
         { method: request.method, ...(request.params === undefined ? {} : { params: request.params }) } as ClientRequest,
         ResultSchema,
         this.forwardOptions(request.params, extra),
       )) as ServerResult;
+    };
     server.fallbackNotificationHandler = async (notification) => {
       await upstream.notification(notification as ClientNotification);
     };

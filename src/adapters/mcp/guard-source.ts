@@ -1,56 +1,56 @@
 /**
  * Which guard gates a call of an MCP session: the options' one `guard`, their
- * `getGuard(sessionKey)`, or a session store made here; and the check that
- * the guard treats a failed write as possibly applied, since an MCP call that
- * timed out or was cancelled may well have run. Shared by the proxy and the
- * in-process server gate.
+ * `getGuard(sessionKey)`, or a session store made here. A guard may be a
+ * `SessionGuard` or a `SharedSessionGuard` (`createSharedSessionStore()`):
+ * the gate checks and records through `admitCall` and `recordCall`, which
+ * take either. Shared by the proxy and the in-process server gate.
  *
- * Spec: DESIGN.md §3.8 (strict failed writes).
+ * Strict failed writes (DESIGN.md §3.8) are the gate's own setting, passed to
+ * every record (`recordCall`'s `strictFailedWrites`), whatever the guard's:
+ * so any guard is accepted.
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { sessionStateOf, type SessionGuard } from '../../guard/session-guard.js';
 import { createSessionStore } from '../../store/session-store.js';
-import { AdapterConfigError } from '../common.js';
+import { AdapterConfigError, type AdapterGuard } from '../common.js';
 import { DEFAULT_SESSION_KEY, type McpGateOptions } from './gate-options.js';
-import { messageOf } from './gated-call.js';
 
-/** A guard's setting for failed writes, read from its session without a copy (and without creating its actor); false when it cannot be read. */
-function isStrict(guard: SessionGuard): boolean {
-  try {
-    // A store's session handle is no guard of its own: its (copied) context says the same.
-    return (sessionStateOf(guard)?.context ?? guard.context).strictFailedWrites === true;
-  } catch {
-    return false;
-  }
-}
+/**
+ * Resolves the guard of a session. `sessionId` is the transport's session id
+ * (undefined without one: the options' `sessionKey` is used); `key` the
+ * session key used; `guard()` the session's guard, which throws what the
+ * app's `getGuard` threw or a `TypeError` when it gave no guard (the call
+ * must then not run).
+ */
+export type GuardSource = (sessionId: string | undefined) => { guard: () => AdapterGuard; key: string };
 
-function notStrictMessage(where: string): string {
+/** Whether a value has a guard's `check` and `record` (a `SessionGuard` or a `SharedSessionGuard`). */
+function isGuard(value: unknown): value is AdapterGuard {
   return (
-    `${where}: the guard does not treat a failed write as possibly applied, but an MCP call that timed out or was ` +
-    "cancelled may have run. Create it with strictFailedWrites: true (createSessionGuard, or the session store's " +
-    'guard options), or pass strictFailedWrites: false to the gate to accept that'
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AdapterGuard).check === 'function' &&
+    typeof (value as AdapterGuard).record === 'function'
   );
 }
 
 /**
- * Resolves the guard of a session: the options' `guard`, `getGuard`, or a
- * store made here. `sessionId` is the transport's session id (undefined
- * without one: the options' `sessionKey` is used); `key` the session key used.
- * @throws McpError (InternalError) when `getGuard` throws or gives a guard
- *   that is not strict while strictness is asked for: the call must not run.
+ * The gate's `strictFailedWrites` (default true).
+ * @throws AdapterConfigError when it is not a boolean.
  */
-export type GuardSource = (sessionId: string | undefined) => { guard: SessionGuard; key: string };
+export function strictnessOf(options: McpGateOptions, where: string): boolean {
+  const strict = options.strictFailedWrites ?? true;
+  if (typeof strict !== 'boolean') throw new AdapterConfigError('mcp', `${where}: strictFailedWrites must be a boolean`);
+  return strict;
+}
 
 /**
  * The guard source of `createGatingProxy` or `gateMcpServer` (`where`, named
  * in the messages), its options checked once at setup.
  *
  * @throws AdapterConfigError on both or malformed guard sources, a bad
- *   `sessionKey`, or a `guard` that is not strict while strictness is asked for.
+ *   `sessionKey` or `strictFailedWrites`.
  */
 export function guardSource(options: McpGateOptions, where: string): GuardSource {
-  const strict = options.strictFailedWrites ?? true;
-  if (typeof strict !== 'boolean') throw new AdapterConfigError('mcp', `${where}: strictFailedWrites must be a boolean`);
+  const strict = strictnessOf(options, where);
   const fallbackKey = options.sessionKey ?? DEFAULT_SESSION_KEY;
   if (typeof fallbackKey !== 'string' || fallbackKey === '') {
     throw new AdapterConfigError('mcp', `${where}: sessionKey must be a non-empty string`);
@@ -60,13 +60,15 @@ export function guardSource(options: McpGateOptions, where: string): GuardSource
   }
   if (options.guard !== undefined) {
     const guard = options.guard;
-    if (typeof guard?.check !== 'function' || typeof guard.record !== 'function') {
-      throw new AdapterConfigError('mcp', `${where}: guard must be a SessionGuard (createSessionGuard or a session store's session)`);
+    if (!isGuard(guard)) {
+      throw new AdapterConfigError(
+        'mcp',
+        `${where}: guard must be a session guard (createSessionGuard(), a session store's session(key), or a shared session store's session(key))`,
+      );
     }
-    if (strict && !isStrict(guard)) throw new AdapterConfigError('mcp', notStrictMessage(where));
-    return (sessionId) => ({ guard, key: sessionId ?? fallbackKey });
+    return (sessionId) => ({ guard: () => guard, key: sessionId ?? fallbackKey });
   }
-  let get: (key: string) => SessionGuard;
+  let get: (key: string) => unknown;
   if (options.getGuard !== undefined) {
     if (typeof options.getGuard !== 'function')
       throw new AdapterConfigError('mcp', `${where}: getGuard must be a function of the session key`);
@@ -77,13 +79,13 @@ export function guardSource(options: McpGateOptions, where: string): GuardSource
   }
   return (sessionId) => {
     const key = sessionId ?? fallbackKey;
-    try {
-      const guard = get(key);
-      if (strict && !isStrict(guard)) throw new AdapterConfigError('mcp', notStrictMessage(where));
-      return { guard, key };
-    } catch (error) {
-      // A session whose guard cannot be had (the app's getGuard threw, or gave a lax guard) runs nothing.
-      throw new McpError(ErrorCode.InternalError, `pulse-safety: ${messageOf(error)}; the call was not run`);
-    }
+    return {
+      key,
+      guard: () => {
+        const guard = get(key);
+        if (!isGuard(guard)) throw new TypeError(`getGuard('${key.slice(0, 64)}') gave no session guard`);
+        return guard;
+      },
+    };
   };
 }

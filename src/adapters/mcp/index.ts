@@ -15,8 +15,10 @@
  * Tools are classified from their MCP annotations (DESIGN.md §4: a read only
  * when the server is trusted and says `readOnlyHint: true`; any other tool is
  * a write, destructive unless a trusted server says `destructiveHint: false`),
- * with a catalog's entries taking precedence (`compileCatalog(catalog, {
- * annotations, trusted })`, src/classify/catalog).
+ * with a catalog's entries taking precedence; their targets from the
+ * arguments their input schemas name as paths, URIs or ids (`ToolBook`,
+ * `targetArguments`). The guard of a session may be synchronous
+ * (`SessionGuard`) or shared by many processes (`SharedSessionGuard`).
  *
  * A proxy never sees the model's final answer; so the third invariant (no
  * final answer about an unverified change) cannot be enforced here. What the
@@ -47,7 +49,9 @@ export { gateMcpServer } from './gate-server.js';
 
 /**
  * The `AnswerState` a gated result carries, read back from its `_meta`
- * (for hosts); undefined when it has none or it is malformed.
+ * (for hosts); also from the `data` of a `tools/call` JSON-RPC error
+ * (`answerStateOf(error.data)`), which carries it the same way. Undefined
+ * when it has none or it is malformed.
  */
 export function answerStateOf(result: unknown): AnswerState | undefined {
   const meta = isRecord(result) ? result._meta : undefined;

@@ -1,27 +1,135 @@
 /**
- * What the MCP gate knows of each tool: its name, annotations and whether it
- * declares an `outputSchema`, read defensively from a `tools/list` (a hostile
- * server's list cannot throw here) or from a server's registrations; and the
- * catalog compiled with those annotations, which classifies the calls. The
- * proxy and the in-process server gate each keep one `ToolBook`.
+ * What the MCP gate knows of each tool: its name, annotations, the target
+ * arguments its input schema names, and whether it declares an
+ * `outputSchema`, read defensively from a `tools/list` (a hostile server's
+ * list cannot throw here) or from a server's registrations; and the catalog
+ * compiled with those, which classifies the calls. The proxy and the
+ * in-process server gate each keep one `ToolBook`.
  *
- * Spec: DESIGN.md §4 (MCP annotations: trusted or not).
+ * Spec: DESIGN.md §4 (MCP annotations: trusted or not), §5.1-§5.4 (targets).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolKind } from '../../../machines/safety.types.js';
 import type { Classification } from '../../classify/classification.js';
-import { compileCatalog, type Catalog, type CompiledCatalog } from '../../classify/catalog/index.js';
+import { compileValidCatalog } from '../../classify/catalog/compile.js';
+import type { Catalog, CompiledCatalog, ToolRule } from '../../classify/catalog/index.js';
 import { AdapterConfigError, type ToolClassifier } from '../common.js';
 import { isRecord } from '../../util/own.js';
 
 /** How many `tools/list` pages are read at most (a server that pages forever is cut off). */
 const MAX_TOOL_PAGES = 1_000;
 
+/** What a target argument holds (a catalog rule's `targets`): a file-system path (or URI), or an id. */
+export type TargetArgument = 'path' | 'id';
+
 /** What the gate knows of one tool. */
 export interface ToolInfo {
   name: string;
   annotations: Record<string, unknown>;
   hasOutputSchema: boolean;
+  /** The arguments that name what a call touches, from the input schema (`targetArguments`); none: the spec's session-wide rule. */
+  targets: Record<string, TargetArgument>;
+}
+
+/** How many input schema properties are looked at per tool (a hostile schema cannot make the book large). */
+const MAX_SCHEMA_PROPERTIES = 64;
+
+/** Argument names (snake_case, lower case) that hold a path or URI. */
+const PATH_NAMES = new Set([
+  'path',
+  'paths',
+  'file',
+  'files',
+  'filename',
+  'file_name',
+  'filepath',
+  'filepaths',
+  'uri',
+  'uris',
+  'source',
+  'destination',
+  'directory',
+  'directories',
+  'dir',
+  'folder',
+]);
+/** Name endings (snake_case) of arguments that hold a path or URI: `file_path`, `target_dir`, `resource_uri`... */
+const PATH_SUFFIXES = ['_path', '_paths', '_file', '_dir', '_directory', '_folder', '_uri', '_uris'];
+/** Argument names that hold what is written or searched for, never where: their description may well mention a file. */
+const CONTENT_NAMES = new Set([
+  'content',
+  'contents',
+  'text',
+  'body',
+  'data',
+  'message',
+  'pattern',
+  'patterns',
+  'exclude_patterns',
+  'query',
+  'prompt',
+  'code',
+  'command',
+  'script',
+  'diff',
+  'patch',
+  'edits',
+  'old_text',
+  'new_text',
+]);
+/** A description that says the value is a path, file, directory or URI. */
+const PATH_WORDS = /\b(?:paths?|files?|filenames?|directory|directories|folders?|uris?)\b/i;
+
+/** `filePath`, `file-path`, `FILE_PATH` → `file_path`. */
+function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[-\s]+/g, '_')
+    .toLowerCase();
+}
+
+/** Whether a JSON schema's `type` admits a value that can name a target: a string, a number (ids), an array of them; unknown types do. */
+function mayNameTarget(schema: Record<string, unknown>, type: TargetArgument): boolean {
+  const types = Array.isArray(schema.type) ? (schema.type as unknown[]) : schema.type === undefined ? undefined : [schema.type];
+  if (types === undefined) return true;
+  const scalar = (t: unknown) => t === 'string' || (type === 'id' && (t === 'number' || t === 'integer'));
+  if (types.some(scalar)) return true;
+  if (!types.includes('array')) return false;
+  const items = isRecord(schema.items) ? schema.items : {};
+  return items.type === undefined || scalar(items.type) || (Array.isArray(items.type) && (items.type as unknown[]).some(scalar));
+}
+
+/**
+ * The arguments of a tool that name what a call touches, from its input
+ * schema (a JSON schema object; anything else names none), for servers
+ * that say only what their tools are (annotations), not where they act:
+ * - by name: `id`, `*_id` (and `*Id`, `ids`, `*_ids`) hold an id; `path`,
+ *   `paths`, `file`, `uri`, `source`, `destination`, `directory` and names
+ *   ending in `_path`, `_file`, `_dir`, `_directory`, `_uri` (or their
+ *   camelCase forms) hold a path;
+ * - by description: a string argument whose description mentions a path,
+ *   file, directory, folder or URI holds a path, unless its name says it
+ *   holds content (`content`, `text`, `data`, `pattern`, `query`...).
+ * Only arguments whose schema type is a string (a number too, for ids), an
+ * array of them, or not given. A read then establishes what it names (a
+ * directory: everything under it), and a write is admitted only where the
+ * session has read (DESIGN.md §5.3, §5.4); a write that gives none of its
+ * target arguments is an unknown place, refused until the user confirms it.
+ */
+export function targetArguments(inputSchema: unknown): Record<string, TargetArgument> {
+  const properties = isRecord(inputSchema) && isRecord(inputSchema.properties) ? inputSchema.properties : {};
+  const found: [string, TargetArgument][] = [];
+  for (const [name, schema] of Object.entries(properties).slice(0, MAX_SCHEMA_PROPERTIES)) {
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 128 || !isRecord(schema)) continue;
+    const snake = snakeCase(name.trim());
+    let type: TargetArgument | undefined;
+    if (snake === 'id' || snake === 'ids' || snake.endsWith('_id') || snake.endsWith('_ids')) type = 'id';
+    else if (PATH_NAMES.has(snake) || PATH_SUFFIXES.some((suffix) => snake.endsWith(suffix))) type = 'path';
+    else if (!CONTENT_NAMES.has(snake) && typeof schema.description === 'string' && PATH_WORDS.test(schema.description)) type = 'path';
+    if (type !== undefined && mayNameTarget(schema, type)) found.push([name, type]);
+  }
+  return Object.fromEntries(found);
 }
 
 /** The tools of a `tools/list` result, read defensively (a hostile server's list cannot throw here). */
@@ -30,10 +138,17 @@ export function toolsOf(result: unknown): ToolInfo[] {
   const found: ToolInfo[] = [];
   for (const tool of tools) {
     if (!isRecord(tool) || typeof tool.name !== 'string') continue;
+    let targets: Record<string, TargetArgument> = {};
+    try {
+      targets = targetArguments(tool.inputSchema);
+    } catch {
+      // a schema whose getters throw names no target: the spec's session-wide rule for that tool
+    }
     found.push({
       name: tool.name,
       annotations: isRecord(tool.annotations) ? tool.annotations : {},
       hasOutputSchema: tool.outputSchema !== undefined && tool.outputSchema !== null,
+      targets,
     });
   }
   return found;
@@ -41,7 +156,10 @@ export function toolsOf(result: unknown): ToolInfo[] {
 
 /**
  * The tools the gate knows, and the catalog compiled with their annotations
- * (recompiled on the next use after a change): the adapters' `ToolClassifier`.
+ * and target arguments (recompiled on the next use after a change): the
+ * adapters' `ToolClassifier`. A tool the catalog lists is judged by the
+ * catalog alone; any other tool by its annotations (trusted or not) and the
+ * target arguments of its input schema (`targetArguments`).
  */
 export class ToolBook implements ToolClassifier {
   private tools = new Map<string, ToolInfo>();
@@ -65,12 +183,48 @@ export class ToolBook implements ToolClassifier {
     if (tools.length > 0) this.compiledCatalog = null;
   }
 
+  /**
+   * The catalog with a rule for each known tool it does not list: the tool's
+   * annotations (trusted as the book is) and its target arguments. A tool
+   * the catalog lists by kind (`"read"`, `{ kind }`, `{ annotations }`)
+   * without `targets` of its own gets its schema's target arguments too, so
+   * that a read a catalog names establishes what it read; other rules
+   * (keyed, shell, SQL) are the catalog's alone.
+   */
   private get compiled(): CompiledCatalog {
-    this.compiledCatalog ??= compileCatalog(this.catalog, {
-      annotations: Object.fromEntries([...this.tools.values()].map((tool) => [tool.name, tool.annotations])),
-      trusted: this.trusted,
-    });
+    if (this.compiledCatalog === null) {
+      const byName = new Map([...this.tools.values()].map((tool) => [tool.name.trim(), tool]));
+      const listed = new Set<string>();
+      const rules: [string, ToolKind | ToolRule][] = [];
+      for (const [name, rule] of Object.entries(this.catalog.tools)) {
+        listed.add(name.trim());
+        const targets = byName.get(name.trim())?.targets ?? {};
+        const derived = Object.keys(targets).length > 0;
+        if (derived && typeof rule === 'string') rules.push([name, { kind: rule, targets }]);
+        else if (
+          derived &&
+          typeof rule === 'object' &&
+          rule.targets === undefined &&
+          (rule.kind !== undefined || rule.annotations !== undefined)
+        )
+          rules.push([name, { ...rule, targets }]);
+        else rules.push([name, rule]);
+      }
+      const annotated: [string, ToolRule][] = [];
+      for (const tool of this.tools.values()) {
+        if (listed.has(tool.name.trim())) continue;
+        const targets = Object.keys(tool.targets).length > 0 ? { targets: tool.targets } : {};
+        annotated.push([tool.name, { annotations: tool.annotations as ToolRule['annotations'], trusted: this.trusted, ...targets }]);
+      }
+      // Validated already (the catalog) or built here: not validated again (a hostile server's annotations are read defensively).
+      this.compiledCatalog = compileValidCatalog({ ...this.catalog, tools: Object.fromEntries([...annotated, ...rules]) });
+    }
     return this.compiledCatalog;
+  }
+
+  /** The target arguments of a known tool (`targetArguments`); empty for a tool not known or naming none. */
+  targetsOf(name: string): Record<string, TargetArgument> {
+    return { ...(this.tools.get(name)?.targets ?? {}) };
   }
 
   classify(name: string, args: unknown): Classification {

@@ -6,24 +6,29 @@
  * pulse-safety mcp-proxy [--catalog F] [--trust] [--no-strict-failed-writes]
  *     [--store sqlite:F] [--log decisions.jsonl] [--session KEY] [--timeout MS]
  *     -- <server command...>
- * pulse-safety mcp-proxy --listen 127.0.0.1:PORT --upstream URL [options]
+ * pulse-safety mcp-proxy --listen 127.0.0.1:PORT [--max-sessions N]
+ *     [--idle-timeout MS] --upstream URL [options]
  * ```
  *
- * The upstream server is a command started over stdio (after `--`) or a
- * Streamable HTTP URL (`--upstream`); the proxy serves its client over stdio,
- * or over Streamable HTTP at `http://127.0.0.1:PORT/mcp` with `--listen` (one
- * upstream connection and one guard per `Mcp-Session-Id`; bound to 127.0.0.1
- * only, Host and Origin checked against DNS rebinding).
+ * The upstream server is a command started over stdio (after `--`) in a
+ * process group of its own (`ProcessGroupStdioTransport`), or a Streamable
+ * HTTP URL (`--upstream`); the proxy serves its client over stdio, or over
+ * Streamable HTTP at `http://127.0.0.1:PORT/mcp` with `--listen` (one
+ * upstream connection and one guard per `Mcp-Session-Id`, at most
+ * `--max-sessions` at once, each closed after `--idle-timeout` ms without a
+ * request; bound to 127.0.0.1 only, Host and Origin checked against DNS
+ * rebinding).
  *
  * Lifetime: over stdio the proxy stops when its client closes stdin, on
  * SIGTERM or SIGINT, or when the upstream server goes away. When its client
- * leaves, the upstream's stdin is ended (then SIGTERM, then SIGKILL, as the
- * SDK's stdio transport does); on a signal the upstream gets SIGTERM at once
- * and SIGKILL a second later; a signal while stopping hurries that along
- * (SIGTERM now, then SIGKILL). The proxy waits for the upstream to exit, so
- * no process is left behind. Exit codes: 0 stopped by its client or a signal; 1 the upstream
- * failed or went away; 2 bad arguments, catalog or configuration (e.g. no
- * upstream tool is a read: see `AdapterConfigError`).
+ * leaves, the upstream's stdin is ended, then its process group gets SIGTERM
+ * after 2 s and SIGKILL a second later; on a signal or a refusal to start,
+ * the group gets SIGTERM at once and SIGKILL a second later; a signal while
+ * stopping hurries that along. The proxy waits for the group to be gone, so
+ * no process is left behind. Exit codes: 0 stopped by its client or a
+ * signal; 1 the upstream failed or went away; 2 bad arguments, catalog or
+ * configuration (e.g. no upstream tool is a read without `--trust`: see
+ * `AdapterConfigError`).
  *
  * The MCP SDK is an optional peer dependency: it is loaded when the command
  * runs, so the rest of the CLI works without it.
@@ -80,6 +85,18 @@ export function parseTimeout(value: string): number {
   return ms;
 }
 
+/** `--max-sessions`: a whole number of sessions, 1 or more. */
+export function parseMaxSessions(value: string): number {
+  const count = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !(count >= 1) || count > 100_000) {
+    throw new InvalidArgumentError('expected a whole number of sessions, 1 or more');
+  }
+  return count;
+}
+
+/** Default bounds of the HTTP sessions (`--max-sessions`, `--idle-timeout`): each session keeps an upstream server running. */
+export const HTTP_SESSION_DEFAULTS = { maxSessions: 16, idleTimeoutMs: 10 * 60_000 } as const;
+
 /** `--store`: `memory` or `sqlite:<file>`. */
 export function parseStore(value: string): { kind: 'memory' } | { kind: 'sqlite'; path: string } {
   if (value === 'memory') return { kind: 'memory' };
@@ -97,21 +114,25 @@ interface McpProxyOptions {
   timeout: number;
   listen?: number;
   upstream?: URL;
+  /** Over HTTP: the most sessions open (or opening) at once. */
+  maxSessions: number;
+  /** Over HTTP: a session with no request for this long (milliseconds) is closed, and its upstream with it. */
+  idleTimeout: number;
 }
 
 /** The SDK's modules, loaded on first use (an optional peer dependency). */
 async function loadSdk() {
   try {
-    const [gate, client, clientStdio, clientHttp, serverStdio, serverHttp, types] = await Promise.all([
+    const [gate, client, upstreamStdio, clientHttp, serverStdio, serverHttp, types] = await Promise.all([
       import('../../adapters/mcp/index.js'),
       import('@modelcontextprotocol/sdk/client/index.js'),
-      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('../../adapters/mcp/stdio-upstream.js'),
       import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/server/stdio.js'),
       import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/types.js'),
     ]);
-    return { gate, client, clientStdio, clientHttp, serverStdio, serverHttp, types };
+    return { gate, client, upstreamStdio, clientHttp, serverStdio, serverHttp, types };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
       throw new InputError('mcp-proxy needs the MCP SDK, an optional peer dependency: npm i @modelcontextprotocol/sdk@^1.32');
@@ -129,21 +150,19 @@ interface Upstream {
   closed: Promise<void>;
   /**
    * Ends it gracefully: an HTTP session is terminated; a stdio server's stdin
-   * is ended (the SDK then sends SIGTERM after 2 s and SIGKILL after 2 more).
-   * Waits for the end, at most `UPSTREAM_EXIT_WAIT_MS`.
+   * is ended, then its whole process group gets SIGTERM after 2 s and SIGKILL
+   * a second later (`ProcessGroupStdioTransport.stop`). Waits for the end.
    */
   close(): Promise<void>;
   /**
-   * Ends it now (the proxy was told to stop by a signal): a stdio server gets
-   * SIGTERM at once and SIGKILL after `KILL_AFTER_MS`. Waits as `close`.
+   * Ends it now (a signal, a setup failure, an evicted session): a stdio
+   * server's process group gets SIGTERM at once and SIGKILL a second later.
+   * Waits as `close`.
    */
   terminate(): Promise<void>;
-  /** A stdio server gets SIGKILL at once (a second signal: stop without waiting). */
+  /** A stdio server's process group gets SIGKILL at once (a second signal: stop without waiting). */
   kill(): void;
 }
-
-/** How long a server told to stop by SIGTERM has before SIGKILL. */
-const KILL_AFTER_MS = 1_000;
 
 /** The environment a stdio upstream starts with: the proxy's own (the host configured it for the server). */
 function inheritedEnv(): Record<string, string> {
@@ -164,12 +183,8 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     // Declared for the client behind the proxy, which is not known yet: requests it cannot serve are answered with an error.
     { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
   );
-  let ended = false;
   const closed = new Promise<void>((resolve) => {
-    client.onclose = () => {
-      ended = true;
-      resolve();
-    };
+    client.onclose = () => resolve();
   });
   if (options.upstream !== undefined) {
     const http = new sdk.clientHttp.StreamableHTTPClientTransport(options.upstream);
@@ -181,38 +196,29 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     };
     return { client, closed, close, terminate: close, kill: () => void client.close().catch(() => {}) };
   }
-  const stdio = new sdk.clientStdio.StdioClientTransport({
+  const stdio = new sdk.upstreamStdio.ProcessGroupStdioTransport({
     command: command[0]!,
     args: command.slice(1),
     env: inheritedEnv(),
-    stderr: 'inherit',
   });
-  await client.connect(stdio);
-  const pid = stdio.pid; // read now: the SDK forgets it once closing starts
-  /** Signals the server's process unless it has already exited (its PID could be reused). */
-  const signal = (name: NodeJS.Signals): void => {
-    if (ended || pid === null) return;
-    try {
-      process.kill(pid, name);
-    } catch {
-      // already gone
-    }
+  try {
+    await client.connect(stdio);
+  } catch (error) {
+    await stdio.stop({ graceful: false }); // started, then failed to initialize: nothing of it is left running
+    throw error;
+  }
+  const stop = async (graceful: boolean): Promise<void> => {
+    const stopping = stdio.stop({ graceful });
+    void client.close().catch(() => {});
+    await stopping;
+    await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
   };
   return {
     client,
     closed,
-    async close() {
-      await client.close().catch(() => {});
-      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
-    },
-    async terminate() {
-      signal('SIGTERM');
-      void client.close().catch(() => {});
-      await waitAtMost(closed, KILL_AFTER_MS);
-      signal('SIGKILL');
-      await waitAtMost(closed, UPSTREAM_EXIT_WAIT_MS);
-    },
-    kill: () => signal('SIGKILL'),
+    close: () => stop(true),
+    terminate: () => stop(false),
+    kill: () => stdio.kill(),
   };
 }
 
@@ -285,8 +291,9 @@ async function serveStdio(context: ProxyContext): Promise<number> {
     try {
       server = await sdk.gate.createGatingProxy(upstream.client, context.gateOptions);
     } catch (error) {
+      // Refused to start (e.g. no tool can read without --trust): the upstream's process group is ended now, not after a grace period.
       signals.stopping();
-      await upstream.close();
+      await upstream.terminate();
       return setupFailure(sdk, error, err);
     }
     server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
@@ -350,6 +357,11 @@ interface HttpSession {
   server: Server;
   upstream: Upstream;
   transport: InstanceType<Sdk['serverHttp']['StreamableHTTPServerTransport']>;
+  /** POST and DELETE requests of the session not yet answered: the session is idle only at 0. */
+  active: number;
+  /** The idle timer, armed while no request is active. */
+  idle?: NodeJS.Timeout;
+  closed: boolean;
 }
 
 /**
@@ -364,7 +376,7 @@ async function probeUpstream(context: ProxyContext): Promise<number | null> {
     try {
       await sdk.gate.createGatingProxy(probe.client, context.gateOptions);
     } catch (error) {
-      await probe.close();
+      await probe.terminate();
       return setupFailure(sdk, error, err);
     }
     await probe.close();
@@ -378,13 +390,19 @@ async function probeUpstream(context: ProxyContext): Promise<number | null> {
 /**
  * The proxy over Streamable HTTP on 127.0.0.1: its HTTP server and its
  * sessions, a new upstream connection and gating proxy per client session
- * (`Mcp-Session-Id`), each with its own guard.
+ * (`Mcp-Session-Id`), each with its own guard. Bounded: at most
+ * `--max-sessions` sessions open or opening (an initialize past it is
+ * answered 503 with a JSON-RPC error, and starts nothing), and a session
+ * with no request for `--idle-timeout` ms is closed with its upstream (its
+ * client then gets 404 Session not found, and may initialize again).
  */
 class HttpProxy {
   /** Sessions by id, once their initialize request has been answered. */
   private readonly sessions = new Map<string, HttpSession>();
   /** Sessions whose initialize request is being answered. */
   private readonly pending = new Set<HttpSession>();
+  /** Initialize requests whose upstream is being started (not yet in `pending`): they hold a place under the bound. */
+  private starting = 0;
   private readonly http: HttpServer;
 
   /** @param port the port to listen on (0: a free one, then the one bound, from `listen`). */
@@ -444,6 +462,43 @@ class HttpProxy {
     return [...new Set([...this.sessions.values(), ...this.pending])];
   }
 
+  /**
+   * Runs one HTTP request of a session. A POST or DELETE keeps the session
+   * from being idle until it is answered; a GET (the client's standing
+   * stream for server messages) only counts when it is opened, so a client
+   * that keeps that stream open but sends nothing is idle all the same.
+   */
+  private async serve(session: HttpSession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+    if (req.method === 'GET') {
+      this.armIdle(session);
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    session.active += 1;
+    clearTimeout(session.idle);
+    // 'close' comes once the response is sent, or its connection is gone.
+    res.once('close', () => {
+      session.active -= 1;
+      this.armIdle(session);
+    });
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  /** Arms the session's idle timer when no request of it is active: past `--idle-timeout`, the session and its upstream are closed. */
+  private armIdle(session: HttpSession): void {
+    clearTimeout(session.idle);
+    if (session.active > 0 || session.closed) return;
+    session.idle = setTimeout(() => {
+      if (session.active > 0 || session.closed) return;
+      this.context.err(
+        `pulse-safety mcp-proxy: session ${session.transport.sessionId ?? '(initializing)'} closed after ${this.context.options.idleTimeout} ms idle\n`,
+      );
+      void session.upstream.terminate(); // its process group gets SIGTERM now, not after a grace period
+      void session.server.close().catch(() => {});
+    }, this.context.options.idleTimeout);
+    session.idle.unref();
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.refused(req, res)) return;
     const header = req.headers['mcp-session-id'];
@@ -451,10 +506,10 @@ class HttpProxy {
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       if (session === undefined) {
-        jsonRpcError(res, 404, -32001, 'Session not found');
+        jsonRpcError(res, 404, -32001, 'Session not found (it was ended, or closed after being idle): initialize a new one');
         return;
       }
-      await session.transport.handleRequest(req, res);
+      await this.serve(session, req, res);
       return;
     }
     if (req.method !== 'POST') {
@@ -466,7 +521,27 @@ class HttpProxy {
       jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header, and the body is not an initialize request');
       return;
     }
-    await this.openSession(req, res, body);
+    const { maxSessions, idleTimeout } = this.context.options;
+    if (this.open().length + this.starting >= maxSessions) {
+      jsonRpcError(
+        res,
+        503,
+        -32000,
+        `pulse-safety mcp-proxy: too many sessions (${maxSessions} open, the --max-sessions bound): ` +
+          `end one (DELETE /mcp with its Mcp-Session-Id) or wait until one has had no request for ${idleTimeout} ms (--idle-timeout)`,
+      );
+      return;
+    }
+    this.starting += 1;
+    let started = false;
+    try {
+      await this.openSession(req, res, body, () => {
+        started = true;
+        this.starting -= 1;
+      });
+    } finally {
+      if (!started) this.starting -= 1;
+    }
   }
 
   /**
@@ -494,8 +569,12 @@ class HttpProxy {
     return false;
   }
 
-  /** A new session for an initialize request: its own upstream connection and gating proxy, kept once the initialize succeeds. */
-  private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  /**
+   * A new session for an initialize request: its own upstream connection and
+   * gating proxy, kept once the initialize succeeds. `held` is called once
+   * the session is in `pending` (it counts under the bound from there).
+   */
+  private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown, held: () => void): Promise<void> {
     const { sdk, err } = this.context;
     let upstream: Upstream;
     try {
@@ -508,7 +587,7 @@ class HttpProxy {
     try {
       server = await sdk.gate.createGatingProxy(upstream.client, this.context.gateOptions);
     } catch (error) {
-      await upstream.close();
+      await upstream.terminate();
       jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
       return;
     }
@@ -519,17 +598,20 @@ class HttpProxy {
         this.sessions.set(id, session);
       },
     });
-    const session: HttpSession = { server, upstream, transport };
+    const session: HttpSession = { server, upstream, transport, active: 0, closed: false };
     this.pending.add(session);
+    held();
     const proxyOnClose = server.onclose;
     server.onclose = () => {
+      session.closed = true;
+      clearTimeout(session.idle);
       proxyOnClose?.(); // closes the upstream connection
       this.pending.delete(session);
       if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
       void upstream.close();
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await this.serve(session, req, res, body);
     this.pending.delete(session);
     if (transport.sessionId === undefined) await server.close(); // the initialize failed: nothing to keep
   }
@@ -635,6 +717,18 @@ export function registerMcpProxyCommand(program: Command, io: CommandIo = {}): C
       parseListen,
     )
     .option('--upstream <url>', 'the MCP server over Streamable HTTP, instead of a command', parseUpstream)
+    .option(
+      '--max-sessions <n>',
+      'with --listen: the most client sessions at once (each keeps its own upstream server); past it, a new session is refused',
+      parseMaxSessions,
+      HTTP_SESSION_DEFAULTS.maxSessions,
+    )
+    .option(
+      '--idle-timeout <ms>',
+      'with --listen: a session with no request for this long is closed, and its upstream server with it',
+      parseTimeout,
+      HTTP_SESSION_DEFAULTS.idleTimeoutMs,
+    )
     .action(async (command: string[], options: McpProxyOptions) => {
       try {
         sink.setExitCode(await runMcpProxy(command, options, sink));

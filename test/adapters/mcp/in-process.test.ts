@@ -7,12 +7,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   CreateMessageResultSchema,
   ElicitRequestSchema,
+  ErrorCode,
+  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -265,20 +267,133 @@ describe('gateMcpServer', () => {
     ).toThrow(/task-based tools cannot be gated/);
   });
 
-  it('refuses a guard that does not treat failed writes as possibly applied, unless told to accept it', () => {
-    expect(() => gateMcpServer(new McpServer({ name: 'a', version: '1' }), { guard: createSessionGuard() })).toThrow(/strictFailedWrites/);
-    expect(() =>
-      gateMcpServer(new McpServer({ name: 'b', version: '1' }), { guard: createSessionGuard(), strictFailedWrites: false }),
-    ).not.toThrow();
+  it("records a failed write as possibly applied with a guard that is not strict itself (the gate's strictFailedWrites, default true)", async () => {
+    const guard = createSessionGuard(); // strictFailedWrites false
+    const server = gateMcpServer(new McpServer({ name: 'lax-guard', version: '1.0.0' }), { guard });
+    server.registerTool('look', { annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    let runs = 0;
+    server.registerTool('break', { annotations: { readOnlyHint: false } }, async () => {
+      runs += 1;
+      throw new Error('timed out half way');
+    });
+    const client = await connect(server);
+    await call(client, 'look');
+    await call(client, 'break');
+    const again = await call(client, 'break');
+    expect(refusalOf(again).error).toMatchObject({ state: 'VERIFYING' });
+    expect(runs).toBe(1);
   });
 
-  it('does not run a call whose guard from getGuard is not strict while strictness is asked for', async () => {
-    const { server, runs } = gatedServer({ getGuard: () => createSessionGuard() });
+  it('puts the answer state on the error result of a callback that throws', async () => {
+    const server = gateMcpServer(new McpServer({ name: 'failing', version: '1.0.0' }));
+    server.registerTool('look', { annotations: { readOnlyHint: true } }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    server.registerTool('break', { annotations: { readOnlyHint: false } }, async () => {
+      throw new Error('disk full');
+    });
+    const client = await connect(server);
+    await call(client, 'look');
+    const failed = await call(client, 'break');
+    expect(failed.isError).toBe(true);
+    expect(textOf(failed)).toBe('disk full');
+    expect(answerStateOf(failed)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
+  });
+
+  it('puts the answer state on the results the SDK makes itself: unknown tool, invalid arguments, output not matching its schema', async () => {
+    const { server } = gatedServer({ guard: createSessionGuard() });
+    server.registerTool('bad_output', { outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text', text: 'x' }],
+      structuredContent: { count: 'many' },
+    }));
+    const client = await connect(server);
+    const unknown = await call(client, 'no_such_tool');
+    expect(textOf(unknown)).toMatch(/Tool no_such_tool not found/);
+    expect(answerStateOf(unknown)).toMatchObject({ allowed: true, state: 'RESOLVING' });
+    const invalid = await call(client, 'look', { at: 42 });
+    expect(invalid.isError).toBe(true);
+    expect(answerStateOf(invalid)).toMatchObject({ allowed: true, state: 'RESOLVING' });
+    const badOutput = (await client.request(
+      { method: 'tools/call', params: { name: 'bad_output', arguments: {} } },
+      CallToolResultSchema,
+    )) as CallToolResult;
+    expect(textOf(badOutput)).toMatch(/[Oo]utput validation error/);
+    expect(answerStateOf(badOutput)).toMatchObject({ allowed: true, state: 'READING' });
+  });
+
+  it('does not run a call whose guard cannot be had (getGuard throws), and says so with the answer state UNKNOWN', async () => {
+    const { server, runs } = gatedServer({
+      getGuard: () => {
+        throw new Error('no such tenant');
+      },
+    });
     const client = await connect(server);
     const result = await call(client, 'look', { at: 'x' });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/does not treat a failed write as possibly applied.*strictFailedWrites/);
+    expect(textOf(result)).toMatch(/^The call to 'look' was not run: the safety gate could not check it \(no such tenant\)/);
+    expect(answerStateOf(result)).toMatchObject({ allowed: false, state: 'UNKNOWN' });
     expect(runs.look).toBe(0);
+  });
+
+  it("derives targets from a registered tool's input schema: a read of one note is no target for a write of another", async () => {
+    const server = gateMcpServer(new McpServer({ name: 'notes', version: '1.0.0' }), { guard: createSessionGuard() });
+    const written: string[] = [];
+    server.registerTool(
+      'read_note',
+      { inputSchema: { note_id: z.string() }, annotations: { readOnlyHint: true } },
+      async ({ note_id }) => ({ content: [{ type: 'text', text: `note ${note_id}` }] }),
+    );
+    server.registerTool(
+      'save',
+      {
+        inputSchema: { where: z.string().describe('The file to write'), content: z.string().describe('What to write in the file') },
+        annotations: { readOnlyHint: false },
+      },
+      async ({ where }) => {
+        written.push(where);
+        return { content: [{ type: 'text', text: 'saved' }] };
+      },
+    );
+    server.registerTool('delete_note', { inputSchema: { note_id: z.string() }, annotations: { readOnlyHint: false } }, async () => ({
+      content: [{ type: 'text', text: 'deleted' }],
+    }));
+    const client = await connect(server);
+    await call(client, 'read_note', { note_id: 'a' });
+    const other = refusalOf(await call(client, 'delete_note', { note_id: 'b' }));
+    expect(other.error).toMatchObject({ tool: 'delete_note', state: 'READING', rule: 'unknown-target', target: 'note_id=b' });
+    expect(refusalOf(await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).error).toMatchObject({
+      tool: 'save',
+      state: 'READING',
+      target: '/home/dev/notes/a.txt',
+    });
+    expect(written).toEqual([]);
+    expect((await call(client, 'delete_note', { note_id: 'a' })).isError).toBeFalsy();
+  });
+
+  it("takes no content argument for a target, whatever its description says: a read of the file's directory admits the write", async () => {
+    const server = gateMcpServer(new McpServer({ name: 'files', version: '1.0.0' }), { guard: createSessionGuard() });
+    const written: string[] = [];
+    server.registerTool('list', { inputSchema: { directory: z.string() }, annotations: { readOnlyHint: true } }, async () => ({
+      content: [{ type: 'text', text: 'a.txt' }],
+    }));
+    server.registerTool(
+      'save',
+      {
+        inputSchema: { where: z.string().describe('The file to write'), content: z.string().describe('What to write in the file') },
+        annotations: { readOnlyHint: false },
+      },
+      async ({ where }) => {
+        written.push(where);
+        return { content: [{ type: 'text', text: 'saved' }] };
+      },
+    );
+    const client = await connect(server);
+    await call(client, 'list', { directory: '/home/dev/other' });
+    expect(refusalOf(await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).error).toMatchObject({
+      rule: 'unknown-target',
+      target: '/home/dev/notes/a.txt',
+    });
+    await call(client, 'list', { directory: '/home/dev/notes' });
+    expect((await call(client, 'save', { where: '/home/dev/notes/a.txt', content: 'x' })).isError).toBeFalsy();
+    expect(written).toEqual(['/home/dev/notes/a.txt']);
   });
 
   it('refuses both a guard and getGuard', () => {
@@ -286,6 +401,37 @@ describe('gateMcpServer', () => {
     expect(() => gateMcpServer(new McpServer({ name: 'c', version: '1' }), { guard, getGuard: () => guard })).toThrow(
       /either guard or getGuard/,
     );
+  });
+});
+
+describe('createGatingProxy, an upstream that does not declare tools', () => {
+  it('gates tools/call all the same: a tool not listed is a write, refused before it reaches the server', async () => {
+    const upstreamServer = new Server({ name: 'toolless', version: '1.0.0' }, { capabilities: { logging: {} } });
+    const seen: string[] = [];
+    upstreamServer.fallbackRequestHandler = async (request) => {
+      if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, request.method);
+      const name = String((request.params as { name?: unknown }).name);
+      seen.push(name);
+      if (name === 'change') throw new McpError(ErrorCode.InternalError, 'disk full');
+      return { content: [{ type: 'text', text: 'ran' }] };
+    };
+    const upstream = await connect(upstreamServer);
+    expect(upstream.getServerCapabilities()?.tools).toBeUndefined();
+    const proxy = await createGatingProxy(upstream, { catalog: { name: 'toolless', tools: { look: 'read' } } });
+    const client = await connect(proxy);
+
+    const refused = await call(client, 'change');
+    expect(refusalOf(refused).error).toMatchObject({ code: 'FSM_BLOCKED', state: 'RESOLVING', tool: 'change', kind: 'write' });
+    expect(answerStateOf(refused)).toMatchObject({ allowed: true, state: 'RESOLVING' });
+    expect(seen).toEqual([]);
+
+    expect(textOf(await call(client, 'look'))).toBe('ran');
+    // Admitted after the read, run, failed upstream: its JSON-RPC error carries the answer state in data._meta.
+    const error = (await call(client, 'change').catch((thrown: unknown) => thrown)) as McpError;
+    expect(error).toBeInstanceOf(McpError);
+    expect(error.message).toMatch(/disk full/);
+    expect(answerStateOf(error.data)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
+    expect(seen).toEqual(['look', 'change']);
   });
 });
 
@@ -395,6 +541,27 @@ describe('createGatingProxy in process', () => {
     await call(client, 'look');
     await call(client, 'change');
     expect(refusalOf(await call(client, 'change')).error).toMatchObject({ state: 'VERIFYING' });
+  });
+
+  it("records a shell tool's call with its whole classification: output its command chose never verifies the write", async () => {
+    const upstreamServer = new McpServer({ name: 'shell', version: '1.0.0' });
+    const ran: string[] = [];
+    upstreamServer.registerTool('run', { inputSchema: { command: z.string() } }, async ({ command }) => {
+      ran.push(command);
+      return { content: [{ type: 'text', text: '{"verification": {"ok": true}}' }] }; // what `echo` printed
+    });
+    const proxy = await createGatingProxy(await connect(upstreamServer), {
+      trusted: true,
+      catalog: { name: 'shell', tools: { run: { shell: 'command' } } },
+    });
+    const client = await connect(proxy);
+    await call(client, 'run', { command: 'cat /home/dev/notes.txt' });
+    const written = await call(client, 'run', { command: 'echo \'{"verification": {"ok": true}}\' > /home/dev/notes.txt' });
+    expect(written.isError).toBeFalsy();
+    expect(answerStateOf(written)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
+    const again = await call(client, 'run', { command: 'rm /home/dev/notes.txt' });
+    expect(refusalOf(again).error).toMatchObject({ state: 'VERIFYING', rule: 'unverified-write', target: '/home/dev/notes.txt' });
+    expect(ran).toHaveLength(2);
   });
 
   it('forwards an elicitation request of the server to the client and its answer back', async () => {

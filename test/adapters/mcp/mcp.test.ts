@@ -24,6 +24,7 @@ import {
   buildCli,
   EVERYTHING_SERVER,
   FS_SERVER,
+  isAlive,
   isRunning,
   readPid,
   refusalOf,
@@ -32,6 +33,7 @@ import {
   textOf,
   until,
   withPidFile,
+  withStraggler,
   type ProxiedClient,
 } from '../../support/mcp.js';
 
@@ -124,6 +126,51 @@ describe.concurrent('the filesystem server through mcp-proxy --trust', () => {
     expect((await call(fs, 'read_text_file', { path: file })).isError).toBeFalsy();
     expect((await call(fs, 'write_file', { path: file, content: 'two' })).isError).toBeFalsy();
     expect(readFileSync(file, 'utf8')).toBe('two');
+  });
+
+  it('takes targets from the tool schemas: listing one directory admits no write or move of a file in another', async (t) => {
+    const fs = await filesystem(t);
+    mkdirSync(join(fs.dir, 'notes'));
+    mkdirSync(join(fs.dir, 'other'));
+    const file = join(fs.dir, 'notes', 'a.txt');
+    writeFileSync(file, 'keep');
+    expect((await call(fs, 'list_directory', { path: join(fs.dir, 'other') })).isError).toBeFalsy();
+    const write = await call(fs, 'write_file', { path: file, content: 'gone' });
+    expect(refusalOf(write).error).toMatchObject({
+      code: 'FSM_BLOCKED',
+      rule: 'unknown-target',
+      tool: 'write_file',
+      state: 'READING',
+      target: file,
+    });
+    const move = await call(fs, 'move_file', { source: file, destination: join(fs.dir, 'other', 'a.txt') });
+    expect(refusalOf(move).error).toMatchObject({
+      code: 'FSM_BLOCKED',
+      rule: 'unknown-target',
+      tool: 'move_file',
+      state: 'READING',
+      target: file,
+    });
+    expect(readFileSync(file, 'utf8')).toBe('keep');
+
+    expect((await call(fs, 'list_directory', { path: join(fs.dir, 'notes') })).isError).toBeFalsy();
+    expect((await call(fs, 'write_file', { path: file, content: 'new' })).isError).toBeFalsy();
+    expect(readFileSync(file, 'utf8')).toBe('new');
+  });
+
+  it('takes targets from the tool schemas: reading the file admits writing it, and only a read of it verifies the write', async (t) => {
+    const fs = await filesystem(t);
+    mkdirSync(join(fs.dir, 'notes'));
+    mkdirSync(join(fs.dir, 'other'));
+    const file = join(fs.dir, 'notes', 'a.txt');
+    writeFileSync(file, 'one');
+    expect((await call(fs, 'read_text_file', { path: file })).isError).toBeFalsy();
+    expect((await call(fs, 'write_file', { path: file, content: 'two' })).isError).toBeFalsy();
+    await call(fs, 'list_directory', { path: join(fs.dir, 'other') }); // touches another place: no verification
+    expect(refusalOf(await call(fs, 'write_file', { path: file, content: 'three' })).error).toMatchObject({ state: 'VERIFYING' });
+    await call(fs, 'read_multiple_files', { paths: [file] });
+    expect((await call(fs, 'write_file', { path: file, content: 'three' })).isError).toBeFalsy();
+    expect(readFileSync(file, 'utf8')).toBe('three');
   });
 
   it("gives a refusal of a tool with an outputSchema no structuredContent, so the client's validation passes", async (t) => {
@@ -240,6 +287,15 @@ describe.concurrent('mcp-proxy configuration', () => {
     );
   });
 
+  it("exits 2 without --trust, and ends its server's whole process group, a child it left included", async () => {
+    const pidFile = fresh('straggler');
+    const result = await runCli(['mcp-proxy', '--', ...withStraggler(pidFile, [process.execPath, FS_SERVER, freshDir()])]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/annotations are not trusted \(trust them with --trust/);
+    const straggler = await readPid(pidFile);
+    await until(() => !isAlive(straggler), "the server's child to be ended");
+  });
+
   it('starts an untrusted server when a catalog names its read tools', async (t) => {
     const catalog = fresh('fs-catalog') + '.json';
     writeFileSync(catalog, JSON.stringify({ name: 'fs-reads', tools: { list_directory: 'read' } }));
@@ -266,6 +322,12 @@ describe.concurrent('mcp-proxy configuration', () => {
     expect(result.stderr).toContain('name the MCP server');
   });
 
+  it('exits 2 on a session bound that is no whole number of sessions', async () => {
+    const result = await runCli(['mcp-proxy', '--listen', '127.0.0.1:0', '--max-sessions', '0', '--', 'true']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--max-sessions');
+  });
+
   it('refuses to listen on any host but 127.0.0.1', async () => {
     const result = await runCli(['mcp-proxy', '--listen', '0.0.0.0:8080', '--', 'true']);
     expect(result.status).toBe(2);
@@ -282,6 +344,19 @@ describe.concurrent("the proxy's lifetime", () => {
     await proxied.client.close();
     await until(() => !isRunning(proxied.proxyPid), 'the proxy to exit');
     await until(() => !isRunning(upstreamPid), 'the upstream server to exit');
+  });
+
+  it("ends the server's whole process group once its client closes stdin, a child it left included", async () => {
+    const pidFile = fresh('straggler');
+    const proxied = await startProxy({
+      proxyArgs: ['--trust'],
+      upstream: withStraggler(pidFile, [process.execPath, FS_SERVER, freshDir()]),
+    });
+    const straggler = await readPid(pidFile);
+    expect(isAlive(straggler)).toBe(true);
+    await proxied.client.close();
+    await until(() => !isRunning(proxied.proxyPid), 'the proxy to exit');
+    await until(() => !isAlive(straggler), "the server's child to be ended");
   });
 
   it('leaves no process running even when the server does not exit at the end of its stdin', async () => {
@@ -527,7 +602,15 @@ describe.concurrent('cancellation and timeouts (strict failed writes, the defaul
 
   it('counts a write that timed out upstream as possibly applied', async (t) => {
     const proxied = await slowWrites(t, ['--timeout', '300']);
-    await expect(call(proxied, 'trigger-long-running-operation', { duration: 30, steps: 1 })).rejects.toThrow(/timed out/i);
+    const error = (await call(proxied, 'trigger-long-running-operation', { duration: 30, steps: 1 }).catch(
+      (thrown: unknown) => thrown,
+    )) as {
+      message: string;
+      data?: unknown;
+    };
+    expect(error.message).toMatch(/timed out/i);
+    // A call answered with a JSON-RPC error carries the answer state in error.data._meta.
+    expect(answerStateOf(error.data)).toMatchObject({ allowed: false, state: 'VERIFYING', rule: 'unverified-write' });
     const next = await call(proxied, 'toggle-simulated-logging');
     expect(refusalOf(next).error).toMatchObject({ state: 'VERIFYING' });
   });
@@ -605,6 +688,54 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
       await transport.terminateSession();
       await client.close();
       await until(() => !isRunning(upstreamPid), "the session's server to exit");
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+  });
+
+  it('refuses a session past --max-sessions with a clear JSON-RPC error, and takes one again once a session ends', async () => {
+    const proxy = await listening([process.execPath, FS_SERVER, freshDir()], ['--trust', '--max-sessions', '1']);
+    const transport = new StreamableHTTPClientTransport(proxy.url);
+    const first = new Client({ name: 'http-test', version: '1.0.0' });
+    await first.connect(transport);
+    try {
+      const refused = await httpClient(proxy.url).catch((error: unknown) => error);
+      expect(String(refused)).toMatch(
+        /"code":-32000,"message":"pulse-safety mcp-proxy: too many sessions \(1 open, the --max-sessions bound\)/,
+      );
+      expect((await first.listTools()).tools.length).toBeGreaterThan(0);
+      await transport.terminateSession();
+      await first.close();
+      const next = await httpClient(proxy.url);
+      expect((await next.listTools()).tools.length).toBeGreaterThan(0);
+      await next.close();
+    } finally {
+      expect(await proxy.stop()).toBe(0);
+    }
+  });
+
+  it('closes a session idle past --idle-timeout and its upstream server, and the client can start a new one', async () => {
+    const pidFile = fresh('pid');
+    const proxy = await listening(withPidFile(pidFile, [process.execPath, FS_SERVER, freshDir()]), [
+      '--trust',
+      '--max-sessions',
+      '1',
+      '--idle-timeout',
+      '200',
+    ]);
+    try {
+      const client = await httpClient(proxy.url);
+      await until(
+        () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' && isRunning(Number(readFileSync(pidFile, 'utf8'))),
+        "the session's server",
+      );
+      const upstreamPid = await readPid(pidFile);
+      await until(() => !isRunning(upstreamPid), "the idle session's server to exit");
+      await expect(client.listTools()).rejects.toThrow(/Session not found/);
+      await client.close();
+      const again = await httpClient(proxy.url);
+      expect((await again.listTools()).tools.length).toBeGreaterThan(0);
+      await again.close();
     } finally {
       expect(await proxy.stop()).toBe(0);
     }
