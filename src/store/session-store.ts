@@ -14,6 +14,7 @@
  * Spec: ASSISTANT_SAFETY.md (a session's state); DESIGN.md §3.7 (time as an
  * input: the clock is injectable, epoch milliseconds; no timers).
  */
+import { assertKnownKeys } from '../util/known-keys.js';
 import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
 import { validateSessionGuardOptions, type SessionGuardOptions } from '../guard/session-guard-options.js';
 import { SnapshotError } from '../errors/snapshot-error.js';
@@ -230,9 +231,10 @@ class Sessions implements SessionStore {
  * const guard = sessions.session(chatId);
  * const decision = guard.check({ id: call.id, name: call.name, args: call.args }); // saved
  *
- * @throws TypeError when `idleMs` is not a non-negative number, or on a bad guard option (`validateSessionGuardOptions`).
+ * @throws TypeError on an unknown option (`guardOptions` for `guard`), when `idleMs` is not a non-negative number, or on a bad guard option (`validateSessionGuardOptions`).
  */
 export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
+  assertKnownKeys(options, ['store', 'idleMs', 'now', 'guard'], 'createSessionStore');
   const store = options.store ?? createMemoryStore();
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   if (typeof idleMs !== 'number' || Number.isNaN(idleMs) || idleMs < 0) {

@@ -26,6 +26,7 @@
  * Spec: ASSISTANT_SAFETY.md (a session's state, "The invariants");
  * DESIGN.md §3.7 (time as an input: the clock is injectable, epoch ms).
  */
+import { assertKnownKeys } from '../util/known-keys.js';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
 import { SessionStoreError } from '../errors/session-store-error.js';
@@ -467,10 +468,11 @@ class SharedSessions implements SharedSessionStore {
  * const decision = await sessions.session(chatId).check({ id: call.id, name: call.name, args: call.args });
  * // a SessionStoreError (Redis down) rejects: do not run the call
  *
- * @throws TypeError when `idleMs` or `maxRetries` is not a non-negative number (an integer for `maxRetries`),
- *   or on a bad guard option (`validateSessionGuardOptions`).
+ * @throws TypeError on an unknown option, when `idleMs` or `maxRetries` is not a non-negative number (an integer
+ *   for `maxRetries`), or on a bad guard option (`validateSessionGuardOptions`).
  */
 export function createSharedSessionStore(options: SharedSessionStoreOptions = {}): SharedSessionStore {
+  assertKnownKeys(options, ['store', 'idleMs', 'now', 'guard', 'maxRetries'], 'createSharedSessionStore');
   const store = options.store ?? createMemoryVersionedStore({ ...(options.now === undefined ? {} : { now: options.now }) });
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   if (typeof idleMs !== 'number' || Number.isNaN(idleMs) || idleMs < 0) {

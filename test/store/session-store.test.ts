@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_VERSION } from '../../src/guard/snapshot.js';
 import { SnapshotError } from '../../src/errors/snapshot-error.js';
 import { createSessionStore, type SessionStore } from '../../src/store/session-store.js';
+import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
 import { createMemoryStore, createSqliteStore, type SnapshotStore } from '../../src/store/snapshot-stores.js';
 
 const T0 = 1_700_000_000_000;
@@ -60,6 +61,15 @@ describe('the guard options of a store', () => {
   it('are checked when the store is created, a misspelled one refused by name', () => {
     expect(() => createSessionStore({ guard: { strictFailedWrite: true } as never })).toThrow(
       /^createSessionStore: guard: options\.strictFailedWrite is not an option/,
+    );
+  });
+
+  it('refuses an option of the store it does not know (guardOptions for guard), by name', () => {
+    expect(() => createSessionStore({ guardOptions: { strictFailedWrites: true } } as never)).toThrow(
+      /^createSessionStore: options\.guardOptions is not an option \(the options are store, idleMs, now, guard\)/,
+    );
+    expect(() => createSharedSessionStore({ guardOptions: {} } as never)).toThrow(
+      /^createSharedSessionStore: options\.guardOptions is not an option/,
     );
   });
 

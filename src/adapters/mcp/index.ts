@@ -46,6 +46,7 @@ export type { AnswerState, GatingProxyOptions, McpGateEvent, McpGateOptions } fr
 export { callIdOf, refusalResult } from './gated-call.js';
 export { createGatingProxy } from './gating-proxy.js';
 export { gateMcpServer } from './gate-server.js';
+export { ProcessGroupStdioTransport } from './stdio-upstream.js';
 
 /**
  * The `AnswerState` a gated result carries, read back from its `_meta`

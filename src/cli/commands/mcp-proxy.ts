@@ -123,16 +123,15 @@ interface McpProxyOptions {
 /** The SDK's modules, loaded on first use (an optional peer dependency). */
 async function loadSdk() {
   try {
-    const [gate, client, upstreamStdio, clientHttp, serverStdio, serverHttp, types] = await Promise.all([
+    const [gate, client, clientHttp, serverStdio, serverHttp, types] = await Promise.all([
       import('../../adapters/mcp/index.js'),
       import('@modelcontextprotocol/sdk/client/index.js'),
-      import('../../adapters/mcp/stdio-upstream.js'),
       import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/server/stdio.js'),
       import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/types.js'),
     ]);
-    return { gate, client, upstreamStdio, clientHttp, serverStdio, serverHttp, types };
+    return { gate, client, clientHttp, serverStdio, serverHttp, types };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
       throw new InputError('mcp-proxy needs the MCP SDK, an optional peer dependency: npm i @modelcontextprotocol/sdk@^1.32');
@@ -196,7 +195,7 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     };
     return { client, closed, close, terminate: close, kill: () => void client.close().catch(() => {}) };
   }
-  const stdio = new sdk.upstreamStdio.ProcessGroupStdioTransport({
+  const stdio = new sdk.gate.ProcessGroupStdioTransport({
     command: command[0]!,
     args: command.slice(1),
     env: inheritedEnv(),
