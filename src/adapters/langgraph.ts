@@ -5,7 +5,7 @@
  * - `createSafetyModelNode`: the model node whose answer enters the graph
  *   only once the gate allows it, so no stream mode shows a refused claim
  *   (a refused answer is replaced by the refusal, in words, for the model,
- *   and the loop goes on).
+ *   and the loop goes on); the words beside tool calls never enter it.
  * - `SafetyToolNode`: the prebuilt `ToolNode` that checks every tool call
  *   before it runs and records its outcome after, with the classification
  *   it was checked with; calls a human must approve wait at `interrupt()`
@@ -13,7 +13,8 @@
  * - `createAnswerGateNode` and `routeAfterModel`: the answer gate for a
  *   graph with a model node of its own (its answer streams before the gate).
  * - The guard is the thread's: by default its persisted snapshot lives in
- *   the graph state (`safety`, see `SafetyAnnotation`), so the checkpointer
+ *   the graph state (`safety`, see `SafetyAnnotation`; only the gated nodes
+ *   can write it, never graph input), so the checkpointer
  *   saves it with every checkpoint, keyed by `thread_id`, and time travel or
  *   a fork restores the gate with the conversation. Or pass
  *   `getGuard(threadId)` (e.g. a session store): one guard per conversation.
@@ -25,7 +26,14 @@
 import '../classify/eager.js';
 
 export { AdapterConfigError } from './common.js';
-export { MessagesWithSafetyAnnotation, SAFETY_STATE_KEY, SafetyAnnotation, type ThreadGuardOptions } from './langgraph/thread-guard.js';
+export {
+  MessagesWithSafetyAnnotation,
+  SAFETY_STATE_KEY,
+  SafetyAnnotation,
+  SafetySnapshotChannel,
+  type SealedSnapshot,
+  type ThreadGuardOptions,
+} from './langgraph/thread-guard.js';
 export { createSafetyModelNode, type ChatModelLike, type SafetyModelNode, type SafetyModelNodeOptions } from './langgraph/model-node.js';
 export { SafetyToolNode, type SafetyToolNodeOptions, type ToolCallPreview } from './langgraph/tool-node.js';
 export {

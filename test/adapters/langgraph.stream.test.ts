@@ -37,18 +37,24 @@ async function collect(stream: AsyncIterable<unknown>): Promise<string[]> {
   return chunks;
 }
 
-async function streamed(mode: StreamMode, model = new ScriptedChatModel(script(), mode === 'custom')) {
+async function streamed(mode: StreamMode, streamTokens?: boolean, model = new ScriptedChatModel(script(), mode === 'custom')) {
   const log: string[] = [];
-  const graph = gatedGraph(model, fileTools(log));
+  const graph = gatedGraph(model, fileTools(log), streamTokens === undefined ? {} : { model: { streamTokens } });
   const chunks = await collect(await graph.stream(input(), { ...thread(`stream-${mode}`), streamMode: mode }));
   const { values } = await graph.getState(thread(`stream-${mode}`));
   return { chunks, text: chunks.join('\n'), values, log, model };
 }
 
 describe('the gated model node: no stream mode shows the refused claim', () => {
-  for (const mode of ['values', 'updates', 'messages', 'debug', 'checkpoints'] as const) {
-    it(`${mode}: no chunk carries the claim; the allowed answer is streamed`, async () => {
-      const { text, values, log } = await streamed(mode);
+  for (const [mode, streamTokens] of (['values', 'updates', 'messages', 'debug', 'checkpoints'] as const).flatMap(
+    (mode) =>
+      [
+        [mode, undefined],
+        [mode, true],
+      ] as const,
+  )) {
+    it(`${mode}${streamTokens ? ' with streamTokens: true' : ''}: no chunk carries the claim; the allowed answer is streamed`, async () => {
+      const { text, values, log } = await streamed(mode, streamTokens);
       expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt', 'list_files notes']);
       expect(text).not.toContain('Deleted');
       expect(text).toContain('Verified:');
@@ -56,16 +62,32 @@ describe('the gated model node: no stream mode shows the refused claim', () => {
     });
   }
 
-  it('custom: a model writing its tokens to the custom stream shows only the allowed answer', async () => {
-    const { chunks, text } = await streamed('custom');
+  it('custom: a model writing its tokens to the custom stream writes nothing there by default', async () => {
+    const { chunks, values } = await streamed('custom');
+    expect(chunks).toEqual([]);
+    expect(String(values.messages.at(-1)?.content)).toBe(ANSWER);
+  });
+
+  it('custom with streamTokens: true: a model writing its tokens to the custom stream shows only the allowed answer', async () => {
+    const { chunks, text } = await streamed('custom', true);
     expect(text).not.toContain('Deleted');
     // The allowed answer's tokens are written: its call may stream, the gate would allow an answer then.
     expect(chunks.map((chunk) => (JSON.parse(chunk) as { token: string }).token).join('')).toBe(ANSWER);
   });
 
-  it('streamEvents (v2): no event carries the claim, the model call that made it is not there at all', async () => {
+  it("streamEvents (v2) by default: no event carries the claim, no model call is there (only the nodes' updates)", async () => {
+    const graph = gatedGraph(new ScriptedChatModel(script()), fileTools([]));
+    const events: { event: string; name: string; data: unknown }[] = [];
+    for await (const event of graph.streamEvents(input(), { ...thread('events-default'), version: 'v2' })) events.push(event);
+    const text = events.map((event) => JSON.stringify(event)).join('\n');
+    expect(text).not.toContain('Deleted');
+    expect(text).toContain('Verified:');
+    expect(events.filter((event) => event.event === 'on_chat_model_start')).toHaveLength(0);
+  });
+
+  it('streamEvents (v2) with streamTokens: true: no event carries the claim, the model call that made it is not there at all', async () => {
     const model = new ScriptedChatModel(script());
-    const graph = gatedGraph(model, fileTools([]));
+    const graph = gatedGraph(model, fileTools([]), { model: { streamTokens: true } });
     const events: { event: string; name: string; data: unknown }[] = [];
     for await (const event of graph.streamEvents(input(), { ...thread('events'), version: 'v2' })) events.push(event);
     const text = events.map((event) => JSON.stringify(event)).join('\n');
@@ -75,15 +97,15 @@ describe('the gated model node: no stream mode shows the refused claim', () => {
     expect(events.filter((event) => event.event === 'on_chat_model_start')).toHaveLength(3);
   });
 
-  it('messages: the allowed answer comes token by token when the gate would allow an answer as the model is called', async () => {
-    const { chunks } = await streamed('messages');
+  it('messages with streamTokens: true: the allowed answer comes token by token when the gate would allow an answer as the model is called', async () => {
+    const { chunks } = await streamed('messages', true);
     const tokens = chunks.map((chunk) => JSON.parse(chunk) as [{ kwargs: { content: unknown } }, { langgraph_node: string }]);
     const words = tokens.filter(([, meta]) => meta.langgraph_node === 'agent').map(([message]) => message.kwargs.content);
     expect(words.slice(-ANSWER.split(' ').length).join('')).toBe(ANSWER);
   });
 
-  it('messages with streamTokens: false: the allowed answer comes whole, once the gate allowed it', async () => {
-    const graph = gatedGraph(new ScriptedChatModel(script()), fileTools([]), { model: { streamTokens: false } });
+  it('messages by default: the allowed answer comes whole, once the gate allowed it', async () => {
+    const graph = gatedGraph(new ScriptedChatModel(script()), fileTools([]));
     const chunks = await collect(await graph.stream(input(), { ...thread('whole'), streamMode: 'messages' }));
     const answers = chunks.filter((chunk) => chunk.includes('Verified:'));
     expect(answers).toHaveLength(1);

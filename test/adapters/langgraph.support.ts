@@ -60,6 +60,14 @@ export class ScriptedChatModel extends BaseChatModel {
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
     const message = this.take(messages);
+    // Its words first, token by token (a reply calling tools may have words beside its calls), then its calls.
+    const text = typeof message.content === 'string' ? message.content : '';
+    for (const word of text.split(/(?<= )/).filter((token) => token !== '')) {
+      if (this.custom) this.write(word);
+      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });
+      await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
+      yield chunk;
+    }
     const calls = message.tool_calls ?? [];
     if (calls.length > 0) {
       const tool_call_chunks = calls.map((call, index) => ({
@@ -70,14 +78,6 @@ export class ScriptedChatModel extends BaseChatModel {
         type: 'tool_call_chunk' as const,
       }));
       yield new ChatGenerationChunk({ text: '', message: new AIMessageChunk({ content: '', tool_call_chunks }) });
-      return;
-    }
-    const text = typeof message.content === 'string' ? message.content : '';
-    for (const word of text.split(/(?<= )/)) {
-      if (this.custom) this.write(word);
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });
-      await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
-      yield chunk;
     }
   }
 
@@ -92,9 +92,12 @@ export class ScriptedChatModel extends BaseChatModel {
   }
 }
 
-/** A model turn calling tools: `[id, name, args]`. */
+/** A model turn calling tools: `[id, name, args]`; `withWords` gives it words beside its calls. */
 export const calls = (...list: [id: string, name: string, args: Record<string, unknown>][]) =>
   new AIMessage({ content: '', tool_calls: list.map(([id, name, args]) => ({ id, name, args, type: 'tool_call' as const })) });
+/** A model turn with words beside its tool calls (`[id, name, args]`). */
+export const withWords = (words: string, ...list: [id: string, name: string, args: Record<string, unknown>][]) =>
+  new AIMessage({ content: words, tool_calls: list.map(([id, name, args]) => ({ id, name, args, type: 'tool_call' as const })) });
 /** A model turn answering in words. */
 export const say = (text: string) => new AIMessage({ content: text });
 

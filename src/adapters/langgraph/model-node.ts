@@ -8,13 +8,14 @@
  * unverified change), "Blocked calls and recovery"; DESIGN.md §3.1.
  */
 import { Command, END, type LangGraphRunnableConfig } from '@langchain/langgraph';
-import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
 import { peekAnswer } from '../common.js';
 import { assertThreadGuardOptions, openThreadGuard, type ThreadGuardOptions } from './thread-guard.js';
+import { withoutWords } from './words.js';
 
 /** A chat model as the node calls it: messages in, a message out (`model.bindTools(tools)`, a `prompt.pipe(model)`). */
 export interface ChatModelLike {
@@ -34,9 +35,14 @@ export interface SafetyModelNodeOptions extends ThreadGuardOptions {
   /**
    * Let the model's tokens stream (`messages` mode, `streamEvents`) when the
    * gate would allow an answer at the moment the model is called
-   * (`peekAnswer`); default true. Otherwise, and always when false, the
-   * model is called with no callbacks, so nothing of the call reaches any
-   * stream: its reply enters the graph only through this node's update.
+   * (`peekAnswer`); default false. Caveat: the node cannot know before the
+   * call whether the reply will call tools, so with true the words a model
+   * writes beside its tool calls ("Deleted x.") stream before those calls
+   * are checked, and may claim a call the gate then refuses. The state never
+   * holds them either way. When false (the default), and whenever an answer
+   * would be refused, the model is called with no callbacks, so nothing of
+   * the call reaches any stream: its reply enters the graph only through
+   * this node's update.
    */
   streamTokens?: boolean;
 }
@@ -51,27 +57,6 @@ export type SafetyModelNode = (
 function callsTools(message: BaseMessage): boolean {
   const calls = (message as { tool_calls?: unknown }).tool_calls;
   return Array.isArray(calls) && calls.length > 0;
-}
-
-/**
- * A tool-calling reply without its words (string content, or the text
- * parts of content parts): shown while an answer would be refused, they
- * could claim a change nothing verified.
- */
-function withoutText(message: BaseMessage): BaseMessage {
-  const content = message.content;
-  const kept = typeof content === 'string' ? '' : content.filter((part) => (part as { type?: unknown }).type !== 'text');
-  const { tool_calls, invalid_tool_calls, id, name, additional_kwargs, response_metadata, usage_metadata } = message as AIMessage;
-  return new AIMessage({
-    content: kept as AIMessage['content'],
-    tool_calls,
-    invalid_tool_calls,
-    additional_kwargs,
-    response_metadata,
-    ...(id === undefined ? {} : { id }),
-    ...(name === undefined ? {} : { name }),
-    ...(usage_metadata === undefined ? {} : { usage_metadata }),
-  });
 }
 
 /** Ignores what it is given: the custom stream's writer of a hidden model call. */
@@ -102,8 +87,10 @@ function invokeHidden(model: ChatModelLike, messages: BaseMessage[], config: Lan
  * The gated model node (issue 26). It calls `model` on the state's
  * messages, then:
  *
- * - a reply with tool calls goes to the tool node (`Command` to `tools`);
- *   while an answer would be refused, its text is withheld;
+ * - a reply with tool calls goes to the tool node (`Command` to `tools`)
+ *   without its words: they are a claim about calls not yet run (the state,
+ *   the checkpoints, every stream mode and the model's next prompt never
+ *   hold them);
  * - a reply without tool calls is a candidate answer, asked of the thread's
  *   guard (`finalAnswer()`, a refusal counted). Allowed: it enters the
  *   state and the graph goes to `next` (default `END`). Refused: it never
@@ -111,7 +98,7 @@ function invokeHidden(model: ChatModelLike, messages: BaseMessage[], config: Lan
  *   model as a `HumanMessage` and the graph comes back to this node
  *   (bounded by the run's `recursionLimit`: `GraphRecursionError`, no answer).
  *
- * Unless tokens may stream (`streamTokens`), the model is called with no
+ * Unless tokens may stream (`streamTokens: true`, see its caveat), the model is called with no
  * callbacks: LangGraph's `messages` mode and `streamEvents` never see the
  * call, only the node's update. Add it with its destinations and no edge out:
  * `addNode('agent', createSafetyModelNode(model), { ends: ['tools', 'agent', END] })`.
@@ -125,14 +112,13 @@ export function createSafetyModelNode(model: ChatModelLike, options: SafetyModel
   const tools = options.tools ?? 'tools';
   const next = options.next ?? END;
   const words = options.answerRefusal ?? refusalText;
-  const streamTokens = options.streamTokens !== false;
+  const streamTokens = options.streamTokens === true;
   return async (state, config) => {
     const thread = openThreadGuard(options, undefined, state, config);
-    const answerable = (await peekAnswer(thread.guard)).allowed;
-    const streams = streamTokens && answerable;
+    const streams = streamTokens && (await peekAnswer(thread.guard)).allowed;
     const reply = streams ? await model.invoke(state.messages, config) : await invokeHidden(model, state.messages, config);
     if (callsTools(reply)) {
-      return new Command({ goto: tools, update: { ...thread.update(), messages: [answerable ? reply : withoutText(reply)] } });
+      return new Command({ goto: tools, update: { ...thread.update(), messages: [withoutWords(reply)] } });
     }
     const decision = await thread.guard.finalAnswer();
     if (decision.allowed) return new Command({ goto: next, update: { ...thread.update(), messages: [reply] } });

@@ -6,7 +6,15 @@
  *
  * Spec: DESIGN.md §5.7 (a guard per session); ASSISTANT_SAFETY.md "The invariants".
  */
-import { Annotation, MessagesAnnotation, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  Annotation,
+  BaseChannel,
+  EmptyChannelError,
+  InvalidUpdateError,
+  MessagesAnnotation,
+  type LangGraphRunnableConfig,
+} from '@langchain/langgraph';
 import { ToolMessage } from '@langchain/core/messages';
 import { createSessionGuard, type SessionGuardOptions } from '../../guard/session-guard.js';
 import type { PersistedSnapshot } from '../../guard/snapshot.js';
@@ -18,13 +26,123 @@ export const ADAPTER = 'langgraph';
 /** The default state key of the persisted guard snapshot. */
 export const SAFETY_STATE_KEY = 'safety';
 
+/** This process's key for sealing the snapshots its gated nodes write (never leaves the process). */
+const SEAL_KEY = randomBytes(32);
+
 /**
- * The state channel of the guard's persisted snapshot (`safety`, last value
- * wins). Spread its `spec` into your own state, or use
- * `MessagesWithSafetyAnnotation`.
+ * A guard snapshot as a gated node writes it to the state: its JSON and an
+ * HMAC-SHA256 of that JSON under a key only this process knows. The
+ * `safety` channel (`SafetySnapshotChannel`) stores the snapshot only when
+ * the seal is this process's, so graph input cannot replace the gate.
+ */
+export interface SealedSnapshot {
+  readonly sealedSnapshot: string;
+  readonly seal: string;
+}
+
+/** The hex HMAC of a snapshot's JSON under this process's key. */
+function sealOf(json: string): string {
+  return createHmac('sha256', SEAL_KEY).update(json).digest('hex');
+}
+
+/** A snapshot sealed for the `safety` channel (what a gated node's update carries). */
+export function sealSnapshot(snapshot: PersistedSnapshot): SealedSnapshot {
+  const json = JSON.stringify(snapshot);
+  return { sealedSnapshot: json, seal: sealOf(json) };
+}
+
+/** True for a value shaped as a sealed snapshot (whatever its seal). */
+function isSealedShape(value: unknown): value is SealedSnapshot {
+  if (typeof value !== 'object' || value === null) return false;
+  const { sealedSnapshot, seal } = value as Record<string, unknown>;
+  return typeof sealedSnapshot === 'string' && typeof seal === 'string';
+}
+
+/** The snapshot a value seals, or undefined when it is not sealed by this process (never throws). */
+export function unsealSnapshot(value: unknown): PersistedSnapshot | undefined {
+  if (!isSealedShape(value)) return undefined;
+  const expected = Buffer.from(sealOf(value.sealedSnapshot), 'hex');
+  const given = Buffer.from(value.seal, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  try {
+    return JSON.parse(value.sealedSnapshot) as PersistedSnapshot;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The state channel of the guard's persisted snapshot: it holds the last
+ * snapshot a gated node wrote, and accepts nothing else. A write that is
+ * not sealed by this process (graph input such as `invoke({ safety })`, a
+ * `Command({ update })`, `updateState`, LangGraph's `Overwrite`) throws
+ * `InvalidUpdateError` and the run stops: no input can replace the gate.
+ * A write of `undefined` is no write. Its value and checkpoint are the
+ * plain `PersistedSnapshot` (a checkpoint loaded from the checkpointer is
+ * trusted as the checkpointer is). Spec: ASSISTANT_SAFETY.md "The invariants".
+ */
+export class SafetySnapshotChannel extends BaseChannel<PersistedSnapshot | undefined, SealedSnapshot, PersistedSnapshot> {
+  lc_graph_name = 'PulseSafetySnapshot';
+  private value: PersistedSnapshot[] = [];
+
+  /** A copy holding a checkpoint's snapshot. */
+  fromCheckpoint(checkpoint?: PersistedSnapshot): this {
+    const channel = new SafetySnapshotChannel() as this;
+    if (checkpoint !== undefined) channel.value = [checkpoint];
+    return channel;
+  }
+
+  /**
+   * Stores the snapshot a gated node sealed.
+   * @throws InvalidUpdateError for a value not sealed by this process, or two writes in one step.
+   */
+  update(values: unknown[]): boolean {
+    const written = values.filter((value) => value !== undefined);
+    if (written.length === 0) return false;
+    if (written.length !== 1) {
+      throw new InvalidUpdateError(`pulse-safety-fsm/${ADAPTER}: two gated nodes wrote the guard's snapshot in one step`);
+    }
+    const snapshot = unsealSnapshot(written[0]);
+    if (snapshot === undefined) {
+      throw new InvalidUpdateError(
+        `pulse-safety-fsm/${ADAPTER}: the guard's snapshot is written only by the gated nodes of this process; ` +
+          'graph input, Command updates and updateState cannot set it',
+      );
+    }
+    this.value = [snapshot];
+    return true;
+  }
+
+  /** @throws EmptyChannelError before any snapshot. */
+  get(): PersistedSnapshot {
+    const [snapshot] = this.value;
+    if (snapshot === undefined) throw new EmptyChannelError();
+    return snapshot;
+  }
+
+  /** @throws EmptyChannelError before any snapshot. */
+  checkpoint(): PersistedSnapshot {
+    return this.get();
+  }
+
+  /** True once a snapshot was written. */
+  override isAvailable(): boolean {
+    return this.value.length > 0;
+  }
+
+  /** Any two such channels are the same kind. */
+  override equals(other: BaseChannel): boolean {
+    return other instanceof SafetySnapshotChannel;
+  }
+}
+
+/**
+ * The state channel of the guard's persisted snapshot (`safety`), written
+ * only by the gated nodes (`SafetySnapshotChannel`). Spread its `spec` into
+ * your own state, or use `MessagesWithSafetyAnnotation`.
  */
 export const SafetyAnnotation = Annotation.Root({
-  safety: Annotation<PersistedSnapshot | undefined>(),
+  safety: new SafetySnapshotChannel(),
 });
 
 /** `MessagesAnnotation` plus the `safety` channel: the state of a gated chat agent. */
@@ -38,8 +156,10 @@ export const MessagesWithSafetyAnnotation = Annotation.Root({
  *
  * - Default: its snapshot in the graph state under `stateKey` (default
  *   `safety`), restored with `createSessionGuard({ ...guardOptions, snapshot })`
- *   at each node and written back with the node's update. Needs a state with
- *   that channel (`SafetyAnnotation`) and, to persist, a checkpointer. A
+ *   at each node and written back with the node's update, sealed so that
+ *   only the gated nodes of this process can set it (`SafetySnapshotChannel`:
+ *   graph input cannot). Needs a state with that channel (`SafetyAnnotation`)
+ *   and, to persist, a checkpointer. A
  *   node that finds tool results in the thread but no snapshot throws (a
  *   state without the channel silently drops the snapshot).
  * - `getGuard(threadId)`: one guard per conversation, the guard of the run's
@@ -50,7 +170,11 @@ export const MessagesWithSafetyAnnotation = Annotation.Root({
  */
 export interface ThreadGuardOptions {
   getGuard?: (threadId: string) => AdapterGuard;
-  /** The state key of the snapshot; default `safety`. */
+  /**
+   * The state key of the snapshot; default `safety`. Its channel must be a
+   * `SafetySnapshotChannel` (e.g. `{ audit: new SafetySnapshotChannel() }`):
+   * a node that finds a snapshot another channel stored throws.
+   */
   stateKey?: string;
   /** Options of the guards restored from the state (clock `now` in epoch ms, `confirmDestructive`, ...). */
   guardOptions?: Omit<SessionGuardOptions, 'snapshot'>;
@@ -110,6 +234,13 @@ export function openThreadGuard(
     );
   }
   const snapshot = (state as Record<string, unknown>)[key];
+  if (isSealedShape(snapshot)) {
+    // A channel of another kind stored the sealed write as is: it would take any input as well.
+    throw new TypeError(
+      `pulse-safety-fsm/${ADAPTER}: the state's '${key}' channel must be SafetyAnnotation's (SafetySnapshotChannel): ` +
+        'another channel lets graph input replace the guard',
+    );
+  }
   const messages = (state as { messages?: unknown }).messages;
   const toolsRan = Array.isArray(messages) && messages.some((m) => m instanceof ToolMessage);
   if ((snapshot === undefined || snapshot === null) && toolsRan) {
@@ -124,5 +255,5 @@ export function openThreadGuard(
     ...options.guardOptions,
     ...(snapshot === undefined || snapshot === null ? {} : { snapshot }),
   });
-  return { guard, update: () => ({ [key]: guard.getPersistedSnapshot() }), inState: true };
+  return { guard, update: () => ({ [key]: sealSnapshot(guard.getPersistedSnapshot()) }), inState: true };
 }

@@ -33,6 +33,7 @@ import {
 } from '../common.js';
 import { TOOL_APPROVAL, approvalVerdict, rejectionText, sessionCopy, type ApprovalCall, type ApprovalVerdict } from './approval.js';
 import { ADAPTER, assertThreadGuardOptions, openThreadGuard, type ThreadGuard, type ThreadGuardOptions } from './thread-guard.js';
+import { hasWords, withoutWords } from './words.js';
 
 /** Options of `SafetyToolNode`: the `ToolNode` options, a thread guard, a classification source, approvals. */
 export interface SafetyToolNodeOptions extends ThreadGuardOptions, ClassificationOptions {
@@ -90,6 +91,22 @@ function pendingCalls(input: unknown): LangChainToolCall[] {
   const last = [...list].reverse().find((m) => isAIMessage(m));
   const calls = (last as { tool_calls?: LangChainToolCall[] } | undefined)?.tool_calls ?? [];
   return calls.filter((call) => call.id == null || !answered.has(call.id));
+}
+
+/**
+ * The model's tool-calling message of a state, without its words, when it
+ * has words and an id (the message reducer then replaces it in place): a
+ * model node of the app's own puts the words beside its tool calls in the
+ * state; this keeps them out of the next prompt and the state after the
+ * calls. Undefined for a `Send` or a list input, or nothing to withhold.
+ */
+function askedWithoutWords(input: unknown): BaseMessage | undefined {
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || 'lg_tool_call' in input) return undefined;
+  const messages = (input as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) return undefined;
+  const asked = [...(messages as BaseMessage[])].reverse().find((m) => isAIMessage(m));
+  if (asked === undefined || typeof asked.id !== 'string' || !hasWords(asked)) return undefined;
+  return withoutWords(asked);
 }
 
 /** The error to rethrow once every call is recorded: the first real failure, else the first interrupt. */
@@ -203,9 +220,15 @@ export class SafetyToolNode<T = any> extends ToolNode<T> {
       // Every call of the message is recorded by now (runTool never rejects): the first failure goes on.
       if (run.failures.length > 0) throw firstFailure(run.failures);
       const update = thread.update();
-      if (Object.keys(update).length === 0) return output as T;
-      if (Array.isArray(output)) return [...(output as unknown[]), update] as T;
-      return { ...(output as Record<string, unknown>), ...update } as T;
+      const asked = askedWithoutWords(input);
+      if (Array.isArray(output)) {
+        const extra = [...(asked === undefined ? [] : [{ messages: [asked] }]), ...(Object.keys(update).length === 0 ? [] : [update])];
+        return (extra.length === 0 ? output : [...(output as unknown[]), ...extra]) as T;
+      }
+      const result = output as Record<string, unknown>;
+      const messages =
+        asked !== undefined && Array.isArray(result.messages) ? { messages: [asked, ...(result.messages as unknown[])] } : {};
+      return { ...result, ...messages, ...update } as T;
     } finally {
       this.runs.delete(config);
     }
