@@ -82,7 +82,7 @@ import {
   type ClassificationOptions,
   type ToolClassifier,
 } from './common.js';
-import { GatedStream, HeldEvents } from './openai-agents/held-stream.js';
+import { GatedStream, HeldEvents, callIdsOf, isText } from './openai-agents/held-stream.js';
 
 export { AdapterConfigError } from './common.js';
 export { GatedStream } from './openai-agents/held-stream.js';
@@ -266,6 +266,14 @@ interface GatedRunEntry {
   asked: Set<string>;
   /** Calls the gate would refuse when their approval was to be asked: never run without one. */
   doomed: Set<string>;
+  /**
+   * Calls recorded, by call id: the order of their records (`seq`) and
+   * whether an answer would have been allowed right after (`allowed`): how
+   * text beside them is judged (`#besideAllowed`).
+   */
+  settled: Map<string, { seq: number; allowed: boolean }>;
+  /** The last `seq` given. */
+  seq: number;
 }
 
 /**
@@ -291,6 +299,12 @@ function argumentsOf(text: unknown): unknown {
 function callIdOf(details: unknown): string | undefined {
   const callId = (details as { toolCall?: { callId?: unknown } } | undefined)?.toolCall?.callId;
   return typeof callId === 'string' && callId !== '' ? callId : undefined;
+}
+
+/** A run result as the gate reads it to hide refused text (`RunResult`, `StreamedRunResult`). */
+interface RunResultLike {
+  readonly rawResponses?: readonly { output?: unknown }[];
+  readonly newItems?: readonly { type?: string; rawItem?: unknown }[];
 }
 
 /** A tool's error function, as the SDK calls it (`errorFunction`, `timeoutErrorFunction`). */
@@ -456,7 +470,15 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       }
       guard = this.#options.getGuard!(key);
     }
-    const entry: GatedRunEntry = { guard, active: 0, pending: new Map(), asked: new Set(), doomed: new Set() };
+    const entry: GatedRunEntry = {
+      guard,
+      active: 0,
+      pending: new Map(),
+      asked: new Set(),
+      doomed: new Set(),
+      settled: new Map(),
+      seq: 0,
+    };
     this.#runs.set(context, entry);
     return entry;
   }
@@ -557,6 +579,59 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     if (pending === undefined) return;
     entry!.pending.delete(callId);
     await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
+    await this.#noteSettled(entry!, [callId]);
+  }
+
+  /** Notes calls just recorded, with whether an answer would be allowed right after them (see `GatedRunEntry.settled`). */
+  async #noteSettled(entry: GatedRunEntry, callIds: readonly string[]): Promise<void> {
+    if (callIds.length === 0) return;
+    entry.seq += 1;
+    const seq = entry.seq;
+    const allowed = await this.#mayAnswer(entry);
+    for (const callId of callIds) entry.settled.set(callId, { seq, allowed });
+  }
+
+  /**
+   * Whether text written beside tool calls may be shown: judged as an answer
+   * when it was written, i.e. once its calls settled. True only when every
+   * call beside it was admitted and recorded (none refused, none waiting for
+   * an approval, none the gate does not gate) and an answer would have been
+   * allowed right after the last of them was recorded.
+   */
+  #besideAllowed(entry: GatedRunEntry, callIds: readonly string[]): boolean {
+    let last: { seq: number; allowed: boolean } | undefined;
+    for (const callId of callIds) {
+      const settled = entry.settled.get(callId);
+      if (settled === undefined) return false;
+      if (last === undefined || settled.seq > last.seq) last = settled;
+    }
+    return last?.allowed === true;
+  }
+
+  /**
+   * Hides from a run result's `newItems` (and so from its `history` and
+   * `output`, which the SDK derives from it) the text the user must not
+   * read: the messages and reasoning of a response beside tool calls that
+   * `#besideAllowed` refuses, and of a response without calls that is not
+   * the allowed final answer (`answered`: the run ended well, not on an
+   * approval request). Text of no known response is hidden too (fail
+   * closed). The run's `state` keeps every item (the SDK resumes from it).
+   */
+  #hideRefusedText(entry: GatedRunEntry, result: RunResultLike, answered: boolean): void {
+    const responses = result.rawResponses ?? [];
+    const shown = new Set<unknown>();
+    responses.forEach((response, index) => {
+      const output = Array.isArray(response?.output) ? response.output : [];
+      const callIds = callIdsOf(output);
+      const ok = callIds.length > 0 ? this.#besideAllowed(entry, callIds) : answered && index === responses.length - 1;
+      if (ok) for (const item of output) if (isText(item)) shown.add(item);
+    });
+    const items = result.newItems ?? [];
+    const kept = items.filter(
+      (item) => !(item?.type === 'message_output_item' || item?.type === 'reasoning_item') || shown.has(item.rawItem),
+    );
+    if (kept.length === items.length) return;
+    Object.defineProperty(result, 'newItems', { configurable: true, enumerable: false, get: () => kept });
   }
 
   /** Whether an answer would be allowed now (`peekAnswer`, no side effect); false when the guard cannot tell. */
@@ -645,42 +720,83 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
   async #settleRun(entry: GatedRunEntry | undefined): Promise<number> {
     if (entry === undefined) return 0;
-    const left = [...entry.pending.values()];
+    const left = [...entry.pending.entries()];
     entry.pending.clear();
-    for (const pending of left) {
+    for (const [, pending] of left) {
       await recordCall(pending.guard, this.#classifier, pending.call, { threw: true }, { strictFailedWrites: this.#strict });
     }
+    await this.#noteSettled(
+      entry,
+      left.map(([callId]) => callId),
+    );
     return left.length;
   }
 
-  /** The agent's check before a run (see `AgentsSafetyGate.assertAgent`). */
+  /**
+   * The agent's check before a run (see `AgentsSafetyGate.assertAgent`):
+   * the agent, then every agent reachable through its handoffs (each may end
+   * the run with its answer, and runs its tools in the same run).
+   */
   #assertAgent(agent: Agent<any, any>): void {
-    const tools = (agent?.tools ?? []) as { type?: string; name?: string }[];
+    const seen = new Set<object>();
+    const queue: { agent: Agent<any, any>; via: string | undefined }[] = [{ agent, via: undefined }];
+    while (queue.length > 0) {
+      const next = queue.shift()!;
+      if (seen.has(next.agent)) continue;
+      seen.add(next.agent);
+      this.#assertOneAgent(next.agent, next.via);
+      const handoffs = (next.agent?.handoffs ?? []) as unknown[];
+      for (const item of handoffs) {
+        const target = (item as { agent?: unknown } | null)?.agent ?? item;
+        if (target === null || typeof target !== 'object' || !Array.isArray((target as { tools?: unknown }).tools)) {
+          throw new AdapterConfigError(ADAPTER, `agent '${next.agent.name}': a handoff whose agent the gate cannot check`);
+        }
+        queue.push({
+          agent: target as Agent<any, any>,
+          via: next.via === undefined ? next.agent.name : `${next.via} -> ${next.agent.name}`,
+        });
+      }
+    }
+  }
+
+  /** One agent's check (see `#assertAgent`); `via` names the handoffs that reach it, for the error. */
+  #assertOneAgent(agent: Agent<any, any>, via: string | undefined): void {
+    const name = via === undefined ? `agent '${agent.name}'` : `agent '${agent.name}' (a handoff of ${via})`;
+    const tools = (agent?.tools ?? []) as { type?: string; name?: string; on?: unknown; customDataExtractor?: unknown }[];
     const functions = tools.filter((tool) => tool.type === 'function');
+    const agentTools = functions.filter((tool) => typeof tool.on === 'function' && 'customDataExtractor' in tool);
+    if (agentTools.length > 0) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `${name}: tool(s) ${agentTools.map((tool) => `'${tool.name}'`).join(', ')} run another agent (Agent.asTool): ` +
+          "not supported by the gate (that agent's run is not gate.run's: its calls and its answer would not be gated); " +
+          'use a handoff to a gated agent',
+      );
+    }
     const ungated = functions.filter((tool) => !this.#built.has(tool)).map((tool) => `'${tool.name}'`);
     if (ungated.length > 0) {
       throw new AdapterConfigError(
         ADAPTER,
-        `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
+        `${name}: function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
       );
     }
-    assertSomeToolReads(
-      functions.map((tool) => String(tool.name)),
-      this.#classifier,
-      ADAPTER,
-    );
+    // The agent the run starts with must be able to read; one reached by a handoff, when it has tools.
+    if (via === undefined || functions.length > 0) {
+      assertSomeToolReads(
+        functions.map((tool) => String(tool.name)),
+        this.#classifier,
+        ADAPTER,
+      );
+    }
     const outputs = (agent.outputGuardrails ?? []) as { name?: string }[];
     if (!outputs.some((guardrail) => guardrail === this.#answerGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
-      throw new AdapterConfigError(
-        ADAPTER,
-        `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
-      );
+      throw new AdapterConfigError(ADAPTER, `${name}: add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`);
     }
     const inputs = (agent.inputGuardrails ?? []) as { name?: string }[];
     if (!inputs.some((guardrail) => guardrail === this.#runGuardrail || guardrail.name === RUN_GUARDRAIL_NAME)) {
       throw new AdapterConfigError(
         ADAPTER,
-        `agent '${agent.name}': add gate.inputGuardrail to its inputGuardrails (it refuses a run of the agent the gate did not start, ` +
+        `${name}: add gate.inputGuardrail to its inputGuardrails (it refuses a run of the agent the gate did not start, ` +
           'before its answer could be streamed)',
       );
     }
@@ -733,6 +849,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
             optionsOf(resumes > 0),
           );
           await this.#settleRun(entry);
+          this.#hideRefusedText(entry, result as unknown as RunResultLike, (result.interruptions ?? []).length === 0);
           return result;
         } catch (error) {
           await this.#settleRun(entry);
@@ -800,13 +917,22 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       let currentAgent = agent;
       for (let resumes = 0; ; resumes += 1) {
         try {
-          for await (const event of current) events.accept(event);
+          for await (const event of current) {
+            // A new response: the calls of the one before have settled; text beside them is judged now.
+            const beside = events.beside;
+            if (beside !== undefined && events.startsResponse(event)) events.judgeBeside(this.#besideAllowed(entry, beside.callIds));
+            events.accept(event);
+          }
           await current.completed;
           // The SDK ends a failed stream with its error (it rethrows it from the iteration too).
           if (current.error !== undefined && current.error !== null) throw current.error as Error;
           await this.#settleRun(entry);
-          // The run ended well (an allowed answer, or an approval request): its text is shown if an answer would be allowed now.
-          if (await this.#mayAnswer(entry)) events.release();
+          const ending = events.beside;
+          if (ending !== undefined) events.judgeBeside(this.#besideAllowed(entry, ending.callIds));
+          const answered = (current.interruptions ?? []).length === 0;
+          this.#hideRefusedText(entry, current as unknown as RunResultLike, answered);
+          // The run ended well: its final answer is shown if it ended on one, and an answer would be allowed now.
+          if (answered && (await this.#mayAnswer(entry))) events.release();
           else events.drop();
           return;
         } catch (error) {
