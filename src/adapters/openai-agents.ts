@@ -17,7 +17,9 @@
  *   gate's guardrails and error functions): a finished `FunctionTool` keeps
  *   its error function to itself.
  * - Human approval (`needsApproval`): a call the gate would refuse now
- *   (`previewCall`) is refused to the model at once, and nobody is asked; a
+ *   (`previewCall`; the calls of one response in order, on a throwaway copy
+ *   of the session where the ones asked before it were approved and ran)
+ *   is refused to the model at once, and nobody is asked; a
  *   call waiting for its approval is not admitted (nothing in flight, nothing
  *   recorded); once approved, the approval counts as the user's confirmation
  *   (`recordApproval`) and the call is checked as it runs; a rejected one
@@ -63,7 +65,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
-import type { ToolCall } from '../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard, type ToolCall } from '../guard/session-guard.js';
 import type { FSMBlockedError } from '../errors/index.js';
 import { refusalText } from '../guard/refusal-text.js';
 import {
@@ -76,8 +78,8 @@ import {
   previewCall,
   recordApproval,
   recordCall,
-  recordRejected,
   uncheckedText,
+  type CallAdmission,
   type AdapterGuard,
   type ClassificationOptions,
   type ToolClassifier,
@@ -264,8 +266,17 @@ interface GatedRunEntry {
   pending: Map<string, Pending>;
   /** Calls a human was asked to approve (the gate allowed them when asked), by call id. */
   asked: Set<string>;
-  /** Calls the gate would refuse when their approval was to be asked: never run without one. */
-  doomed: Set<string>;
+  /** Calls the gate would refuse when their approval was to be asked, with that refusal: never run without one. */
+  doomed: Map<string, FSMBlockedError>;
+  /** Bumped by each step that may change the session (a check, a record, an answer, a `gate.run`): a turn copy older than it is stale. */
+  version: number;
+  /**
+   * The calls of one model response previewed for their approval, in order,
+   * on a throwaway copy of the session where each one before was approved
+   * and ran (`#previewInTurn`); `chain` keeps the previews in order.
+   */
+  turn: { version: number; copy: SessionGuard } | undefined;
+  chain: Promise<unknown>;
   /**
    * Calls recorded, by call id: the order of their records (`seq`) and
    * whether an answer would have been allowed right after (`allowed`): how
@@ -475,7 +486,10 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       active: 0,
       pending: new Map(),
       asked: new Set(),
-      doomed: new Set(),
+      doomed: new Map(),
+      version: 0,
+      turn: undefined,
+      chain: Promise.resolve(),
       settled: new Map(),
       seq: 0,
     };
@@ -496,6 +510,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    */
   async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
     const entry = this.#runOf(context);
+    entry.version += 1;
     const { callId, name } = toolCall;
     const args = argumentsOf(toolCall.arguments);
     const id = typeof callId === 'string' && callId !== '' ? callId : undefined;
@@ -520,20 +535,18 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     } catch (failure) {
       return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, failure), { allowed: false });
     }
+    const doomed = id === undefined ? undefined : entry.doomed.get(id);
+    if (doomed !== undefined) {
+      // Refused when its approval was to be asked (e.g. a second write beside one asked): it has no approval and never runs.
+      entry.doomed.delete(id!);
+      return this.#reject(doomed);
+    }
     const admission = await admitCall({ guard: entry.guard, classifier: this.#classifier, id, name, args });
     if (!admission.allowed) {
       if (admission.error === null) {
         return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, admission.failure), { allowed: false });
       }
       return this.#reject(admission.error);
-    }
-    if (id !== undefined && entry.doomed.delete(id)) {
-      // Refused when its approval was to be asked, allowed now: it still has no approval, so it does not run.
-      await recordRejected(entry.guard, admission.call);
-      return ToolGuardrailFunctionOutputFactory.rejectContent(
-        `The call to '${name}' was not run: it needs the user's approval, and was not allowed when it was to be asked. Make the call again.`,
-        { allowed: false },
-      );
     }
     if (id !== undefined) entry.pending.set(id, { guard: entry.guard, call: admission.call });
     return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
@@ -544,8 +557,11 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    * about is asked about only when the gate would allow it now. A call the
    * gate would refuse gets no approval request: the check refuses it to the
    * model; one refused only for want of the user's confirmation is asked
-   * (the approval is that confirmation). A preview that fails asks the human
-   * (the approval stays; the check decides after it).
+   * (the approval is that confirmation). The calls of one model response
+   * are previewed in order, each as if those asked before it were approved
+   * and ran (`#previewInTurn`): a second write beside the first is refused
+   * at once, with its refusal, and nobody is asked. A preview that fails
+   * asks the human (the approval stays; the check decides after it).
    */
   async #needsApproval(
     context: RunContext<TContext>,
@@ -558,13 +574,56 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     if (asks !== true) return false;
     const entry = this.#runOf(context);
     if (typeof callId !== 'string' || callId === '') return true;
-    const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args: input });
+    const preview = await this.#previewInTurn(entry, name, input);
     if (!preview.allowed && preview.error !== null && !approvable(preview.error)) {
-      entry.doomed.add(callId);
+      entry.doomed.set(callId, preview.error);
       return false;
     }
     entry.asked.add(callId);
     return true;
+  }
+
+  /**
+   * Would this call be allowed, once the calls asked about before it in the
+   * same model response were approved and ran? Previewed in order on a
+   * throwaway copy of the session (a new one when the session may have
+   * changed since: `GatedRunEntry.version`): a call allowed (or allowed
+   * once confirmed) is then approved, admitted and recorded as run on the
+   * copy, so a second write beside the first is refused at once
+   * (`write-in-flight` / `unverified-write`) and nobody is asked about it.
+   * The session itself is never touched. A copy that cannot be made
+   * previews on the session (`previewCall`).
+   */
+  #previewInTurn(entry: GatedRunEntry, name: string, args: unknown): Promise<CallAdmission> {
+    const step = async (): Promise<CallAdmission> => {
+      try {
+        if (entry.turn === undefined || entry.turn.version !== entry.version) {
+          const snapshot = 'actor' in entry.guard ? entry.guard.getPersistedSnapshot() : await entry.guard.getPersistedSnapshot();
+          entry.turn = { version: entry.version, copy: createSessionGuard({ snapshot }) };
+        }
+      } catch {
+        entry.turn = undefined;
+        return previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
+      }
+      const { copy } = entry.turn;
+      const preview = await previewCall({ guard: copy, classifier: this.#classifier, name, args });
+      if (preview.allowed || (preview.error !== null && approvable(preview.error))) {
+        try {
+          await recordApproval(copy);
+          const admission = await admitCall({ guard: copy, classifier: this.#classifier, id: undefined, name, args });
+          if (admission.allowed) {
+            await recordCall(copy, this.#classifier, admission.call, { threw: false, result: '' }, { strictFailedWrites: this.#strict });
+          }
+        } catch {
+          // The copy is spoiled: the next call gets a new one.
+          entry.turn = undefined;
+        }
+      }
+      return preview;
+    };
+    const next = entry.chain.then(step, step);
+    entry.chain = next.catch(() => undefined);
+    return next;
   }
 
   /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
@@ -578,6 +637,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     const pending = entry?.pending.get(callId);
     if (pending === undefined) return;
     entry!.pending.delete(callId);
+    entry!.version += 1;
     await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
     await this.#noteSettled(entry!, [callId]);
   }
@@ -645,7 +705,9 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
 
   /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
   async #judgeAnswer(context: RunContext<TContext>) {
-    const decision = await this.#runOf(context).guard.finalAnswer();
+    const entry = this.#runOf(context);
+    entry.version += 1;
+    const decision = await entry.guard.finalAnswer();
     if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
     const { error } = decision;
     const info: AnswerRefusalInfo = {
@@ -720,6 +782,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
   async #settleRun(entry: GatedRunEntry | undefined): Promise<number> {
     if (entry === undefined) return 0;
+    entry.version += 1;
     const left = [...entry.pending.entries()];
     entry.pending.clear();
     for (const [, pending] of left) {
@@ -821,6 +884,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
           ? (given as RunContext<TContext>)
           : new RunContext(given as TContext);
     const entry = await this.#enter(context, runOptions, state);
+    entry.version += 1;
     // A resumed state's approval requests were asked by this gate (or by one like it, before a restart).
     for (const item of state?.getInterruptions() ?? []) {
       const callId = (item.rawItem as { callId?: unknown }).callId;
