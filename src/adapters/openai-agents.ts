@@ -28,9 +28,15 @@
  *   resumes the run after its tripwire with the refusal, in words
  *   (`refusalText`), as a user message, until the answer is allowed or
  *   `maxResumes` is spent (then the tripwire error is thrown: the answer
- *   was refused). Streamed (`stream: true`), every text of the model (a
- *   final answer, or words beside tool calls) is held until the gate
- *   allows an answer (`openai-agents/held-stream.ts`).
+ *   was refused). Text beside tool calls (and reasoning) is judged as an
+ *   answer once the calls of its response settled: shown only when every
+ *   call beside it was admitted and an answer would have been allowed right
+ *   after them. Streamed (`stream: true`), every text of the model is held
+ *   until the gate decides on it (`openai-agents/held-stream.ts`); not
+ *   streamed, the refused text is hidden from the result's `newItems`.
+ * - `gate.run` checks the agent and every agent reachable through its
+ *   handoffs (gated tools, both guardrails); an agent used as a tool
+ *   (`asTool`) is refused.
  * - Runs go through `gate.run`: it gives each run its session's guard (one
  *   guard per conversation, by the run's `sessionKey`, `session` or
  *   `conversationId`), and the SDK runs output guardrails only after a
@@ -230,7 +236,9 @@ export interface AgentsSafetyGate<TContext = unknown> {
    * `RunContext`; at most `maxResumes` times, then the tripwire error is
    * thrown. `input` may be a `RunState` (resuming after approvals). With
    * `stream: true` it resolves to a `GatedStream`: the events, with the
-   * model's text held until the gate allows an answer. Calls of the run
+   * model's text held until the gate allows an answer; not streamed, the
+   * result's `newItems` (and `history`, `output` derived from them) leave
+   * out text the gate refused (see `#hideRefusedText`). Calls of the run
    * left unsettled when it ends (a run that threw, a tool that timed out
    * with `raise_exception`) are recorded as errors.
    * @throws AdapterConfigError on a misconfigured agent, a run of another
@@ -245,7 +253,9 @@ export interface AgentsSafetyGate<TContext = unknown> {
   settle(context: RunContext<TContext>): Promise<number>;
   /**
    * Checks an agent as `run` does before its first run: its function tools
-   * gated by this gate, one of them able to read, both guardrails in place.
+   * gated by this gate, one of them able to read, both guardrails in place;
+   * the same for every agent reachable through its handoffs (one without
+   * tools may have none that reads); no agent used as a tool (`asTool`).
    * @throws AdapterConfigError naming what is wrong.
    */
   assertAgent(agent: Agent<any, any>): void;
