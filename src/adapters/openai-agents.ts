@@ -17,7 +17,9 @@
  *   gate's guardrails and error functions): a finished `FunctionTool` keeps
  *   its error function to itself.
  * - Human approval (`needsApproval`): a call the gate would refuse now
- *   (`previewCall`) is refused to the model at once, and nobody is asked; a
+ *   (`previewCall`; the calls of one response in order, on a throwaway copy
+ *   of the session where the ones asked before it were approved and ran)
+ *   is refused to the model at once, and nobody is asked; a
  *   call waiting for its approval is not admitted (nothing in flight, nothing
  *   recorded); once approved, the approval counts as the user's confirmation
  *   (`recordApproval`) and the call is checked as it runs; a rejected one
@@ -26,9 +28,15 @@
  *   resumes the run after its tripwire with the refusal, in words
  *   (`refusalText`), as a user message, until the answer is allowed or
  *   `maxResumes` is spent (then the tripwire error is thrown: the answer
- *   was refused). Streamed (`stream: true`), every text of the model (a
- *   final answer, or words beside tool calls) is held until the gate
- *   allows an answer (`openai-agents/held-stream.ts`).
+ *   was refused). Text beside tool calls (and reasoning) is judged as an
+ *   answer once the calls of its response settled: shown only when every
+ *   call beside it was admitted and an answer would have been allowed right
+ *   after them. Streamed (`stream: true`), every text of the model is held
+ *   until the gate decides on it (`openai-agents/held-stream.ts`); not
+ *   streamed, the refused text is hidden from the result's `newItems`.
+ * - `gate.run` checks the agent and every agent reachable through its
+ *   handoffs (gated tools, both guardrails); an agent used as a tool
+ *   (`asTool`) is refused.
  * - Runs go through `gate.run`: it gives each run its session's guard (one
  *   guard per conversation, by the run's `sessionKey`, `session` or
  *   `conversationId`), and the SDK runs output guardrails only after a
@@ -63,7 +71,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
-import type { ToolCall } from '../guard/session-guard.js';
+import { createSessionGuard, type SessionGuard, type ToolCall } from '../guard/session-guard.js';
 import type { FSMBlockedError } from '../errors/index.js';
 import { refusalText } from '../guard/refusal-text.js';
 import {
@@ -76,13 +84,13 @@ import {
   previewCall,
   recordApproval,
   recordCall,
-  recordRejected,
   uncheckedText,
+  type CallAdmission,
   type AdapterGuard,
   type ClassificationOptions,
   type ToolClassifier,
 } from './common.js';
-import { GatedStream, HeldEvents } from './openai-agents/held-stream.js';
+import { GatedStream, HeldEvents, callIdsOf, isText } from './openai-agents/held-stream.js';
 
 export { AdapterConfigError } from './common.js';
 export { GatedStream } from './openai-agents/held-stream.js';
@@ -228,7 +236,9 @@ export interface AgentsSafetyGate<TContext = unknown> {
    * `RunContext`; at most `maxResumes` times, then the tripwire error is
    * thrown. `input` may be a `RunState` (resuming after approvals). With
    * `stream: true` it resolves to a `GatedStream`: the events, with the
-   * model's text held until the gate allows an answer. Calls of the run
+   * model's text held until the gate allows an answer; not streamed, the
+   * result's `newItems` (and `history`, `output` derived from them) leave
+   * out text the gate refused (see `#hideRefusedText`). Calls of the run
    * left unsettled when it ends (a run that threw, a tool that timed out
    * with `raise_exception`) are recorded as errors.
    * @throws AdapterConfigError on a misconfigured agent, a run of another
@@ -243,7 +253,9 @@ export interface AgentsSafetyGate<TContext = unknown> {
   settle(context: RunContext<TContext>): Promise<number>;
   /**
    * Checks an agent as `run` does before its first run: its function tools
-   * gated by this gate, one of them able to read, both guardrails in place.
+   * gated by this gate, one of them able to read, both guardrails in place;
+   * the same for every agent reachable through its handoffs (one without
+   * tools may have none that reads); no agent used as a tool (`asTool`).
    * @throws AdapterConfigError naming what is wrong.
    */
   assertAgent(agent: Agent<any, any>): void;
@@ -264,8 +276,25 @@ interface GatedRunEntry {
   pending: Map<string, Pending>;
   /** Calls a human was asked to approve (the gate allowed them when asked), by call id. */
   asked: Set<string>;
-  /** Calls the gate would refuse when their approval was to be asked: never run without one. */
-  doomed: Set<string>;
+  /** Calls the gate would refuse when their approval was to be asked, with that refusal: never run without one. */
+  doomed: Map<string, FSMBlockedError>;
+  /** Bumped by each step that may change the session (a check, a record, an answer, a `gate.run`): a turn copy older than it is stale. */
+  version: number;
+  /**
+   * The calls of one model response previewed for their approval, in order,
+   * on a throwaway copy of the session where each one before was approved
+   * and ran (`#previewInTurn`); `chain` keeps the previews in order.
+   */
+  turn: { version: number; copy: SessionGuard } | undefined;
+  chain: Promise<unknown>;
+  /**
+   * Calls recorded, by call id: the order of their records (`seq`) and
+   * whether an answer would have been allowed right after (`allowed`): how
+   * text beside them is judged (`#besideAllowed`).
+   */
+  settled: Map<string, { seq: number; allowed: boolean }>;
+  /** The last `seq` given. */
+  seq: number;
 }
 
 /**
@@ -291,6 +320,12 @@ function argumentsOf(text: unknown): unknown {
 function callIdOf(details: unknown): string | undefined {
   const callId = (details as { toolCall?: { callId?: unknown } } | undefined)?.toolCall?.callId;
   return typeof callId === 'string' && callId !== '' ? callId : undefined;
+}
+
+/** A run result as the gate reads it to hide refused text (`RunResult`, `StreamedRunResult`). */
+interface RunResultLike {
+  readonly rawResponses?: readonly { output?: unknown }[];
+  readonly newItems?: readonly { type?: string; rawItem?: unknown }[];
 }
 
 /** A tool's error function, as the SDK calls it (`errorFunction`, `timeoutErrorFunction`). */
@@ -456,7 +491,18 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       }
       guard = this.#options.getGuard!(key);
     }
-    const entry: GatedRunEntry = { guard, active: 0, pending: new Map(), asked: new Set(), doomed: new Set() };
+    const entry: GatedRunEntry = {
+      guard,
+      active: 0,
+      pending: new Map(),
+      asked: new Set(),
+      doomed: new Map(),
+      version: 0,
+      turn: undefined,
+      chain: Promise.resolve(),
+      settled: new Map(),
+      seq: 0,
+    };
     this.#runs.set(context, entry);
     return entry;
   }
@@ -474,6 +520,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    */
   async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
     const entry = this.#runOf(context);
+    entry.version += 1;
     const { callId, name } = toolCall;
     const args = argumentsOf(toolCall.arguments);
     const id = typeof callId === 'string' && callId !== '' ? callId : undefined;
@@ -498,20 +545,18 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     } catch (failure) {
       return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, failure), { allowed: false });
     }
+    const doomed = id === undefined ? undefined : entry.doomed.get(id);
+    if (doomed !== undefined) {
+      // Refused when its approval was to be asked (e.g. a second write beside one asked): it has no approval and never runs.
+      entry.doomed.delete(id!);
+      return this.#reject(doomed);
+    }
     const admission = await admitCall({ guard: entry.guard, classifier: this.#classifier, id, name, args });
     if (!admission.allowed) {
       if (admission.error === null) {
         return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, admission.failure), { allowed: false });
       }
       return this.#reject(admission.error);
-    }
-    if (id !== undefined && entry.doomed.delete(id)) {
-      // Refused when its approval was to be asked, allowed now: it still has no approval, so it does not run.
-      await recordRejected(entry.guard, admission.call);
-      return ToolGuardrailFunctionOutputFactory.rejectContent(
-        `The call to '${name}' was not run: it needs the user's approval, and was not allowed when it was to be asked. Make the call again.`,
-        { allowed: false },
-      );
     }
     if (id !== undefined) entry.pending.set(id, { guard: entry.guard, call: admission.call });
     return ToolGuardrailFunctionOutputFactory.allow({ allowed: true });
@@ -522,8 +567,11 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    * about is asked about only when the gate would allow it now. A call the
    * gate would refuse gets no approval request: the check refuses it to the
    * model; one refused only for want of the user's confirmation is asked
-   * (the approval is that confirmation). A preview that fails asks the human
-   * (the approval stays; the check decides after it).
+   * (the approval is that confirmation). The calls of one model response
+   * are previewed in order, each as if those asked before it were approved
+   * and ran (`#previewInTurn`): a second write beside the first is refused
+   * at once, with its refusal, and nobody is asked. A preview that fails
+   * asks the human (the approval stays; the check decides after it).
    */
   async #needsApproval(
     context: RunContext<TContext>,
@@ -536,13 +584,56 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     if (asks !== true) return false;
     const entry = this.#runOf(context);
     if (typeof callId !== 'string' || callId === '') return true;
-    const preview = await previewCall({ guard: entry.guard, classifier: this.#classifier, name, args: input });
+    const preview = await this.#previewInTurn(entry, name, input);
     if (!preview.allowed && preview.error !== null && !approvable(preview.error)) {
-      entry.doomed.add(callId);
+      entry.doomed.set(callId, preview.error);
       return false;
     }
     entry.asked.add(callId);
     return true;
+  }
+
+  /**
+   * Would this call be allowed, once the calls asked about before it in the
+   * same model response were approved and ran? Previewed in order on a
+   * throwaway copy of the session (a new one when the session may have
+   * changed since: `GatedRunEntry.version`): a call allowed (or allowed
+   * once confirmed) is then approved, admitted and recorded as run on the
+   * copy, so a second write beside the first is refused at once
+   * (`write-in-flight` / `unverified-write`) and nobody is asked about it.
+   * The session itself is never touched. A copy that cannot be made
+   * previews on the session (`previewCall`).
+   */
+  #previewInTurn(entry: GatedRunEntry, name: string, args: unknown): Promise<CallAdmission> {
+    const step = async (): Promise<CallAdmission> => {
+      try {
+        if (entry.turn === undefined || entry.turn.version !== entry.version) {
+          const snapshot = 'actor' in entry.guard ? entry.guard.getPersistedSnapshot() : await entry.guard.getPersistedSnapshot();
+          entry.turn = { version: entry.version, copy: createSessionGuard({ snapshot }) };
+        }
+      } catch {
+        entry.turn = undefined;
+        return previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
+      }
+      const { copy } = entry.turn;
+      const preview = await previewCall({ guard: copy, classifier: this.#classifier, name, args });
+      if (preview.allowed || (preview.error !== null && approvable(preview.error))) {
+        try {
+          await recordApproval(copy);
+          const admission = await admitCall({ guard: copy, classifier: this.#classifier, id: undefined, name, args });
+          if (admission.allowed) {
+            await recordCall(copy, this.#classifier, admission.call, { threw: false, result: '' }, { strictFailedWrites: this.#strict });
+          }
+        } catch {
+          // The copy is spoiled: the next call gets a new one.
+          entry.turn = undefined;
+        }
+      }
+      return preview;
+    };
+    const next = entry.chain.then(step, step);
+    entry.chain = next.catch(() => undefined);
+    return next;
   }
 
   /** Records a call's outcome once; later reports of the same call, and calls never admitted, are ignored. */
@@ -556,7 +647,61 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     const pending = entry?.pending.get(callId);
     if (pending === undefined) return;
     entry!.pending.delete(callId);
+    entry!.version += 1;
     await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
+    await this.#noteSettled(entry!, [callId]);
+  }
+
+  /** Notes calls just recorded, with whether an answer would be allowed right after them (see `GatedRunEntry.settled`). */
+  async #noteSettled(entry: GatedRunEntry, callIds: readonly string[]): Promise<void> {
+    if (callIds.length === 0) return;
+    entry.seq += 1;
+    const seq = entry.seq;
+    const allowed = await this.#mayAnswer(entry);
+    for (const callId of callIds) entry.settled.set(callId, { seq, allowed });
+  }
+
+  /**
+   * Whether text written beside tool calls may be shown: judged as an answer
+   * when it was written, i.e. once its calls settled. True only when every
+   * call beside it was admitted and recorded (none refused, none waiting for
+   * an approval, none the gate does not gate) and an answer would have been
+   * allowed right after the last of them was recorded.
+   */
+  #besideAllowed(entry: GatedRunEntry, callIds: readonly string[]): boolean {
+    let last: { seq: number; allowed: boolean } | undefined;
+    for (const callId of callIds) {
+      const settled = entry.settled.get(callId);
+      if (settled === undefined) return false;
+      if (last === undefined || settled.seq > last.seq) last = settled;
+    }
+    return last?.allowed === true;
+  }
+
+  /**
+   * Hides from a run result's `newItems` (and so from its `history` and
+   * `output`, which the SDK derives from it) the text the user must not
+   * read: the messages and reasoning of a response beside tool calls that
+   * `#besideAllowed` refuses, and of a response without calls that is not
+   * the allowed final answer (`answered`: the run ended well, not on an
+   * approval request). Text of no known response is hidden too (fail
+   * closed). The run's `state` keeps every item (the SDK resumes from it).
+   */
+  #hideRefusedText(entry: GatedRunEntry, result: RunResultLike, answered: boolean): void {
+    const responses = result.rawResponses ?? [];
+    const shown = new Set<unknown>();
+    responses.forEach((response, index) => {
+      const output = Array.isArray(response?.output) ? response.output : [];
+      const callIds = callIdsOf(output);
+      const ok = callIds.length > 0 ? this.#besideAllowed(entry, callIds) : answered && index === responses.length - 1;
+      if (ok) for (const item of output) if (isText(item)) shown.add(item);
+    });
+    const items = result.newItems ?? [];
+    const kept = items.filter(
+      (item) => !(item?.type === 'message_output_item' || item?.type === 'reasoning_item') || shown.has(item.rawItem),
+    );
+    if (kept.length === items.length) return;
+    Object.defineProperty(result, 'newItems', { configurable: true, enumerable: false, get: () => kept });
   }
 
   /** Whether an answer would be allowed now (`peekAnswer`, no side effect); false when the guard cannot tell. */
@@ -570,7 +715,9 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
 
   /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
   async #judgeAnswer(context: RunContext<TContext>) {
-    const decision = await this.#runOf(context).guard.finalAnswer();
+    const entry = this.#runOf(context);
+    entry.version += 1;
+    const decision = await entry.guard.finalAnswer();
     if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
     const { error } = decision;
     const info: AnswerRefusalInfo = {
@@ -645,42 +792,84 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
   async #settleRun(entry: GatedRunEntry | undefined): Promise<number> {
     if (entry === undefined) return 0;
-    const left = [...entry.pending.values()];
+    entry.version += 1;
+    const left = [...entry.pending.entries()];
     entry.pending.clear();
-    for (const pending of left) {
+    for (const [, pending] of left) {
       await recordCall(pending.guard, this.#classifier, pending.call, { threw: true }, { strictFailedWrites: this.#strict });
     }
+    await this.#noteSettled(
+      entry,
+      left.map(([callId]) => callId),
+    );
     return left.length;
   }
 
-  /** The agent's check before a run (see `AgentsSafetyGate.assertAgent`). */
+  /**
+   * The agent's check before a run (see `AgentsSafetyGate.assertAgent`):
+   * the agent, then every agent reachable through its handoffs (each may end
+   * the run with its answer, and runs its tools in the same run).
+   */
   #assertAgent(agent: Agent<any, any>): void {
-    const tools = (agent?.tools ?? []) as { type?: string; name?: string }[];
+    const seen = new Set<object>();
+    const queue: { agent: Agent<any, any>; via: string | undefined }[] = [{ agent, via: undefined }];
+    while (queue.length > 0) {
+      const next = queue.shift()!;
+      if (seen.has(next.agent)) continue;
+      seen.add(next.agent);
+      this.#assertOneAgent(next.agent, next.via);
+      const handoffs = (next.agent?.handoffs ?? []) as unknown[];
+      for (const item of handoffs) {
+        const target = (item as { agent?: unknown } | null)?.agent ?? item;
+        if (target === null || typeof target !== 'object' || !Array.isArray((target as { tools?: unknown }).tools)) {
+          throw new AdapterConfigError(ADAPTER, `agent '${next.agent.name}': a handoff whose agent the gate cannot check`);
+        }
+        queue.push({
+          agent: target as Agent<any, any>,
+          via: next.via === undefined ? next.agent.name : `${next.via} -> ${next.agent.name}`,
+        });
+      }
+    }
+  }
+
+  /** One agent's check (see `#assertAgent`); `via` names the handoffs that reach it, for the error. */
+  #assertOneAgent(agent: Agent<any, any>, via: string | undefined): void {
+    const name = via === undefined ? `agent '${agent.name}'` : `agent '${agent.name}' (a handoff of ${via})`;
+    const tools = (agent?.tools ?? []) as { type?: string; name?: string; on?: unknown; customDataExtractor?: unknown }[];
     const functions = tools.filter((tool) => tool.type === 'function');
+    const agentTools = functions.filter((tool) => typeof tool.on === 'function' && 'customDataExtractor' in tool);
+    if (agentTools.length > 0) {
+      throw new AdapterConfigError(
+        ADAPTER,
+        `${name}: tool(s) ${agentTools.map((tool) => `'${tool.name}'`).join(', ')} run another agent (Agent.asTool): ` +
+          "not supported by the gate (that agent's run is not gate.run's: its calls and its answer would not be gated); " +
+          'use a handoff to a gated agent',
+      );
+    }
     const ungated = functions.filter((tool) => !this.#built.has(tool)).map((tool) => `'${tool.name}'`);
     if (ungated.length > 0) {
       throw new AdapterConfigError(
         ADAPTER,
-        `agent '${agent.name}': function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
+        `${name}: function tool(s) ${ungated.join(', ')} are not gated: build them with gate.tool(...) or gate.tools([...])`,
       );
     }
-    assertSomeToolReads(
-      functions.map((tool) => String(tool.name)),
-      this.#classifier,
-      ADAPTER,
-    );
+    // The agent the run starts with must be able to read; one reached by a handoff, when it has tools.
+    if (via === undefined || functions.length > 0) {
+      assertSomeToolReads(
+        functions.map((tool) => String(tool.name)),
+        this.#classifier,
+        ADAPTER,
+      );
+    }
     const outputs = (agent.outputGuardrails ?? []) as { name?: string }[];
     if (!outputs.some((guardrail) => guardrail === this.#answerGuardrail || guardrail.name === ANSWER_GUARDRAIL_NAME)) {
-      throw new AdapterConfigError(
-        ADAPTER,
-        `agent '${agent.name}': add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`,
-      );
+      throw new AdapterConfigError(ADAPTER, `${name}: add gate.outputGuardrail to its outputGuardrails (the final-answer gate)`);
     }
     const inputs = (agent.inputGuardrails ?? []) as { name?: string }[];
     if (!inputs.some((guardrail) => guardrail === this.#runGuardrail || guardrail.name === RUN_GUARDRAIL_NAME)) {
       throw new AdapterConfigError(
         ADAPTER,
-        `agent '${agent.name}': add gate.inputGuardrail to its inputGuardrails (it refuses a run of the agent the gate did not start, ` +
+        `${name}: add gate.inputGuardrail to its inputGuardrails (it refuses a run of the agent the gate did not start, ` +
           'before its answer could be streamed)',
       );
     }
@@ -705,6 +894,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
           ? (given as RunContext<TContext>)
           : new RunContext(given as TContext);
     const entry = await this.#enter(context, runOptions, state);
+    entry.version += 1;
     // A resumed state's approval requests were asked by this gate (or by one like it, before a restart).
     for (const item of state?.getInterruptions() ?? []) {
       const callId = (item.rawItem as { callId?: unknown }).callId;
@@ -733,6 +923,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
             optionsOf(resumes > 0),
           );
           await this.#settleRun(entry);
+          this.#hideRefusedText(entry, result as unknown as RunResultLike, (result.interruptions ?? []).length === 0);
           return result;
         } catch (error) {
           await this.#settleRun(entry);
@@ -800,13 +991,22 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       let currentAgent = agent;
       for (let resumes = 0; ; resumes += 1) {
         try {
-          for await (const event of current) events.accept(event);
+          for await (const event of current) {
+            // A new response: the calls of the one before have settled; text beside them is judged now.
+            const beside = events.beside;
+            if (beside !== undefined && events.startsResponse(event)) events.judgeBeside(this.#besideAllowed(entry, beside.callIds));
+            events.accept(event);
+          }
           await current.completed;
           // The SDK ends a failed stream with its error (it rethrows it from the iteration too).
           if (current.error !== undefined && current.error !== null) throw current.error as Error;
           await this.#settleRun(entry);
-          // The run ended well (an allowed answer, or an approval request): its text is shown if an answer would be allowed now.
-          if (await this.#mayAnswer(entry)) events.release();
+          const ending = events.beside;
+          if (ending !== undefined) events.judgeBeside(this.#besideAllowed(entry, ending.callIds));
+          const answered = (current.interruptions ?? []).length === 0;
+          this.#hideRefusedText(entry, current as unknown as RunResultLike, answered);
+          // The run ended well: its final answer is shown if it ended on one, and an answer would be allowed now.
+          if (answered && (await this.#mayAnswer(entry))) events.release();
           else events.drop();
           return;
         } catch (error) {

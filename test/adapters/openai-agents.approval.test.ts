@@ -167,3 +167,47 @@ describe('a rejected approval', () => {
     expect(guard.context.inFlight).toEqual([]);
   });
 });
+
+describe('two writes in one model response, both needing approval', () => {
+  /** List notes, then delete a.txt and b.txt in one response; after the approval, a listing and the answer. */
+  const TWO_WRITES = [
+    list('notes', 'c1'),
+    [...remove('notes/a.txt', 'c2'), ...remove('notes/b.txt', 'c3')],
+    list('notes', 'c4'),
+    answer('notes/a.txt is gone; notes/b.txt was not deleted.'),
+  ];
+
+  for (const confirmDestructive of [false, true]) {
+    it(`only the first is put to the human; the second is refused to the model at once (confirmDestructive: ${String(confirmDestructive)})`, async () => {
+      const asked: string[] = [];
+      const guard = guardWithClock({ confirmDestructive });
+      const { gate, agent, model, log } = filesAgent(
+        TWO_WRITES,
+        { guard },
+        {
+          approval: async (_context, input) => {
+            asked.push(JSON.stringify(input));
+            return true;
+          },
+        },
+      );
+      const first = await gate.run(agent, 'Delete notes/a.txt and notes/b.txt.');
+      expect(first.interruptions.map((item) => (item.rawItem as { callId?: string }).callId)).toEqual(['c2']);
+      const refusal = first.newItems.find(
+        (item) => item.type === 'tool_call_output_item' && (item.rawItem as { callId?: string }).callId === 'c3',
+      );
+      expect(String((refusal as { output?: unknown } | undefined)?.output)).toMatch(
+        /FSM_BLOCKED.*"rule":"(write-in-flight|unverified-write)"/,
+      );
+      expect(guard.context.inFlight).toEqual([]);
+      first.state.approve(first.interruptions[0]!);
+      const result = await gate.run(agent, first.state);
+      expect(log).toEqual(['list_files notes', 'delete_file notes/a.txt', 'list_files notes']);
+      expect(result.interruptions).toEqual([]);
+      expect(result.finalOutput).toBe('notes/a.txt is gone; notes/b.txt was not deleted.');
+      expect(outputFor(model.calls[2]!.request.input, 'c2')).toContain('deleted notes/a.txt');
+      expect(asked).toEqual(['{"path":"notes/a.txt"}', '{"path":"notes/b.txt"}']); // the tool's own policy; the human: only c2
+      expect(guard.state).toBe('READING');
+    });
+  }
+});

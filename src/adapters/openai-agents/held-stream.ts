@@ -8,15 +8,19 @@
  * output guardrails only after the whole answer was streamed; the user would
  * read a refused claim ("Deleted notes/a.txt.") before the gate refuses it.
  * So each model response is held from its first event until it is done
- * (`response_done`): one without a message (tool calls only) is released
- * then; one with a message (a final answer, or text beside tool calls) is
- * withheld, with its `message_output_created` item, while the run goes on
- * (tool calls and their outputs are released as they come). When the SDK
- * run ends well and the gate would allow an answer then (the answer gate
- * allowed the final one), what was withheld is released, in its order;
- * otherwise (the answer refused, the run failed, or it stopped on an
- * approval request with a change unverified) it is dropped: the user never
- * sees it.
+ * (`response_done`): one without text (tool calls only) is released then.
+ * Text is a message or reasoning (both can say "Deleted notes/a.txt.").
+ * Text beside tool calls is judged as an answer when it was written: held
+ * until the calls of its response have settled (the next model response
+ * starts, or the run ends), then shown only when every call beside it was
+ * admitted and has settled, and the gate would allow an answer right after
+ * the last of them (`gate.run` decides, `judgeBeside`); else dropped, and
+ * never released later. A response with text and no call (a final answer)
+ * is withheld, with its `message_output_created` / `reasoning_item_created`
+ * items, while the run goes on: when the SDK run ends well and the gate
+ * would allow an answer then (the answer gate allowed the final one), it is
+ * released; otherwise (the answer refused, the run failed, or it stopped on
+ * an approval request) it is dropped: the user never sees it.
  *
  * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
  * unverified change); DESIGN.md §3.1.
@@ -29,32 +33,90 @@ function isRaw(event: RunStreamEvent, type?: string): boolean {
   return type === undefined || (event.data as { type?: unknown }).type === type;
 }
 
-/**
- * True when a `response_done` event's response holds a message (text the
- * user would read: a final answer, or words beside tool calls); a response
- * whose output is not readable counts as one (fail closed).
- */
-export function hasMessage(event: RunStreamEvent): boolean {
+/** The output items of a `response_done` event's response; undefined when it is not readable. */
+function outputOf(event: RunStreamEvent): unknown[] | undefined {
   const output = (event as { data?: { response?: { output?: unknown } } }).data?.response?.output;
-  if (!Array.isArray(output)) return true;
-  return output.some((item) => (item as { type?: unknown } | null)?.type === 'message');
+  return Array.isArray(output) ? output : undefined;
+}
+
+/**
+ * True for an output item the user would read: a message (a final answer,
+ * or words beside tool calls) or reasoning (it can say what the answer says:
+ * "Deleted notes/a.txt.").
+ */
+export function isText(item: unknown): boolean {
+  const type = (item as { type?: unknown } | null)?.type;
+  return type === 'message' || type === 'reasoning';
+}
+
+/**
+ * The call ids of a response's tool calls (a `function_call`, or any other
+ * `..._call` item: a hosted tool, a shell, a computer); a call without an id
+ * gives `''` (never settled by the gate: fail closed).
+ */
+export function callIdsOf(output: readonly unknown[]): string[] {
+  const ids: string[] = [];
+  for (const item of output) {
+    const { type, callId, id } = (item ?? {}) as { type?: unknown; callId?: unknown; id?: unknown };
+    if (typeof type !== 'string' || !type.endsWith('_call')) continue;
+    ids.push(typeof callId === 'string' ? callId : typeof id === 'string' ? id : '');
+  }
+  return ids;
+}
+
+/** True for the SDK's run item events of text: `message_output_created`, `reasoning_item_created`. */
+function isTextItemEvent(event: RunStreamEvent): boolean {
+  return event.type === 'run_item_stream_event' && (event.name === 'message_output_created' || event.name === 'reasoning_item_created');
+}
+
+/** A response with text beside tool calls, held until the calls settle and the gate judges it (`judgeBeside`). */
+export interface BesideResponse {
+  /** Its tool calls' ids. */
+  callIds: string[];
+  /** Its raw events, then its text item events. */
+  events: RunStreamEvent[];
 }
 
 /**
  * The events released to the consumers of a gated stream, and the holding
  * of one SDK run's events (`accept`, then `release` or `drop` when it ends).
- * Events released are kept, so each consumer (`subscribe`) reads them all
- * from the start, at its own pace.
+ * A response with text beside tool calls is held apart (`beside`) and
+ * judged when its calls have settled (`judgeBeside`): shown or dropped then,
+ * never released later. Events released are kept, so each consumer
+ * (`subscribe`) reads them all from the start, at its own pace.
  */
 export class HeldEvents {
   readonly #released: RunStreamEvent[] = [];
   /** The raw events of the model response in progress. */
   #response: RunStreamEvent[] = [];
-  /** Responses with a message, and their message items, until the run ends. */
+  /** A response with text and no calls (a final answer), and its text items, until the run ends. */
   #withheld: RunStreamEvent[] = [];
+  /** The response with text beside calls, until judged. */
+  #beside: BesideResponse | undefined;
+  /** Where the text item events of the last response with text go. */
+  #items: RunStreamEvent[] | undefined;
   #ended = false;
   #failure: { error: unknown } | undefined;
   #wake: (() => void)[] = [];
+
+  /** The response with text beside calls waiting for its judgement, if any. */
+  get beside(): BesideResponse | undefined {
+    return this.#beside;
+  }
+
+  /** True when `event` starts a new model response: the calls of the one before it have settled. */
+  startsResponse(event: RunStreamEvent): boolean {
+    return isRaw(event) && this.#response.length === 0;
+  }
+
+  /** Shows (`allowed`) or drops the response with text beside calls; after this it is never released. */
+  judgeBeside(allowed: boolean): void {
+    const beside = this.#beside;
+    this.#beside = undefined;
+    if (beside === undefined) return;
+    if (this.#items === beside.events) this.#items = undefined;
+    if (allowed) this.#emit(beside.events);
+  }
 
   /** Takes one event of the SDK run: released now, or held (see the module's documentation). */
   accept(event: RunStreamEvent): void {
@@ -63,30 +125,54 @@ export class HeldEvents {
       if (!isRaw(event, 'response_done')) return;
       const response = this.#response;
       this.#response = [];
-      if (hasMessage(event)) this.#withheld.push(...response);
-      else this.#emit(response);
+      const output = outputOf(event);
+      if (output === undefined) {
+        // Not readable: held as an answer (fail closed).
+        this.#withheld.push(...response);
+        this.#items = this.#withheld;
+        return;
+      }
+      if (!output.some(isText)) {
+        this.#emit(response);
+        return;
+      }
+      const callIds = callIdsOf(output);
+      if (callIds.length === 0) {
+        this.#withheld.push(...response);
+        this.#items = this.#withheld;
+        return;
+      }
+      // A former one not judged yet (the gate judges each before the next response): dropped.
+      this.judgeBeside(false);
+      this.#beside = { callIds, events: response };
+      this.#items = this.#beside.events;
       return;
     }
-    if (event.type === 'run_item_stream_event' && event.name === 'message_output_created') {
-      this.#withheld.push(event);
+    if (isTextItemEvent(event)) {
+      // Text items come after their response: held with it; without one held (judged already), dropped.
+      this.#items?.push(event);
       return;
     }
     this.#emit([event]);
   }
 
-  /** Releases what is held (the SDK run ended well, and the gate would allow an answer). */
+  /** Releases the final answer held (the SDK run ended well, and the gate would allow an answer); drops an unjudged beside response. */
   release(): void {
+    this.judgeBeside(false);
     const held = [...this.#withheld, ...this.#response];
     this.#withheld = [];
     this.#response = [];
+    this.#items = undefined;
     this.#emit(held);
   }
 
   /** Drops what is held (the answer refused, or not decided): returns how many events. */
   drop(): number {
-    const count = this.#withheld.length + this.#response.length;
+    const count = this.#withheld.length + this.#response.length + (this.#beside?.events.length ?? 0);
+    this.#beside = undefined;
     this.#withheld = [];
     this.#response = [];
+    this.#items = undefined;
     return count;
   }
 
