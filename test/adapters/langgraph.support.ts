@@ -101,14 +101,9 @@ export const withWords = (words: string, ...list: [id: string, name: string, arg
 /** A model turn answering in words. */
 export const say = (text: string) => new AIMessage({ content: text });
 
-/** The file tools' catalog: listing reads its `path`, deleting writes its `path` (targets, DESIGN.md §5.1). */
-export const filesCatalog = {
-  name: 'files',
-  tools: {
-    list_files: { kind: 'read', targets: { path: 'path' } },
-    delete_file: { kind: 'write', targets: { path: 'path' }, destructive: true },
-  },
-} as const;
+import { filesCatalog } from '../fixtures/files-catalog.js';
+
+export { filesCatalog };
 
 /** The file tools over an in-memory tree; what ran is logged. */
 export function fileTools(log: string[], files = new Set(['notes/a.txt', 'notes/b.txt', 'other/c.txt'])) {

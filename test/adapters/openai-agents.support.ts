@@ -11,14 +11,9 @@ import { createSafetyGate, type AgentsSafetyGate, type AgentsSafetyOptions } fro
 
 setTracingDisabled(true);
 
-/** A catalog with targets: a listing establishes the directory it lists; a delete needs its file established. */
-export const filesCatalog = {
-  name: 'files',
-  tools: {
-    list_files: { kind: 'read', targets: { path: 'path' } },
-    delete_file: { kind: 'write', targets: { path: 'path' }, destructive: true },
-  },
-} as const;
+import { filesCatalog } from '../fixtures/files-catalog.js';
+
+export { filesCatalog };
 
 /** One step of the scripted model: the items of one response. */
 export type Step = (ReturnType<typeof functionCall> | ReturnType<typeof assistantMessage>)[];
