@@ -283,6 +283,63 @@ describe('ToolLoopAgent', () => {
   });
 });
 
+describe('ToolLoopAgent built once, serving many conversations', () => {
+  /** One agent whose prepareCall gates its tools per conversation (`options.chatId`), as docs/adapters/ai-sdk.md shows. */
+  function agentOverStore(log: string[], sessionKeyOf: (chatId: string) => string) {
+    let t = 1_000;
+    const sessions = createSessionStore({ now: () => (t += 1) });
+    // Conversation a reads web-01 and answers; conversation b restarts web-01 with no read of its own (then reads, if it ran).
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        step(call('a1', 'get_status')),
+        step(say('web-01 is up.')),
+        step(call('b1', 'restart')),
+        step(say('Done.')),
+        step(call('b2', 'get_status')),
+        step(say('Done, web-01 is up.')),
+      ],
+    });
+    const getGuard = (key: string) => sessions.session(key);
+    const agent = new ToolLoopAgent({
+      model,
+      tools: makeTools(log),
+      stopWhen: isStepCount(5),
+      callOptionsSchema: jsonSchema<{ chatId: string }>({
+        type: 'object',
+        properties: { chatId: { type: 'string' } },
+        required: ['chatId'],
+      }),
+      prepareCall: ({ options, tools, ...rest }) => ({
+        ...rest,
+        tools: gateTools(tools!, { getGuard, sessionKey: sessionKeyOf(options.chatId), catalog }),
+      }),
+    });
+    const ask = (chatId: string, prompt: string) =>
+      agent.generate({ prompt, options: { chatId }, ...gateAnswer({ getGuard, sessionKey: sessionKeyOf(chatId) }) });
+    return { sessions, ask };
+  }
+
+  it("prepareCall gating per conversation: one conversation's read never unlocks another's write", async () => {
+    const log: string[] = [];
+    const { sessions, ask } = agentOverStore(log, (chatId) => chatId);
+    await ask('a', 'Is web-01 up?');
+    const b = await ask('b', 'Restart web-01.');
+    expect(log).toEqual(['get_status a1']); // b's restart refused: b has read nothing
+    const results = b.steps.flatMap((s) => s.content).filter((part) => part.type === 'tool-result');
+    expect(results.map((part) => part.output)).toMatchObject([{ ok: false, error: { code: 'FSM_BLOCKED' } }]);
+    expect(sessions.session('a').state).toBe('READING');
+    expect(sessions.session('b').state).not.toBe('READING');
+  });
+
+  it('whereas one fixed sessionKey shares the session: the read of a lets b restart (what the docs warn against)', async () => {
+    const log: string[] = [];
+    const { ask } = agentOverStore(log, () => 'fixed');
+    await ask('a', 'Is web-01 up?');
+    await ask('b', 'Restart web-01.');
+    expect(log).toEqual(['get_status a1', 'restart b1', 'get_status b2']);
+  });
+});
+
 describe('sessions from a store', () => {
   it('gates through getGuard(sessionKey) and leaves the decisions in the store', async () => {
     let t = 1_000;

@@ -413,7 +413,11 @@ export function createToolGate<TOOLS extends ToolSet>(tools: TOOLS, options: Gat
  *
  * A tool with `needsApproval`: the call is previewed before the SDK asks
  * for approval; one the gate would refuse is refused at once and nobody is
- * asked (unless the user's confirmation is what it lacks). A call waiting
+ * asked (unless the user's confirmation is what it lacks). The calls of one
+ * step are previewed in order, each after the earlier ones as if approved
+ * and run, so a second write of the step is refused at once. A refused
+ * call's `toolCallId` is noted for `gateTextStream` on the same guard
+ * source, whatever `refusal` returns. A call waiting
  * for approval is not checked nor recorded; when the user approves it, the
  * approval is recorded as their confirmation, then the call is checked; a
  * denied call never runs and nothing is recorded.
