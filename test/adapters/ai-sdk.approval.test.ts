@@ -289,6 +289,24 @@ describe('two writes of one step, both asking for approval', () => {
     expect(log).toEqual(['get_status c1', 'restart c2']);
   });
 
+  it('on streamText: the request streamed for the first, the refusal for the second', async () => {
+    const log: string[] = [];
+    const result = streamText({
+      model: streaming(TWO_WRITES),
+      prompt: 'Restart web-01 and web-02.',
+      tools: gateTools(approvalTools(log), { guard: guardWithClock(), catalog }),
+      stopWhen: isStepCount(5),
+    });
+    const seenParts: string[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === 'tool-approval-request') seenParts.push(`asked ${part.toolCall.toolCallId}`);
+      if (part.type === 'tool-result')
+        seenParts.push(`result ${part.toolCallId}${(part.output as { ok?: unknown }).ok === false ? ' refused' : ''}`);
+    }
+    expect(seenParts).toEqual(['result c1', 'asked c2', 'result c3 refused']);
+    expect(log).toEqual(['get_status c1']);
+  });
+
   it('through a call-level toolApproval (withSafetyGate) as well', async () => {
     const log: string[] = [];
     const result = await generateText(
