@@ -251,3 +251,75 @@ describe('streamText with an approval', () => {
     expect(guard.state).toBe('READING');
   });
 });
+
+describe('two writes of one step, both asking for approval', () => {
+  const TWO_WRITES: Part[][] = [[call('c1', 'get_status')], [call('c2', 'restart'), call('c3', 'restart', { host: 'web-02' })]];
+
+  it('only the first is asked about: the second is refused to the model at once (it could not run after the first)', async () => {
+    const { asked, first, log } = await approveOrDeny({ approved: true, first: TWO_WRITES, then: [[say('ok')]] });
+    expect(asked.map(([, id]) => id)).toEqual(['c2']);
+    const refusedC3 = first.steps
+      .flatMap((s) => s.content as { type: string; toolCallId?: string; output?: unknown }[])
+      .find((part) => part.type === 'tool-result' && part.toolCallId === 'c3');
+    expect(refusedC3?.output).toMatchObject({ ok: false, error: { code: 'FSM_BLOCKED' } });
+    expect(log).toEqual(['get_status c1', 'restart c2']);
+  });
+
+  it('the approved first runs, and then needs verifying like any write', async () => {
+    const { log, guard, second } = await approveOrDeny({
+      approved: true,
+      first: TWO_WRITES,
+      then: [[call('c4', 'get_status')], [say('web-01 is running.')]],
+    });
+    expect(log).toEqual(['get_status c1', 'restart c2', 'get_status c4']);
+    expect(guard.state).toBe('READING');
+    expect(second.text).toBe('web-01 is running.');
+  });
+
+  it('with confirmDestructive: the first is asked (the approval is its confirmation), the second still refused at once', async () => {
+    const destructive = { name: 'test', tools: { get_status: 'read', restart: { kind: 'write', destructive: true } } } as const;
+    const { asked, log } = await approveOrDeny({
+      approved: true,
+      guard: guardWithClock({ confirmDestructive: true }),
+      catalog: destructive,
+      first: TWO_WRITES,
+      then: [[say('ok')]],
+    });
+    expect(asked.map(([, id]) => id)).toEqual(['c2']);
+    expect(log).toEqual(['get_status c1', 'restart c2']);
+  });
+
+  it('on streamText: the request streamed for the first, the refusal for the second', async () => {
+    const log: string[] = [];
+    const result = streamText({
+      model: streaming(TWO_WRITES),
+      prompt: 'Restart web-01 and web-02.',
+      tools: gateTools(approvalTools(log), { guard: guardWithClock(), catalog }),
+      stopWhen: isStepCount(5),
+    });
+    const seenParts: string[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === 'tool-approval-request') seenParts.push(`asked ${part.toolCall.toolCallId}`);
+      if (part.type === 'tool-result')
+        seenParts.push(`result ${part.toolCallId}${(part.output as { ok?: unknown }).ok === false ? ' refused' : ''}`);
+    }
+    expect(seenParts).toEqual(['result c1', 'asked c2', 'result c3 refused']);
+    expect(log).toEqual(['get_status c1']);
+  });
+
+  it('through a call-level toolApproval (withSafetyGate) as well', async () => {
+    const log: string[] = [];
+    const result = await generateText(
+      withSafetyGate({
+        model: generating(TWO_WRITES),
+        prompt: 'Restart web-01 and web-02.',
+        stopWhen: isStepCount(5),
+        tools: makeTools(log),
+        toolApproval: { restart: 'user-approval' },
+        guard: guardWithClock(),
+        catalog,
+      }),
+    );
+    expect(requests(result).map(([, id]) => id)).toEqual(['c2']);
+  });
+});

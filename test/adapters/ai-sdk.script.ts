@@ -14,10 +14,16 @@ const usage = {
 };
 
 /** One part of a scripted model response. */
-export type Part = { type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+export type Part =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
 
 /** The model says `text`. */
 export const say = (text: string): Part => ({ type: 'text', text });
+
+/** The model reasons `text` (a reasoning part, streamed as reasoning-start/delta/end). */
+export const think = (text: string): Part => ({ type: 'reasoning', text });
 
 /** The model calls `name` with `input` under the id `id`. */
 export const call = (id: string, name: string, input: Record<string, unknown> = { host: 'web-01' }): Part => ({
@@ -37,7 +43,7 @@ export function step(...content: Part[]): GenerateResult {
   return { content, finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined }, usage, warnings: [] };
 }
 
-/** The same response as a stream (doStream): each text in two deltas, each part preceded by a raw chunk of it. */
+/** The same response as a stream (doStream): each text in two deltas, a reasoning in one, each part preceded by a raw chunk of it. */
 export function streamed(...content: Part[]): StreamResult {
   const parts: unknown[] = [{ type: 'stream-start', warnings: [] }];
   content.forEach((part, i) => {
@@ -49,6 +55,12 @@ export function streamed(...content: Part[]): StreamResult {
         { type: 'text-delta', id: `t${i}`, delta: part.text.slice(0, half) },
         { type: 'text-delta', id: `t${i}`, delta: part.text.slice(half) },
         { type: 'text-end', id: `t${i}` },
+      );
+    } else if (part.type === 'reasoning') {
+      parts.push(
+        { type: 'reasoning-start', id: `r${i}` },
+        { type: 'reasoning-delta', id: `r${i}`, delta: part.text },
+        { type: 'reasoning-end', id: `r${i}` },
       );
     } else {
       parts.push(part);

@@ -8,9 +8,9 @@
  */
 import { isStepCount, smoothStream, streamText, type ModelMessage, type StreamTextTransform, type ToolSet } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { withSafetyGate } from '../../src/adapters/ai-sdk.js';
+import { gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
 import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
-import { call, catalog, guardWithClock, makeTools, say, seen, streaming, type Part } from './ai-sdk.script.js';
+import { call, catalog, guardWithClock, makeTools, say, seen, streaming, think, type Part } from './ai-sdk.script.js';
 
 /** A claim in the same step as the write it claims; then a read that verifies it, and the answer. */
 const CLAIM_BESIDE_WRITE: Part[][] = [
@@ -157,5 +157,107 @@ describe('a refused final answer', () => {
     const prompt = model.doStreamCalls[3]!.prompt as ModelMessage[];
     expect(seen(prompt).at(-1)).toMatch(/^user: Your final answer was not given \(FSM_BLOCKED, rule unverified-write\)/);
     expect(JSON.stringify(prompt)).not.toContain('Restarted web-01.');
+  });
+});
+
+describe('a claim beside a refused call, whatever your `refusal` returns', () => {
+  // restart before any read: refused; the answer would be allowed (nothing was written), the claim is not.
+  const CLAIM_BESIDE_REFUSED: Part[][] = [[say('Restarted web-01.'), call('c1', 'restart')], [say('I could not restart it.')]];
+  const refusals: [string, (error: { message: string; code: string }) => unknown][] = [
+    ['a string', (error) => `Blocked: ${error.message}`],
+    ['an object of your own', (error) => ({ blocked: true, code: error.code })],
+    ['nothing', () => undefined],
+  ];
+
+  for (const [what, refusal] of refusals) {
+    it(`is not streamed when the refusal is ${what} (the gate's own decision tells, not the result's shape)`, async () => {
+      const { full, chunks, steps, log } = await readAll(CLAIM_BESIDE_REFUSED, { refusal });
+      expect(log.filter((line) => !line.startsWith('read'))).toEqual([]);
+      expect(deltas(full)).toBe('I could not restart it.');
+      expect(chunks.join('')).toBe('I could not restart it.');
+      expect(steps.map((s) => s.text)).toEqual(['', 'I could not restart it.']);
+    });
+  }
+
+  it('nor with gateTools and gateTextStream built apart, on the same guard', async () => {
+    const guard = guardWithClock();
+    const result = streamText({
+      model: streaming(CLAIM_BESIDE_REFUSED),
+      prompt: 'Restart web-01.',
+      stopWhen: isStepCount(2),
+      tools: gateTools(makeTools([]), { guard, catalog, refusal: (error) => `Blocked: ${error.message}` }),
+      experimental_transform: gateTextStream({ guard }),
+    });
+    let text = '';
+    for await (const chunk of result.textStream) text += chunk;
+    expect(text).toBe('I could not restart it.');
+  });
+
+  it('an id the SDK reuses in a later run is not taken for refused: its text is shown', async () => {
+    const guard = guardWithClock();
+    const tools = makeTools([]);
+    const run = async (script: Part[][]) => {
+      const gated = withSafetyGate({
+        model: streaming(script),
+        prompt: 'go',
+        stopWhen: isStepCount(script.length),
+        tools,
+        guard,
+        catalog,
+        refusal: () => 'no',
+      });
+      let text = '';
+      for await (const chunk of streamText(gated).textStream) text += chunk;
+      return text;
+    };
+    expect(await run([[say('Restarting. '), call('c1', 'restart')], [say('Not done.')]])).toBe('Not done.');
+    expect(await run([[say('Looking. '), call('c1', 'get_status')], [say('Up.')]])).toBe('Looking. Up.');
+  });
+});
+
+describe('reasoning', () => {
+  /** A refused answer whose reasoning claims the unverified write; then a read, and the verified answer with its reasoning. */
+  const REASONED: Part[][] = [
+    [call('c1', 'get_status')],
+    [call('c2', 'restart')],
+    [think('Restarted web-01.'), say('Done.')],
+    [call('c3', 'get_status')],
+    [think('The status read shows it up.'), say('web-01 is running.')],
+  ];
+
+  it('of a refused step is held and dropped with its text: not in the full stream, onChunk or the steps', async () => {
+    const seenChunks: string[] = [];
+    const { full, steps } = await readAll(REASONED, {
+      onChunk: ({ chunk }: { chunk: { type: string; text?: string } }) => {
+        if (chunk.type === 'reasoning-delta') seenChunks.push(chunk.text ?? '');
+      },
+    });
+    const reasoning = full.filter((part) => part.type === 'reasoning-delta').map((part) => part.text);
+    expect(reasoning).toEqual(['The status read shows it up.']);
+    expect(seenChunks).toEqual(['The status read shows it up.']);
+    expect(JSON.stringify(steps.map((s) => s.content))).not.toContain('Restarted web-01.');
+  });
+
+  it('of a refused step never reaches the UI message stream', async () => {
+    const gated = withSafetyGate({
+      model: streaming(REASONED),
+      prompt: 'go',
+      stopWhen: isStepCount(5),
+      tools: makeTools([]),
+      guard: guardWithClock(),
+      catalog,
+    });
+    const ui: string[] = [];
+    for await (const chunk of streamText(gated).toUIMessageStream({ sendReasoning: true })) {
+      if (chunk.type === 'reasoning-delta') ui.push(chunk.delta);
+    }
+    expect(ui).toEqual(['The status read shows it up.']);
+  });
+
+  it('beside a refused call is dropped too', async () => {
+    const { full } = await readAll([[think('Restarted web-01.'), call('c1', 'restart')], [say('I could not restart it.')]], {
+      refusal: () => 'no',
+    });
+    expect(full.some((part) => part.type === 'reasoning-delta')).toBe(false);
   });
 });

@@ -13,7 +13,20 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { AdapterConfigError, gateAnswer, gateTextStream, gateTools, withSafetyGate } from '../../src/adapters/ai-sdk.js';
-import { SCENARIO, call, catalog, generating, guardWithClock, makeTools, say, seen, step, streamed, type Part } from './ai-sdk.script.js';
+import {
+  SCENARIO,
+  call,
+  catalog,
+  generating,
+  guardWithClock,
+  makeTools,
+  say,
+  seen,
+  step,
+  streamed,
+  think,
+  type Part,
+} from './ai-sdk.script.js';
 import { createSharedSessionStore } from '../../src/store/shared-session-store.js';
 import { createSessionStore } from '../../src/store/session-store.js';
 
@@ -124,6 +137,59 @@ describe('gateTextStream alone', () => {
   });
 });
 
+describe('generateText: what the gate refused is taken out of the steps', () => {
+  async function run(script: Part[][], extra: Record<string, unknown> = {}) {
+    const stepTexts: string[] = [];
+    const result = await generateText(
+      withSafetyGate({
+        model: generating(script),
+        prompt: 'Restart web-01.',
+        stopWhen: isStepCount(script.length),
+        tools: makeTools([]),
+        guard: guardWithClock(),
+        catalog,
+        onStepEnd: (s: { text: string; reasoningText?: string }) => void stepTexts.push(s.text + (s.reasoningText ?? '')),
+        ...extra,
+      }),
+    );
+    return { result, stepTexts, content: JSON.stringify(result.steps.map((s) => s.content)) };
+  }
+
+  it('a claim beside the unverified write: not in the steps, nor in your onStepEnd; the verified answer is', async () => {
+    const { result, stepTexts, content } = await run([
+      [call('c1', 'get_status')],
+      [say('Restarted web-01.'), call('c2', 'restart')],
+      [call('c3', 'get_status')],
+      [say('web-01 is running.')],
+    ]);
+    expect(content).not.toContain('Restarted web-01.');
+    expect(JSON.stringify(result.response.messages)).not.toContain('Restarted web-01.');
+    expect(stepTexts).toEqual(['', '', '', 'web-01 is running.']);
+    expect(result.text).toBe('web-01 is running.');
+  });
+
+  it('a claim beside a refused call, with a refusal of your own: not in the steps', async () => {
+    const { stepTexts, content } = await run([[say('Restarted web-01.'), call('c1', 'restart')], [say('I could not restart it.')]], {
+      refusal: (error: Error) => `Blocked: ${error.message}`,
+    });
+    expect(content).not.toContain('Restarted web-01.');
+    expect(stepTexts).toEqual(['', 'I could not restart it.']);
+  });
+
+  it('the reasoning and text of a refused answer: not in the steps', async () => {
+    const { content, stepTexts } = await run([
+      [call('c1', 'get_status')],
+      [call('c2', 'restart')],
+      [think('Restarted web-01.'), say('Done.')],
+      [call('c3', 'get_status')],
+      [say('web-01 is running.')],
+    ]);
+    expect(content).not.toContain('Restarted web-01.');
+    expect(content).not.toContain('Done.');
+    expect(stepTexts).toEqual(['', '', '', '', 'web-01 is running.']);
+  });
+});
+
 describe('the step limit', () => {
   async function cutOff() {
     const log: string[] = [];
@@ -135,9 +201,10 @@ describe('the step limit', () => {
     return { result, safety };
   }
 
-  it('tells the app that the answer it got back was refused', async () => {
+  it('tells the app that the answer it got back was refused; result.text and the step do not hold it', async () => {
     const { result, safety } = await cutOff();
-    expect(result.text).toBe('Restarted web-01.');
+    expect(result.text).toBe('');
+    expect(result.steps.map((s) => s.text)).toEqual(['', '', '', '']);
     expect(safety.answer).toMatchObject({ state: 'refused', stepNumber: 3, text: 'Restarted web-01.' });
   });
 
@@ -280,6 +347,63 @@ describe('ToolLoopAgent', () => {
     expect(log).toEqual(['get_status c2', 'restart c3', 'get_status c4']);
     expect(result.text).toBe('web-01 restarted and running.');
     expect(answerGate.answer.state).toBe('allowed');
+  });
+});
+
+describe('ToolLoopAgent built once, serving many conversations', () => {
+  /** One agent whose prepareCall gates its tools per conversation (`options.chatId`), as docs/adapters/ai-sdk.md shows. */
+  function agentOverStore(log: string[], sessionKeyOf: (chatId: string) => string) {
+    let t = 1_000;
+    const sessions = createSessionStore({ now: () => (t += 1) });
+    // Conversation a reads web-01 and answers; conversation b restarts web-01 with no read of its own (then reads, if it ran).
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        step(call('a1', 'get_status')),
+        step(say('web-01 is up.')),
+        step(call('b1', 'restart')),
+        step(say('Done.')),
+        step(call('b2', 'get_status')),
+        step(say('Done, web-01 is up.')),
+      ],
+    });
+    const getGuard = (key: string) => sessions.session(key);
+    const agent = new ToolLoopAgent({
+      model,
+      tools: makeTools(log),
+      stopWhen: isStepCount(5),
+      callOptionsSchema: jsonSchema<{ chatId: string }>({
+        type: 'object',
+        properties: { chatId: { type: 'string' } },
+        required: ['chatId'],
+      }),
+      prepareCall: ({ options, tools, ...rest }) => ({
+        ...rest,
+        tools: gateTools(tools!, { getGuard, sessionKey: sessionKeyOf(options.chatId), catalog }),
+      }),
+    });
+    const ask = (chatId: string, prompt: string) =>
+      agent.generate({ prompt, options: { chatId }, ...gateAnswer({ getGuard, sessionKey: sessionKeyOf(chatId) }) });
+    return { sessions, ask };
+  }
+
+  it("prepareCall gating per conversation: one conversation's read never unlocks another's write", async () => {
+    const log: string[] = [];
+    const { sessions, ask } = agentOverStore(log, (chatId) => chatId);
+    await ask('a', 'Is web-01 up?');
+    const b = await ask('b', 'Restart web-01.');
+    expect(log).toEqual(['get_status a1']); // b's restart refused: b has read nothing
+    const results = b.steps.flatMap((s) => s.content).filter((part) => part.type === 'tool-result');
+    expect(results.map((part) => part.output)).toMatchObject([{ ok: false, error: { code: 'FSM_BLOCKED' } }]);
+    expect(sessions.session('a').state).toBe('READING');
+    expect(sessions.session('b').state).not.toBe('READING');
+  });
+
+  it('whereas one fixed sessionKey shares the session: the read of a lets b restart (what the docs warn against)', async () => {
+    const log: string[] = [];
+    const { ask } = agentOverStore(log, () => 'fixed');
+    await ask('a', 'Is web-01 up?');
+    await ask('b', 'Restart web-01.');
+    expect(log).toEqual(['get_status a1', 'restart b1', 'get_status b2']);
   });
 });
 

@@ -15,7 +15,44 @@ import {
 } from 'ai';
 import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
+import { peekAnswer, type AdapterGuard } from '../common.js';
 import { guardGetter, type GuardSourceOptions } from './guard-source.js';
+import { refusedCallsOf, type RefusedCalls } from './refused-calls.js';
+
+/** The step content parts that carry what the model said: taken out of a step whose text the gate refused. */
+const SAID = new Set<unknown>(['text', 'reasoning', 'reasoning-file']);
+
+type ContentPart = { type?: unknown; toolCallId?: unknown; toolCall?: { toolCallId?: unknown } };
+
+/**
+ * Whether a step that calls tools may keep what it says, as the stream gate
+ * decides it: every call has its outcome in the step, none was refused by
+ * the gate, and an answer would be allowed now (no unverified write). False
+ * when it cannot be told.
+ */
+async function toolStepMaySay(content: ContentPart[], refused: RefusedCalls, guard: () => AdapterGuard): Promise<boolean> {
+  try {
+    const open = new Set<unknown>();
+    for (const part of content) {
+      const id = typeof part.toolCallId === 'string' ? part.toolCallId : part.toolCall?.toolCallId;
+      if (typeof id === 'string' && refused.has(id)) return false;
+      if (part.type === 'tool-call') open.add(id);
+    }
+    for (const part of content) if (part.type === 'tool-result' || part.type === 'tool-error') open.delete(part.toolCallId);
+    return open.size === 0 && (await peekAnswer(guard())).allowed;
+  } catch {
+    return false;
+  }
+}
+
+/** Takes the text and reasoning parts out of a step's content, in place (best effort: a content that cannot be changed is left). */
+function withholdSaid(content: ContentPart[]): void {
+  try {
+    for (let i = content.length - 1; i >= 0; i -= 1) if (SAID.has(content[i]?.type)) content.splice(i, 1);
+  } catch {
+    // left as the SDK made it: documented, the app reads `answer` before the steps
+  }
+}
 
 /** Your own step callback, as the SDK calls it. */
 export type StepEndCallback<TOOLS extends ToolSet> = (event: StepResult<TOOLS>) => PromiseLike<void> | void;
@@ -38,7 +75,8 @@ export interface GateAnswerOptions<TOOLS extends ToolSet = ToolSet> extends Guar
  * - `allowed`: the last step was the answer and the gate let it through.
  * - `refused`: the last step was the answer and the gate refused it. After
  *   the run this is the answer the app got back (the loop could not go on:
- *   the step limit, an error): do not present `result.text` as the answer.
+ *   the step limit, an error): `text` is the refused answer, taken out of
+ *   the step (`result.text` is empty); do not present it.
  *   `error` is the guard's `FSMBlockedError`, or what the guard threw;
  *   `delivery` resolves to the steering outcome (`not-delivered` with reason
  *   `stop-condition` at the step limit).
@@ -71,7 +109,12 @@ export interface AnswerGate<TOOLS extends ToolSet = ToolSet> {
  * run (`steering.steer`, so the loop continues even after a truncated
  * answer) and records the step as `refused` in `answer`. Anything the guard
  * throws refuses the answer too (the SDK swallows what `onStepEnd` throws,
- * so the gate must not throw to refuse). Stop conditions still apply: give
+ * so the gate must not throw to refuse). A step whose text it refuses (a
+ * refused answer; beside a call refused, waiting or unverified) has its
+ * text and reasoning parts taken out of its `content`, in place, before
+ * your `onStepEnd`: `generateText`'s steps, `result.text` and
+ * `result.response.messages` do not hold it (each step's own
+ * `response.messages` and the model's next prompt still do, built before). Stop conditions still apply: give
  * the call a `stopWhen` with room for the model to verify (the SDK's default
  * is one step), and read `answer` afterwards.
  *
@@ -96,6 +139,7 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
   const steering = options.steering ?? experimental_createSteering();
   const words = options.answerRefusal ?? refusalText;
   const userOnStepEnd = options.onStepEnd;
+  const refused = refusedCallsOf(options);
   let answer: AnswerState = { state: 'none' };
 
   async function onStepEnd(event: StepResult<TOOLS>): Promise<void> {
@@ -103,8 +147,11 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
     const toolCalls = Array.isArray(step?.toolCalls) ? step.toolCalls.length : 0;
     const stepNumber = typeof step?.stepNumber === 'number' ? step.stepNumber : -1;
     const text = typeof step?.text === 'string' ? step.text : '';
+    const content = (event as { content?: unknown } | undefined)?.content;
+    const said = Array.isArray(content) && (content as ContentPart[]).some((part) => SAID.has(part?.type));
     if (toolCalls > 0) {
       answer = { state: 'none' };
+      if (said && !(await toolStepMaySay(content as ContentPart[], refused, getGuard))) withholdSaid(content as ContentPart[]);
     } else {
       let error: FSMBlockedError | Error | null;
       let refusal: string;
@@ -123,6 +170,7 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
         refusals.add(message);
         const delivery = steering.steer(message, { id: `pulse-safety-answer-${stepNumber}` });
         answer = { state: 'refused', stepNumber, text, error, refusal, delivery };
+        if (said) withholdSaid(content as ContentPart[]);
       }
     }
     if (userOnStepEnd !== undefined) await userOnStepEnd(event);

@@ -86,6 +86,14 @@ function keepRefusals(result: unknown, steered: unknown, isRefusal: (message: un
 
 type ApprovalStatus = undefined | string | { type?: unknown; reason?: unknown };
 
+/** A call the SDK asks the approval status of: its tool, input and id, and the messages of its step. */
+interface ScreenedCall {
+  name: string;
+  input: unknown;
+  toolCallId: unknown;
+  messages: unknown;
+}
+
 function asksUser(status: ApprovalStatus): boolean {
   return status === 'user-approval' || (isRecord(status) && status.type === 'user-approval');
 }
@@ -99,15 +107,17 @@ function asksUser(status: ApprovalStatus): boolean {
  */
 function screenedApproval(toolApproval: unknown, gate: ToolGate<ToolSet>): unknown {
   if (toolApproval === undefined) return undefined;
-  const screened = async (status: ApprovalStatus, name: string, input: unknown, toolCallId: unknown): Promise<ApprovalStatus> => {
-    if (!asksUser(status) || !gate.gated.has(name)) return status;
-    return (await gate.screen(name, input, typeof toolCallId === 'string' ? toolCallId : undefined)) ? status : 'not-applicable';
+  const screened = async (status: ApprovalStatus, call: ScreenedCall): Promise<ApprovalStatus> => {
+    if (!asksUser(status) || !gate.gated.has(call.name)) return status;
+    const toolCallId = typeof call.toolCallId === 'string' ? call.toolCallId : undefined;
+    return (await gate.screen(call.name, call.input, toolCallId, call.messages)) ? status : 'not-applicable';
   };
   if (typeof toolApproval === 'function') {
-    return async (args: { toolCall?: { toolName?: unknown; input?: unknown; toolCallId?: unknown } }) => {
+    return async (args: { toolCall?: { toolName?: unknown; input?: unknown; toolCallId?: unknown }; messages?: unknown }) => {
       const status = (await (toolApproval as (args: unknown) => unknown)(args)) as ApprovalStatus;
       const call = args?.toolCall;
-      return screened(status, typeof call?.toolName === 'string' ? call.toolName : '', call?.input, call?.toolCallId);
+      const name = typeof call?.toolName === 'string' ? call.toolName : '';
+      return screened(status, { name, input: call?.input, toolCallId: call?.toolCallId, messages: args?.messages });
     };
   }
   if (!isRecord(toolApproval)) {
@@ -115,11 +125,11 @@ function screenedApproval(toolApproval: unknown, gate: ToolGate<ToolSet>): unkno
   }
   const perTool: Record<string, unknown> = {};
   for (const [name, entry] of Object.entries(toolApproval)) {
-    perTool[name] = async (input: unknown, options: { toolCallId?: unknown }) => {
+    perTool[name] = async (input: unknown, options: { toolCallId?: unknown; messages?: unknown }) => {
       const status = (
         typeof entry === 'function' ? await (entry as (i: unknown, o: unknown) => unknown)(input, options) : entry
       ) as ApprovalStatus;
-      return screened(status, name, input, options?.toolCallId);
+      return screened(status, { name, input, toolCallId: options?.toolCallId, messages: options?.messages });
     };
   }
   return perTool;

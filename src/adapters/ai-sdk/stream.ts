@@ -9,12 +9,24 @@
 import type { StreamTextTransform, TextStreamPart, ToolSet } from 'ai';
 import { andThen, isBlockedToolResult, isPromise, peekAnswer, type AdapterGuard, type MaybePromise } from '../common.js';
 import { guardGetter, type GuardSourceOptions } from './guard-source.js';
+import { refusedCallsOf, type RefusedCalls } from './refused-calls.js';
 
 type Part<TOOLS extends ToolSet> = TextStreamPart<TOOLS>;
 
-/** Parts that carry what the model says: held from the step's first one, dropped with a refused text. */
+/** Parts that carry what the model says (its text, its reasoning, raw chunks): held from the step's first one, dropped with a refused text. */
+const SAID = new Set([
+  'text-start',
+  'text-delta',
+  'text-end',
+  'reasoning-start',
+  'reasoning-delta',
+  'reasoning-end',
+  'reasoning-file',
+  'raw',
+]);
+
 function isSaid(type: string): boolean {
-  return type === 'text-start' || type === 'text-delta' || type === 'text-end' || type === 'raw';
+  return SAID.has(type);
 }
 
 /** The `toolCallId` of a part, if it has one (a tool call, result, error, denial; an approval request's call). */
@@ -29,8 +41,9 @@ function callIdOf(part: unknown): string | undefined {
  * step's text until the gate has decided on it, whether or not the step
  * calls tools: text beside a tool call is judged as an answer too.
  *
- * Per step, from its first text part (or `raw` chunk: a provider's raw
- * chunks carry the text too) every part is held, in order. At the step's
+ * Per step, from its first text or reasoning part (or `raw` chunk: a
+ * provider's raw chunks carry the text too) every part is held, in order.
+ * Reasoning is held and dropped with the text: it can claim a change too. At the step's
  * `finish-step` (when its tool calls have run and been recorded) the text is
  * released when all of these hold, and dropped otherwise, the other parts
  * kept:
@@ -38,7 +51,10 @@ function callIdOf(part: unknown): string | undefined {
  * - every tool call of the step has its outcome in the step (none waits for
  *   an approval, none is left for the app to run);
  * - no call of the step was refused by the gate (text written beside a
- *   refused call speaks of what did not happen);
+ *   refused call speaks of what did not happen). The gate's own decision
+ *   tells (`gateTools` / `withSafetyGate` with the same guard source note
+ *   the refused `toolCallId`s), whatever your `refusal` returns; a tool
+ *   result shaped as the default refusal counts as refused too;
  * - `peekAnswer(guard)` allows an answer now (no unverified write, none in
  *   flight). It has no side effect: `gateAnswer`'s `onStepEnd`, which runs
  *   after this transform has passed the step's `finish-step`, makes the
@@ -55,8 +71,9 @@ function callIdOf(part: unknown): string | undefined {
  */
 export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSourceOptions): StreamTextTransform<TOOLS> {
   const getGuard = guardGetter(options);
+  const refused = refusedCallsOf(options);
   return () => {
-    const step = new HeldStep<TOOLS>(getGuard);
+    const step = new HeldStep<TOOLS>(getGuard, refused);
     return new TransformStream<Part<TOOLS>, Part<TOOLS>>({
       transform(part, controller) {
         switch (part.type) {
@@ -86,10 +103,22 @@ class HeldStep<TOOLS extends ToolSet> {
   private held: Part<TOOLS>[] = [];
   /** Calls of this step without an outcome yet. */
   private readonly open = new Set<string>();
-  /** A call of this step was refused by the gate. */
+  /** The calls of this step. */
+  private readonly calls = new Set<string>();
+  /** A call of this step had a result shaped as a refusal. */
   private refused = false;
 
-  constructor(private readonly getGuard: () => AdapterGuard) {}
+  constructor(
+    private readonly getGuard: () => AdapterGuard,
+    private readonly refusedCalls: RefusedCalls,
+  ) {}
+
+  /** A call of this step was refused (or not checked) by the gate, as its own decision or its result's shape tells. */
+  private anyRefused(): boolean {
+    if (this.refused) return true;
+    for (const id of this.calls) if (this.refusedCalls.has(id)) return true;
+    return false;
+  }
 
   /** A part of the step: held from the first that says something on, passed on before. */
   take(part: Part<TOOLS>, controller: TransformStreamDefaultController<Part<TOOLS>>): void {
@@ -101,7 +130,7 @@ class HeldStep<TOOLS extends ToolSet> {
 
   /** Whether the step's text may be shown (false when it cannot be told). */
   mayShow(): MaybePromise<boolean> {
-    if (this.open.size > 0 || this.refused) return false;
+    if (this.open.size > 0 || this.anyRefused()) return false;
     try {
       const decision = peekAnswer(this.getGuard());
       return isPromise(decision)
@@ -121,6 +150,7 @@ class HeldStep<TOOLS extends ToolSet> {
     this.held = [];
     this.said = false;
     this.open.clear();
+    this.calls.clear();
     this.refused = false;
   }
 
@@ -135,6 +165,7 @@ class HeldStep<TOOLS extends ToolSet> {
   private track(part: Part<TOOLS>): void {
     const id = callIdOf(part);
     if (id === undefined) return;
+    this.calls.add(id);
     if (part.type === 'tool-call') this.open.add(id);
     if (part.type === 'tool-error' || part.type === 'tool-output-denied') this.open.delete(id);
     if (part.type === 'tool-result' && (part as { preliminary?: boolean }).preliminary !== true) {

@@ -10,6 +10,7 @@
  */
 import type { ToolSet } from 'ai';
 import type { FSMBlockedError } from '../../errors/index.js';
+import { createSessionGuard, type SessionGuard } from '../../guard/session-guard.js';
 import {
   admitCall,
   AdapterConfigError,
@@ -31,6 +32,7 @@ import {
   type ToolClassifier,
 } from '../common.js';
 import { ADAPTER, guardGetter, type GuardSourceOptions } from './guard-source.js';
+import { refusedCallsOf, type RefusedCalls } from './refused-calls.js';
 
 /** Options of `gateTools`: a guard source and a classification source (`catalog`, `kinds` or `classify`). */
 export interface GateToolsOptions extends GuardSourceOptions, ClassificationOptions {
@@ -53,18 +55,21 @@ type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unk
 type NeedsApproval = (input: unknown, options: { toolCallId: string }) => unknown;
 
 /**
- * A gated `ToolSet` and its approval screen. `screen(name, input, toolCallId)`
- * answers whether a human should be asked to approve a call that asks for
- * approval: true when the gate would let it run now, or when what it lacks
- * is the user's confirmation (the approval gives it); false for a call the
- * gate would refuse anyway, which is then refused when the SDK runs it,
- * without a human asked. Never rejects.
+ * A gated `ToolSet` and its approval screen. `screen(name, input,
+ * toolCallId, messages)` answers whether a human should be asked to approve
+ * a call that asks for approval: true when the gate would let it run, or
+ * when what it lacks is the user's confirmation (the approval gives it);
+ * false for a call the gate would refuse anyway, which is then refused when
+ * the SDK runs it, without a human asked. The calls of one step (the SDK
+ * gives them the same `messages` array) are screened in order, each on the
+ * session as the earlier ones leave it if approved and run: a second write
+ * of the step is refused at once. Never rejects.
  */
 export interface ToolGate<TOOLS extends ToolSet> {
   tools: TOOLS;
   /** The names of the gated tools (those with an `execute`). */
   gated: ReadonlySet<string>;
-  screen(name: string, input: unknown, toolCallId: string | undefined): Promise<boolean>;
+  screen(name: string, input: unknown, toolCallId: string | undefined, messages?: unknown): Promise<boolean>;
 }
 
 /** What every gated tool of a `ToolSet` shares. */
@@ -75,6 +80,8 @@ interface Gate {
   strictFailedWrites: boolean;
   /** Calls refused by the approval screen, by `toolCallId`, until the SDK runs them. */
   doomed: Map<string, FSMBlockedError>;
+  /** The calls the gate refused (or could not check), for the stream gate of the session. */
+  refused: RefusedCalls;
 }
 
 function isAsyncGeneratorFunction(fn: unknown): boolean {
@@ -184,17 +191,23 @@ interface CallRequest {
  * its outcome recorded (`recordCall` with the admitted call), or refused.
  */
 function gateExecute(name: string, original: Execute, gate: Gate): Execute {
-  const { getGuard, classifier, refusal, strictFailedWrites, doomed } = gate;
+  const { getGuard, classifier, refusal, strictFailedWrites, doomed, refused } = gate;
   /** Runs an admitted call and records its outcome; a refused one gives the refusal. */
   const proceed = (request: CallRequest, admission: CallAdmission): unknown => {
     const { guard, input, execOptions, screened } = request;
+    const id = execOptions?.toolCallId;
     if (!admission.allowed) {
+      refused.add(id); // the gate's own decision: the stream gate reads it, whatever `refusal` returns
       if (admission.error === null) throw new Error(uncheckedText(name, admission.failure), { cause: admission.failure });
       return refusal(admission.error);
     }
     const { call } = admission;
     // Refused by the approval screen, so nobody approved it: it never runs, even if the gate would now admit it.
-    if (screened !== undefined) return andThen(recordRejected(guard, call), () => refusal(screened));
+    if (screened !== undefined) {
+      refused.add(id);
+      return andThen(recordRejected(guard, call), () => refusal(screened));
+    }
+    refused.clear(id);
     const record = (outcome: CallOutcome) => recordCall(guard, classifier, call, outcome, { strictFailedWrites });
     const fail = (error: unknown): MaybePromise<never> =>
       andThen(record({ threw: true }), () => {
@@ -253,13 +266,97 @@ function gatedTool(name: string, tool: object, execute: Execute, screen: ToolGat
       : {}),
     ...(needsApproval === true || typeof needsApproval === 'function'
       ? {
-          needsApproval: async (input: unknown, options: { toolCallId: string }) => {
+          needsApproval: async (input: unknown, options: { toolCallId: string; messages?: unknown }) => {
             const asks = typeof needsApproval === 'function' ? await (needsApproval as NeedsApproval)(input, options) : true;
-            return asks === true ? screen(name, input, options?.toolCallId) : false;
+            return asks === true ? screen(name, input, options?.toolCallId, options?.messages) : false;
           },
         }
       : {}),
   };
+}
+
+/**
+ * The approval screen of a tool gate (see `ToolGate.screen`): calls it
+ * refuses are kept in `doomed` by `toolCallId`, refused when the SDK runs
+ * them. The calls of one step are judged in order on a throwaway copy of the
+ * session, each earlier one applied as approved and run.
+ */
+function createScreen(
+  getGuard: () => AdapterGuard,
+  classifier: ToolClassifier,
+  doomed: Map<string, FSMBlockedError>,
+): ToolGate<ToolSet>['screen'] {
+  /** Per step (the `messages` array the SDK gives each of its calls): the session as the calls screened so far leave it. */
+  const steps = new WeakMap<object, Promise<SessionGuard | undefined>>();
+
+  /** A throwaway copy of the session as it is now; undefined when it cannot be made. */
+  async function copyOfSession(): Promise<SessionGuard | undefined> {
+    try {
+      return createSessionGuard({ snapshot: await getGuard().getPersistedSnapshot() });
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function screen(name: string, input: unknown, toolCallId: string | undefined, messages?: unknown): Promise<boolean> {
+    const step = typeof messages === 'object' && messages !== null ? messages : undefined;
+    const before = (step === undefined ? undefined : steps.get(step)) ?? copyOfSession();
+    let done: (session: SessionGuard | undefined) => void = () => undefined;
+    if (step !== undefined) steps.set(step, new Promise((resolve) => (done = resolve)));
+    const session = await before;
+    try {
+      return await screenOn(session, name, input, toolCallId);
+    } finally {
+      done(session);
+    }
+  }
+
+  /**
+   * The screen of one call on `session` (the step's copy; the guard itself
+   * when no copy could be made). A call that will be asked about is applied
+   * to the copy as approved and run, so the next call of the step is judged
+   * after it.
+   */
+  async function screenOn(
+    session: SessionGuard | undefined,
+    name: string,
+    input: unknown,
+    toolCallId: string | undefined,
+  ): Promise<boolean> {
+    const preview = (guard: AdapterGuard): Promise<CallAdmission> =>
+      Promise.resolve(previewCall({ guard, classifier, name, args: input })).catch((failure: unknown): CallAdmission => ({
+        allowed: false,
+        error: null,
+        failure,
+      }));
+    let decision = await preview(session ?? getGuard());
+    if (session !== undefined) {
+      try {
+        if (!decision.allowed && decision.error !== null && confirmationClears(decision.error)) {
+          void recordApproval(session); // as it is recorded before the approved call is checked
+          decision = await preview(session);
+        }
+        if (decision.allowed) {
+          const admitted = admitCall({ guard: session, classifier, id: toolCallId, name, args: input });
+          if (!isPromise(admitted) && admitted.allowed) {
+            const { args: _args, ...classified } = admitted.call;
+            session.record(classified, 'success');
+          }
+        }
+      } catch {
+        return true; // the copy cannot tell: the human is asked, and the call is still checked before it runs
+      }
+    }
+    // Not known to be refused (the guard could not tell): the human is asked, and the call is still checked before it runs.
+    if (decision.allowed || decision.error === null) return true;
+    // Without a copy of the session, a refusal the approval clears is asked about (the approval gives the confirmation).
+    if (session === undefined && confirmationClears(decision.error)) return true;
+    if (typeof toolCallId !== 'string' || toolCallId === '') return true; // cannot be told apart when it runs: asked, then checked
+    doomed.set(toolCallId, decision.error);
+    return false;
+  }
+
+  return screen;
 }
 
 /**
@@ -280,21 +377,10 @@ export function createToolGate<TOOLS extends ToolSet>(tools: TOOLS, options: Gat
     refusal: options.refusal ?? ((error: FSMBlockedError) => error.toToolResult()),
     strictFailedWrites: strict,
     doomed: new Map(),
+    refused: refusedCallsOf(options),
   };
 
-  async function screen(name: string, input: unknown, toolCallId: string | undefined): Promise<boolean> {
-    let preview: CallAdmission;
-    try {
-      preview = await previewCall({ guard: getGuard(), classifier, name, args: input });
-    } catch (failure) {
-      preview = { allowed: false, error: null, failure };
-    }
-    // Not known to be refused (the guard could not tell): the human is asked, and the call is still checked before it runs.
-    if (preview.allowed || preview.error === null || confirmationClears(preview.error)) return true;
-    if (typeof toolCallId !== 'string' || toolCallId === '') return true; // cannot be told apart when it runs: asked, then checked
-    gate.doomed.set(toolCallId, preview.error);
-    return false;
-  }
+  const screen = createScreen(getGuard, classifier, gate.doomed);
 
   const gated: Record<string, unknown> = {};
   const names: string[] = [];
@@ -327,7 +413,11 @@ export function createToolGate<TOOLS extends ToolSet>(tools: TOOLS, options: Gat
  *
  * A tool with `needsApproval`: the call is previewed before the SDK asks
  * for approval; one the gate would refuse is refused at once and nobody is
- * asked (unless the user's confirmation is what it lacks). A call waiting
+ * asked (unless the user's confirmation is what it lacks). The calls of one
+ * step are previewed in order, each after the earlier ones as if approved
+ * and run, so a second write of the step is refused at once. A refused
+ * call's `toolCallId` is noted for `gateTextStream` on the same guard
+ * source, whatever `refusal` returns. A call waiting
  * for approval is not checked nor recorded; when the user approves it, the
  * approval is recorded as their confirmation, then the call is checked; a
  * denied call never runs and nothing is recorded.
