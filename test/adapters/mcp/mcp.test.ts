@@ -712,6 +712,30 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     return client;
   }
 
+  it('on SIGTERM while checking its upstream at startup, ends that server (its process group) and exits 0', async (t) => {
+    const pidFile = fresh('pid');
+    // A server that never answers initialize: the startup check is still under way when the signal comes.
+    const child = spawn(
+      process.execPath,
+      [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--', ...withPidFile(pidFile, ['sleep', '600'])],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      },
+    );
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    t.onTestFinished(() => void child.kill('SIGKILL'));
+    const upstreamPid = await readPid(pidFile);
+    t.onTestFinished(() => {
+      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    await until(() => !isAlive(upstreamPid), 'the upstream server to be ended');
+  });
+
   it('keeps one guard per Mcp-Session-Id: a read in one session is no target for a write in another', async () => {
     const dir = freshDir();
     const proxy = await listening([process.execPath, FS_SERVER, dir], ['--trust']);
