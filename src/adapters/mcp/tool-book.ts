@@ -214,7 +214,8 @@ export function toolsOf(result: unknown): ToolInfo[] {
  * and target arguments (recompiled on the next use after a change): the
  * adapters' `ToolClassifier`. A tool the catalog lists is judged by the
  * catalog alone; any other tool by its annotations (trusted or not) and the
- * target arguments of its input schema (`targetArguments`).
+ * target arguments of its input schema (`targetArguments`), a shell tool by
+ * its command too (`scriptArguments`, `classify`).
  */
 export class ToolBook implements ToolClassifier {
   private tools = new Map<string, ToolInfo>();
@@ -246,7 +247,10 @@ export class ToolBook implements ToolClassifier {
    * the catalog lists by kind (`"read"`, `{ kind }`, `{ annotations }`)
    * without `targets` of its own gets its schema's target arguments too, so
    * that a read a catalog names establishes what it read; other rules
-   * (keyed, shell, SQL) are the catalog's alone.
+   * (keyed, shell, SQL) are the catalog's alone. A tool not listed with a
+   * shell argument (`scriptArguments`) gets a shell rule (its working
+   * directory argument no target), raised by its annotations in `classify`;
+   * one with a code or query argument its annotations' rule with `echoes`.
    */
   private get compiled(): CompiledCatalog {
     if (this.compiledCatalog === null) {
