@@ -8,8 +8,10 @@
  *   npm run build && node dist/examples/mcp-in-process.js
  *
  * The client writes a note before reading anything (refused: no validated
- * target), reads, writes (admitted), writes again (refused: the first write
- * is not verified), reads the note back, and writes again (admitted). Each
+ * target), reads it, writes it (admitted), writes again (refused: the first
+ * write is not verified), reads another note (which verifies nothing),
+ * reads the note back, writes a note it never read (refused: unknown
+ * target), and writes the first note again (admitted). Each
  * result carries the answer state in `_meta['pulse-safety/answer']`: what
  * the gate would say about a final answer now, which a host can use to hold
  * an answer back.
@@ -17,7 +19,7 @@
  * In your own code import from `pulse-safety-fsm` and `pulse-safety-fsm/mcp`
  * rather than `../src/...`; connect the server to a `StdioServerTransport`
  * or a Streamable HTTP transport instead of the in-memory pair. Run by
- * test/adapters/mcp-in-process.test.ts.
+ * test/adapters/mcp/in-process.test.ts.
  */
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -31,7 +33,9 @@ import { createSessionGuard, type SessionGuard } from '../src/index.js';
 /**
  * A notes server whose tools are gated by `guard`: `read_note` is a read
  * (its own annotation, trusted in process), `write_note` a write with an
- * output schema. `notes` is its storage.
+ * output schema. Both name the note by `note_id`, an argument the gate takes
+ * for the call's target (`note_id=<id>`): a read of one note neither admits
+ * nor verifies a write of another. `notes` is its storage.
  */
 export function createNotesServer(notes: Map<string, string>, guard: SessionGuard): McpServer {
   // Gate first, then register: a tool registered before gateMcpServer would run ungated (it throws if there is one).
@@ -39,23 +43,23 @@ export function createNotesServer(notes: Map<string, string>, guard: SessionGuar
   server.registerTool(
     'read_note',
     {
-      description: 'Read a note by its title',
-      inputSchema: { title: z.string() },
+      description: 'Read a note by its id',
+      inputSchema: { note_id: z.string() },
       annotations: { readOnlyHint: true },
     },
-    async ({ title }) => ({ content: [{ type: 'text', text: notes.get(title) ?? `(no note '${title}')` }] }),
+    async ({ note_id }) => ({ content: [{ type: 'text', text: notes.get(note_id) ?? `(no note '${note_id}')` }] }),
   );
   server.registerTool(
     'write_note',
     {
       description: 'Write (create or replace) a note',
-      inputSchema: { title: z.string(), text: z.string() },
+      inputSchema: { note_id: z.string(), text: z.string() },
       outputSchema: { saved: z.string() },
       annotations: { readOnlyHint: false, destructiveHint: true },
     },
-    async ({ title, text }) => {
-      notes.set(title, text);
-      return { content: [{ type: 'text', text: `saved '${title}'` }], structuredContent: { saved: title } };
+    async ({ note_id, text }) => {
+      notes.set(note_id, text);
+      return { content: [{ type: 'text', text: `saved '${note_id}'` }], structuredContent: { saved: note_id } };
     },
   );
   return server;
@@ -65,7 +69,8 @@ export function createNotesServer(notes: Map<string, string>, guard: SessionGuar
 function line(step: string, result: CallToolResult): string {
   const first = result.content[0];
   const text = first?.type === 'text' ? first.text : '';
-  const shown = result.isError ? `refused ${(JSON.parse(text) as { error: { state: string } }).error.state}` : text;
+  const error = result.isError ? (JSON.parse(text) as { error: { state: string; rule: string } }).error : undefined;
+  const shown = error === undefined ? text : `refused ${error.state} (${error.rule})`;
   const answer = answerStateOf(result);
   return `${step} -> ${shown}; answer ${answer?.allowed ? 'allowed' : `refused (${answer?.rule})`}`;
 }
@@ -82,12 +87,14 @@ export async function runExample(): Promise<{ lines: string[]; notes: Map<string
 
   const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
   const lines = [
-    line('write_note before any read', await call('write_note', { title: 'todo', text: 'buy milk' })),
-    line('read_note', await call('read_note', { title: 'todo' })),
-    line('write_note', await call('write_note', { title: 'todo', text: 'buy milk' })),
-    line('write_note again', await call('write_note', { title: 'todo', text: 'buy bread' })),
-    line('read_note', await call('read_note', { title: 'todo' })),
-    line('write_note again', await call('write_note', { title: 'todo', text: 'buy bread' })),
+    line('write_note todo before any read', await call('write_note', { note_id: 'todo', text: 'buy milk' })),
+    line('read_note todo', await call('read_note', { note_id: 'todo' })),
+    line('write_note todo', await call('write_note', { note_id: 'todo', text: 'buy milk' })),
+    line('write_note todo again', await call('write_note', { note_id: 'todo', text: 'buy bread' })),
+    line('read_note ideas', await call('read_note', { note_id: 'ideas' })),
+    line('read_note todo', await call('read_note', { note_id: 'todo' })),
+    line('write_note shopping', await call('write_note', { note_id: 'shopping', text: 'eggs' })),
+    line('write_note todo again', await call('write_note', { note_id: 'todo', text: 'buy bread' })),
   ];
   await client.close();
   await server.close();

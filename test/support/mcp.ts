@@ -26,6 +26,8 @@ const require = createRequire(import.meta.url);
 export const FS_SERVER = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 /** The reference "everything" server's entry (`mcp-server-everything stdio`). */
 export const EVERYTHING_SERVER = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+/** A small server of the tests' own with a real shell tool `exec {command, cwd?}` (test/support/mcp-shell-server.mjs). */
+export const SHELL_SERVER = fileURLToPath(new URL('./mcp-shell-server.mjs', import.meta.url));
 
 /**
  * Builds the CLI from the sources, without type checking (`npm run

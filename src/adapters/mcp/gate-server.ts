@@ -30,7 +30,7 @@ import {
   type ServerExtra,
 } from './gated-call.js';
 import { guardSource, strictnessOf, type GuardSource } from './guard-source.js';
-import { targetArguments, ToolBook, type TargetArgument } from './tool-book.js';
+import { scriptArguments, targetArguments, ToolBook, type ScriptArguments, type TargetArgument } from './tool-book.js';
 
 const WHERE = 'gateMcpServer';
 
@@ -45,15 +45,19 @@ interface Holder {
 
 /**
  * The target arguments of a registered tool's input schema (a Zod shape or
- * object), read from the JSON schema the SDK lists for it (`targetArguments`);
- * none when it cannot be converted.
+ * object), and its command, code or query argument (`scriptArguments`), read
+ * from the JSON schema the SDK lists for it (`targetArguments`); none when it
+ * cannot be converted.
  */
-function registeredTargets(inputSchema: unknown): Record<string, TargetArgument> {
+function registeredTargets(inputSchema: unknown): { targets: Record<string, TargetArgument>; script?: ScriptArguments } {
   try {
     const object = normalizeObjectSchema(inputSchema as Parameters<typeof normalizeObjectSchema>[0]);
-    return object === undefined ? {} : targetArguments(toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: 'input' }));
+    if (object === undefined) return { targets: {} };
+    const schema = toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: 'input' });
+    const script = scriptArguments(schema);
+    return { targets: targetArguments(schema), ...(script === undefined ? {} : { script }) };
   } catch {
-    return {};
+    return { targets: {} };
   }
 }
 
@@ -137,7 +141,7 @@ class ServerGate {
           ? ((holder.tool?.annotations ?? holder.annotations) as Record<string, unknown>)
           : {},
         hasOutputSchema: (holder.tool?.outputSchema ?? holder.outputSchema) != null,
-        targets: registeredTargets(holder.tool?.inputSchema ?? holder.inputSchema),
+        ...registeredTargets(holder.tool?.inputSchema ?? holder.inputSchema),
       })),
     );
   }

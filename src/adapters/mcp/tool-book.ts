@@ -14,6 +14,8 @@ import type { ToolKind } from '../../../machines/safety.types.js';
 import type { Classification } from '../../classify/classification.js';
 import { compileValidCatalog } from '../../classify/catalog/compile.js';
 import type { Catalog, CompiledCatalog, ToolRule } from '../../classify/catalog/index.js';
+import { kindFromMcpAnnotations } from '../../classify/catalog/compile.js';
+import { unknownPlace } from '../../../machines/safety.targets.js';
 import { AdapterConfigError, type ToolClassifier } from '../common.js';
 import { isRecord } from '../../util/own.js';
 
@@ -30,6 +32,22 @@ export interface ToolInfo {
   hasOutputSchema: boolean;
   /** The arguments that name what a call touches, from the input schema (`targetArguments`); none: the spec's session-wide rule. */
   targets: Record<string, TargetArgument>;
+  /** The argument holding a command, code or a query whose output the call chooses (`scriptArguments`); none when absent. */
+  script?: ScriptArguments;
+}
+
+/**
+ * A tool's argument holding a command, code or a query (`scriptArguments`):
+ * the tool's output is what that argument chose (`echoes`), so it never
+ * verifies the call, and its failure is read only from `isError`.
+ */
+export interface ScriptArguments {
+  /** The argument's name, as the schema spells it. */
+  argument: string;
+  /** It holds a shell command (`command`, `cmd`, `script`, `shell`): judged by the shell classifier. */
+  shell: boolean;
+  /** The argument holding the command's working directory (`cwd`, `workdir`, `directory`...), shell only: its base directory, never a target. */
+  cwd?: string;
 }
 
 /** How many input schema properties are looked at per tool (a hostile schema cannot make the book large). */
@@ -78,6 +96,12 @@ const CONTENT_NAMES = new Set([
   'old_text',
   'new_text',
 ]);
+/** Argument names (snake_case) that hold a shell command: the call is judged by the shell classifier. */
+const SHELL_NAMES = ['command', 'cmd', 'script', 'shell'];
+/** Argument names (snake_case) that hold code or a query: the output is what the call chose (`echoes`). */
+const CODE_NAMES = ['code', 'sql', 'query', 'statement'];
+/** Argument names (snake_case) of a shell command's working directory. */
+const CWD_NAMES = new Set(['cwd', 'workdir', 'work_dir', 'working_dir', 'working_directory', 'directory', 'dir']);
 /** A description that says the value is a path, file, directory or URI. */
 const PATH_WORDS = /\b(?:paths?|files?|filenames?|directory|directories|folders?|uris?)\b/i;
 
@@ -132,6 +156,34 @@ export function targetArguments(inputSchema: unknown): Record<string, TargetArgu
   return Object.fromEntries(found);
 }
 
+/**
+ * The argument of a tool holding a command, code or a query, from its input
+ * schema (a JSON schema object; anything else has none): a string (or
+ * array, or untyped) argument named `command`, `cmd`, `script` or `shell`
+ * (a shell command, with its working-directory argument `cwd`, `workdir`,
+ * `working_directory`, `directory` or `dir` when there is one), else one
+ * named `code`, `sql`, `query` or `statement` (camelCase and other
+ * spellings as `targetArguments` reads them). Such a tool's output is what
+ * its arguments chose: it never verifies the call (DESIGN.md §5.8).
+ */
+export function scriptArguments(inputSchema: unknown): ScriptArguments | undefined {
+  const properties = isRecord(inputSchema) && isRecord(inputSchema.properties) ? inputSchema.properties : {};
+  const byName = new Map<string, string>();
+  for (const [name, schema] of Object.entries(properties).slice(0, MAX_SCHEMA_PROPERTIES)) {
+    if (typeof name !== 'string' || name.length > 128 || !isRecord(schema)) continue;
+    const snake = snakeCase(name.trim());
+    const types = Array.isArray(schema.type) ? (schema.type as unknown[]) : schema.type === undefined ? undefined : [schema.type];
+    if (!byName.has(snake) && (types === undefined || types.includes('string') || types.includes('array'))) byName.set(snake, name);
+  }
+  const shell = SHELL_NAMES.find((name) => byName.has(name));
+  if (shell !== undefined) {
+    const cwd = [...byName.keys()].find((name) => CWD_NAMES.has(name));
+    return { argument: byName.get(shell)!, shell: true, ...(cwd === undefined ? {} : { cwd: byName.get(cwd)! }) };
+  }
+  const code = CODE_NAMES.find((name) => byName.has(name));
+  return code === undefined ? undefined : { argument: byName.get(code)!, shell: false };
+}
+
 /** The tools of a `tools/list` result, read defensively (a hostile server's list cannot throw here). */
 export function toolsOf(result: unknown): ToolInfo[] {
   const tools = isRecord(result) && Array.isArray(result.tools) ? result.tools : [];
@@ -139,8 +191,10 @@ export function toolsOf(result: unknown): ToolInfo[] {
   for (const tool of tools) {
     if (!isRecord(tool) || typeof tool.name !== 'string') continue;
     let targets: Record<string, TargetArgument> = {};
+    let script: ScriptArguments | undefined;
     try {
       targets = targetArguments(tool.inputSchema);
+      script = scriptArguments(tool.inputSchema);
     } catch {
       // a schema whose getters throw names no target: the spec's session-wide rule for that tool
     }
@@ -149,6 +203,7 @@ export function toolsOf(result: unknown): ToolInfo[] {
       annotations: isRecord(tool.annotations) ? tool.annotations : {},
       hasOutputSchema: tool.outputSchema !== undefined && tool.outputSchema !== null,
       targets,
+      ...(script === undefined ? {} : { script }),
     });
   }
   return found;
@@ -159,11 +214,14 @@ export function toolsOf(result: unknown): ToolInfo[] {
  * and target arguments (recompiled on the next use after a change): the
  * adapters' `ToolClassifier`. A tool the catalog lists is judged by the
  * catalog alone; any other tool by its annotations (trusted or not) and the
- * target arguments of its input schema (`targetArguments`).
+ * target arguments of its input schema (`targetArguments`), a shell tool by
+ * its command too (`scriptArguments`, `classify`).
  */
 export class ToolBook implements ToolClassifier {
   private tools = new Map<string, ToolInfo>();
   private compiledCatalog: CompiledCatalog | null = null;
+  /** The shell tools the catalog does not list, by trimmed name (`scriptArguments`): set with the compiled catalog. */
+  private shellTools = new Map<string, ToolInfo>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -189,7 +247,10 @@ export class ToolBook implements ToolClassifier {
    * the catalog lists by kind (`"read"`, `{ kind }`, `{ annotations }`)
    * without `targets` of its own gets its schema's target arguments too, so
    * that a read a catalog names establishes what it read; other rules
-   * (keyed, shell, SQL) are the catalog's alone.
+   * (keyed, shell, SQL) are the catalog's alone. A tool not listed with a
+   * shell argument (`scriptArguments`) gets a shell rule (its working
+   * directory argument no target), raised by its annotations in `classify`;
+   * one with a code or query argument its annotations' rule with `echoes`.
    */
   private get compiled(): CompiledCatalog {
     if (this.compiledCatalog === null) {
@@ -211,10 +272,23 @@ export class ToolBook implements ToolClassifier {
         else rules.push([name, rule]);
       }
       const annotated: [string, ToolRule][] = [];
+      this.shellTools = new Map();
       for (const tool of this.tools.values()) {
         if (listed.has(tool.name.trim())) continue;
-        const targets = Object.keys(tool.targets).length > 0 ? { targets: tool.targets } : {};
-        annotated.push([tool.name, { annotations: tool.annotations as ToolRule['annotations'], trusted: this.trusted, ...targets }]);
+        const script = tool.script;
+        // A shell tool's working directory is the command's base directory, never a target.
+        const named = Object.entries(tool.targets).filter(([argument]) => !(script?.shell === true && argument === script.cwd));
+        const targets = named.length > 0 ? { targets: Object.fromEntries(named) } : {};
+        if (script?.shell === true) {
+          this.shellTools.set(tool.name.trim(), tool);
+          annotated.push([tool.name, { shell: script.argument, ...(script.cwd === undefined ? {} : { cwd: script.cwd }), ...targets }]);
+        } else {
+          const annotations = tool.annotations as ToolRule['annotations'];
+          annotated.push([
+            tool.name,
+            { annotations, trusted: this.trusted, ...targets, ...(script === undefined ? {} : { echoes: true }) },
+          ]);
+        }
       }
       // Validated already (the catalog) or built here: not validated again (a hostile server's annotations are read defensively).
       this.compiledCatalog = compileValidCatalog({ ...this.catalog, tools: Object.fromEntries([...annotated, ...rules]) });
@@ -227,8 +301,37 @@ export class ToolBook implements ToolClassifier {
     return { ...(this.tools.get(name)?.targets ?? {}) };
   }
 
+  /**
+   * The catalog's classification; for a shell tool the catalog does not
+   * list (`scriptArguments`), the shell classifier's judgement of its
+   * command (the kind floor and the places the command names, relative ones
+   * against its working-directory argument) raised by the tool's
+   * annotations: annotations that do not make it a read (`readOnlyHint`
+   * not true, or not trusted) make every call a write (on the command's
+   * targets; none named: an unknown place) and destructive unless a trusted
+   * `destructiveHint: false` says otherwise. Annotations never make a
+   * command less of a write.
+   */
   classify(name: string, args: unknown): Classification {
-    return this.compiled.classify(name, args);
+    const compiled = this.compiled;
+    const judged = compiled.classify(name, args);
+    const tool = typeof name === 'string' ? this.shellTools.get(name.trim()) : undefined;
+    if (tool === undefined || kindFromMcpAnnotations(tool.annotations, { trusted: this.trusted }) !== 'write') return judged;
+    let saysSafe = false;
+    try {
+      saysSafe = this.trusted && tool.annotations.destructiveHint === false;
+    } catch {
+      // annotations whose getters throw say nothing safe
+    }
+    const targets =
+      judged.targets.length > 0 ? judged.targets : [unknownPlace(`${tool.name.slice(0, 64)} '${tool.script?.argument ?? ''}'`)];
+    return {
+      ...judged,
+      kind: 'write',
+      targets,
+      destructive: judged.destructive || !saysSafe,
+      reason: judged.kind === 'write' ? judged.reason : `mcp: not read-only (${judged.reason ?? judged.kind})`,
+    };
   }
 
   failureMarkers(name: string): readonly string[] {
@@ -252,6 +355,8 @@ export class ToolBook implements ToolClassifier {
   mayRead(name: string): boolean {
     const kind = this.compiled.kindOf(name, {});
     if (kind === 'read' || kind === 'resolve') return true;
+    const shellTool = this.shellTools.get(name.trim());
+    if (shellTool !== undefined) return kindFromMcpAnnotations(shellTool.annotations, { trusted: this.trusted }) === 'read';
     const entry = Object.entries(this.catalog.tools).find(([listed]) => listed.trim() === name.trim())?.[1];
     return typeof entry === 'object' && (entry.argument !== undefined || entry.shell !== undefined || entry.sql !== undefined);
   }

@@ -175,8 +175,22 @@ function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
   );
 }
 
-/** Connects a new upstream client: the server command over stdio, or the URL over Streamable HTTP. */
-async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOptions): Promise<Upstream> {
+/**
+ * A connection being made that a signal may cancel (`probeUpstream`): the
+ * stdio server's transport as soon as it exists (before its process is
+ * spawned), so that its process group can be ended while it initializes.
+ */
+interface Cancellable {
+  cancelled: boolean;
+  transport?: { stop(options: { graceful: boolean }): Promise<void>; kill(): void };
+}
+
+/**
+ * Connects a new upstream client: the server command over stdio, or the URL
+ * over Streamable HTTP. `starting` is given the stdio transport before it
+ * starts (`Cancellable`).
+ */
+async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOptions, starting?: Cancellable): Promise<Upstream> {
   const client = new sdk.client.Client(
     { name: 'pulse-safety-mcp-proxy', version: packageVersion() },
     // Declared for the client behind the proxy, which is not known yet: requests it cannot serve are answered with an error.
@@ -200,6 +214,7 @@ async function connectUpstream(sdk: Sdk, command: string[], options: McpProxyOpt
     args: command.slice(1),
     env: inheritedEnv(),
   });
+  if (starting !== undefined) starting.transport = stdio;
   try {
     await client.connect(stdio);
   } catch (error) {
@@ -366,20 +381,28 @@ interface HttpSession {
 /**
  * Checks the configuration once, before listening: the same mistake would
  * otherwise fail every session. Resolves to null when a gating proxy can be
- * set up on the upstream; else to the exit code, its message written to `err`.
+ * set up on the upstream (or `cancel.cancelled` was set: a signal came);
+ * else to the exit code, its message written to `err`. Every way it ends,
+ * the probe's upstream (its whole process group) is ended: at once when
+ * cancelled (the caller also stops `cancel.transport` when the signal comes).
  */
-async function probeUpstream(context: ProxyContext): Promise<number | null> {
+async function probeUpstream(context: ProxyContext, cancel: Cancellable): Promise<number | null> {
   const { sdk, err } = context;
   try {
-    const probe = await connectUpstream(sdk, context.command, context.options);
+    const probe = await connectUpstream(sdk, context.command, context.options, cancel);
+    if (cancel.cancelled) {
+      await probe.terminate(); // it was spawned after the signal's stop: ended now
+      return null;
+    }
     try {
       await sdk.gate.createGatingProxy(probe.client, context.gateOptions);
     } catch (error) {
       await probe.terminate();
-      return setupFailure(sdk, error, err);
+      return cancel.cancelled ? null : setupFailure(sdk, error, err);
     }
-    await probe.close();
+    await (cancel.cancelled ? probe.terminate() : probe.close());
   } catch (error) {
+    if (cancel.cancelled) return null;
     err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
     return MCP_PROXY_EXIT.upstreamFailed;
   }
@@ -621,11 +644,24 @@ class HttpProxy {
  * configuration once; runs until SIGTERM or SIGINT.
  */
 async function serveHttp(context: ProxyContext): Promise<number> {
-  const failure = await probeUpstream(context);
-  if (failure !== null) return failure;
-  const proxy = new HttpProxy(context, context.options.listen!);
-  const signals = signalled((count) => proxy.hurry(count));
+  // The signals are handled from the start: a signal during the probe ends the probe's server (its process group) and the proxy.
+  const probe: Cancellable = { cancelled: false };
+  let proxy: HttpProxy | undefined;
+  const signals = signalled((count) => {
+    if (proxy !== undefined) proxy.hurry(count);
+    else if (count === 1) void probe.transport?.stop({ graceful: false });
+    else probe.transport?.kill();
+  });
   try {
+    void signals.promise.then(() => {
+      if (proxy !== undefined) return;
+      probe.cancelled = true;
+      void probe.transport?.stop({ graceful: false });
+    });
+    const failure = await probeUpstream(context, probe);
+    if (probe.cancelled) return MCP_PROXY_EXIT.stopped;
+    if (failure !== null) return failure;
+    proxy = new HttpProxy(context, context.options.listen!);
     if (!(await proxy.listen())) return MCP_PROXY_EXIT.badInput;
     await signals.promise;
     await proxy.stop();
