@@ -93,6 +93,23 @@ describe('the calls of one response, one needing approval', () => {
     expect(guard.state).toBe('READING');
   });
 
+  it('streamed: the same, the delete refused at once and nobody asked', async () => {
+    const { gate, agent, model, log, asked } = writeAndDeleteAgent([
+      list('notes', 'c1'),
+      [...write('notes/x.txt', 'w1'), ...remove('notes/a.txt', 'd1')],
+      list('notes', 'c3'),
+      answer('Wrote notes/x.txt; notes/a.txt was not deleted.'),
+    ]);
+    const stream = await gate.run(agent, 'Write notes/x.txt and delete notes/a.txt.', { stream: true });
+    const { events, thrown } = await drain(stream);
+    expect(thrown).toBeUndefined();
+    expect(stream.result.interruptions).toEqual([]);
+    expect(log).toEqual(['list_files notes', 'write_file notes/x.txt', 'list_files notes']);
+    expect(ruleOf(model.calls[2]!.request.input, 'd1')).toBe('unverified-write');
+    expect(asked).toEqual(['{"path":"notes/a.txt"}']);
+    expect(textOf(events)).toBe('Wrote notes/x.txt; notes/a.txt was not deleted.');
+  });
+
   it('a delete that asks, then a write without approval: the delete is asked, the write is refused at once and never runs', async () => {
     const { gate, agent, model, log, guard } = writeAndDeleteAgent([
       list('notes', 'c1'),
