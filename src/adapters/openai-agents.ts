@@ -17,9 +17,11 @@
  *   gate's guardrails and error functions): a finished `FunctionTool` keeps
  *   its error function to itself.
  * - Human approval (`needsApproval`): a call the gate would refuse now
- *   (`previewCall`; the calls of one response in order, on a throwaway copy
- *   of the session where the ones asked before it were approved and ran)
- *   is refused to the model at once, and nobody is asked; a
+ *   (`previewCall`; every call of one response in order: `gate.run` runs
+ *   them one at a time, `maxFunctionToolConcurrency` 1, so the ones without
+ *   approval before it have run, and the ones asked before it are replayed
+ *   as approved and run on a throwaway copy of the session) is refused to
+ *   the model at once, and nobody is asked; a
  *   call waiting for its approval is not admitted (nothing in flight, nothing
  *   recorded); once approved, the approval counts as the user's confirmation
  *   (`recordApproval`) and the call is checked as it runs; a rejected one
@@ -28,7 +30,10 @@
  *   resumes the run after its tripwire with the refusal, in words
  *   (`refusalText`), as a user message, until the answer is allowed or
  *   `maxResumes` is spent (then the tripwire error is thrown: the answer
- *   was refused). Text beside tool calls (and reasoning) is judged as an
+ *   was refused). The refusal's words are the gate's own, never read from
+ *   the error (the SDK redacts it under `toolUseBehavior` that stops on a
+ *   tool). Not streamed, the result is the last resume's (its `newItems`
+ *   hold that leg only). Text beside tool calls (and reasoning) is judged as an
  *   answer once the calls of its response settled: shown only when every
  *   call beside it was admitted and an answer would have been allowed right
  *   after them. Streamed (`stream: true`), every text of the model is held
@@ -71,7 +76,7 @@ import {
   type ToolInputGuardrailDefinition,
   type ToolOutputGuardrailDefinition,
 } from '@openai/agents';
-import { createSessionGuard, type SessionGuard, type ToolCall } from '../guard/session-guard.js';
+import { createSessionGuard, type ToolCall } from '../guard/session-guard.js';
 import type { FSMBlockedError } from '../errors/index.js';
 import { refusalText } from '../guard/refusal-text.js';
 import {
@@ -238,9 +243,12 @@ export interface AgentsSafetyGate<TContext = unknown> {
    * `stream: true` it resolves to a `GatedStream`: the events, with the
    * model's text held until the gate allows an answer; not streamed, the
    * result's `newItems` (and `history`, `output` derived from them) leave
-   * out text the gate refused (see `#hideRefusedText`). Calls of the run
-   * left unsettled when it ends (a run that threw, a tool that timed out
-   * with `raise_exception`) are recorded as errors.
+   * out text the gate refused (see `#hideRefusedText`); after a refused
+   * answer the result is the last resume's, its `newItems` that leg only.
+   * The calls of one model response run one at a time, in order (the run's
+   * `toolExecution.maxFunctionToolConcurrency` is set to 1). Calls of the
+   * run left unsettled when it ends (a run that threw, a tool that timed
+   * out with `raise_exception`) are recorded as errors.
    * @throws AdapterConfigError on a misconfigured agent, a run of another
    *   conversation than a fixed `guard`'s, a run without a key for
    *   `getGuard`, or `previousResponseId` (not supported).
@@ -278,15 +286,22 @@ interface GatedRunEntry {
   asked: Set<string>;
   /** Calls the gate would refuse when their approval was to be asked, with that refusal: never run without one. */
   doomed: Map<string, FSMBlockedError>;
-  /** Bumped by each step that may change the session (a check, a record, an answer, a `gate.run`): a turn copy older than it is stale. */
-  version: number;
   /**
-   * The calls of one model response previewed for their approval, in order,
-   * on a throwaway copy of the session where each one before was approved
-   * and ran (`#previewInTurn`); `chain` keeps the previews in order.
+   * The calls of this leg of the run put to a human (waiting for their
+   * approval), in order: each later call of the response is previewed on a
+   * throwaway copy of the session where these were approved and ran
+   * (`#previewInTurn`). Emptied when the leg ends (`#settleRun`): an
+   * interruption ends it, and the approved calls then run for real.
    */
-  turn: { version: number; copy: SessionGuard } | undefined;
+  assumed: { name: string; args: unknown }[];
+  /** Keeps the previews of `#previewInTurn` in order. */
   chain: Promise<unknown>;
+  /**
+   * The last answer refusal of the answer guardrail: what a resume gives the
+   * model (the SDK may redact the tripwire's `outputInfo`, e.g. with a
+   * `toolUseBehavior` that ends the run on a tool's output).
+   */
+  refused: AnswerRefusalInfo | undefined;
   /**
    * Calls recorded, by call id: the order of their records (`seq`) and
    * whether an answer would have been allowed right after (`allowed`): how
@@ -497,9 +512,9 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       pending: new Map(),
       asked: new Set(),
       doomed: new Map(),
-      version: 0,
-      turn: undefined,
+      assumed: [],
       chain: Promise.resolve(),
+      refused: undefined,
       settled: new Map(),
       seq: 0,
     };
@@ -520,7 +535,6 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
    */
   async #check(context: RunContext<TContext>, toolCall: { callId?: string; name: string; arguments?: unknown }) {
     const entry = this.#runOf(context);
-    entry.version += 1;
     const { callId, name } = toolCall;
     const args = argumentsOf(toolCall.arguments);
     const id = typeof callId === 'string' && callId !== '' ? callId : undefined;
@@ -541,6 +555,15 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       if (approved) {
         entry.asked.delete(id);
         await recordApproval(entry.guard);
+      } else if (!asked && entry.assumed.length > 0) {
+        // A call beside calls put to a human before it in this response: judged as if they were approved and ran.
+        const preview = await this.#previewInTurn(entry, name, args);
+        if (!preview.allowed) {
+          if (preview.error === null) {
+            return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, preview.failure), { allowed: false });
+          }
+          return this.#reject(preview.error);
+        }
       }
     } catch (failure) {
       return ToolGuardrailFunctionOutputFactory.rejectContent(uncheckedText(name, failure), { allowed: false });
@@ -590,46 +613,41 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       return false;
     }
     entry.asked.add(callId);
+    entry.assumed.push({ name, args: input });
     return true;
   }
 
   /**
-   * Would this call be allowed, once the calls asked about before it in the
-   * same model response were approved and ran? Previewed in order on a
-   * throwaway copy of the session (a new one when the session may have
-   * changed since: `GatedRunEntry.version`): a call allowed (or allowed
-   * once confirmed) is then approved, admitted and recorded as run on the
-   * copy, so a second write beside the first is refused at once
+   * Would this call be allowed, once the calls of this response put to a
+   * human before it (`GatedRunEntry.assumed`) were approved and ran? The
+   * calls of a response run one after another (`gate.run` sets the run's
+   * `maxFunctionToolConcurrency` to 1), so a call that needs no approval
+   * has run, and is on the session, when the next one is previewed; the
+   * ones waiting for a human are replayed, in order, on a throwaway copy of
+   * the session (approved, admitted, recorded as run). So a write beside a
+   * write asked before it, or after one that ran, is refused at once
    * (`write-in-flight` / `unverified-write`) and nobody is asked about it.
-   * The session itself is never touched. A copy that cannot be made
-   * previews on the session (`previewCall`).
+   * The session itself is never touched. A copy that cannot be made, or a
+   * replay that fails, refuses (fails closed: the call gets the gate's
+   * "could not check" refusal).
    */
   #previewInTurn(entry: GatedRunEntry, name: string, args: unknown): Promise<CallAdmission> {
     const step = async (): Promise<CallAdmission> => {
+      if (entry.assumed.length === 0) return previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
       try {
-        if (entry.turn === undefined || entry.turn.version !== entry.version) {
-          const snapshot = 'actor' in entry.guard ? entry.guard.getPersistedSnapshot() : await entry.guard.getPersistedSnapshot();
-          entry.turn = { version: entry.version, copy: createSessionGuard({ snapshot }) };
-        }
-      } catch {
-        entry.turn = undefined;
-        return previewCall({ guard: entry.guard, classifier: this.#classifier, name, args });
-      }
-      const { copy } = entry.turn;
-      const preview = await previewCall({ guard: copy, classifier: this.#classifier, name, args });
-      if (preview.allowed || (preview.error !== null && approvable(preview.error))) {
-        try {
+        const snapshot = 'actor' in entry.guard ? entry.guard.getPersistedSnapshot() : await entry.guard.getPersistedSnapshot();
+        const copy = createSessionGuard({ snapshot });
+        for (const assumed of entry.assumed) {
           await recordApproval(copy);
-          const admission = await admitCall({ guard: copy, classifier: this.#classifier, id: undefined, name, args });
+          const admission = await admitCall({ guard: copy, classifier: this.#classifier, id: undefined, ...assumed });
           if (admission.allowed) {
             await recordCall(copy, this.#classifier, admission.call, { threw: false, result: '' }, { strictFailedWrites: this.#strict });
           }
-        } catch {
-          // The copy is spoiled: the next call gets a new one.
-          entry.turn = undefined;
         }
+        return await previewCall({ guard: copy, classifier: this.#classifier, name, args });
+      } catch (failure) {
+        return { allowed: false, error: null, failure } as CallAdmission;
       }
-      return preview;
     };
     const next = entry.chain.then(step, step);
     entry.chain = next.catch(() => undefined);
@@ -647,7 +665,6 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     const pending = entry?.pending.get(callId);
     if (pending === undefined) return;
     entry!.pending.delete(callId);
-    entry!.version += 1;
     await recordCall(pending.guard, this.#classifier, pending.call, outcome, { strictFailedWrites: this.#strict });
     await this.#noteSettled(entry!, [callId]);
   }
@@ -716,7 +733,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /** The final-answer decision (the agent output guardrail): a refusal trips the wire with `AnswerRefusalInfo`. */
   async #judgeAnswer(context: RunContext<TContext>) {
     const entry = this.#runOf(context);
-    entry.version += 1;
+    entry.refused = undefined;
     const decision = await entry.guard.finalAnswer();
     if (decision.allowed) return { tripwireTriggered: false, outputInfo: { allowed: true } };
     const { error } = decision;
@@ -728,6 +745,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
       reason: error.reason,
       refusal: this.#answerWords(error),
     };
+    entry.refused = info;
     return { tripwireTriggered: true, outputInfo: info };
   }
 
@@ -792,7 +810,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /** Records the run's calls still in flight as errors (see `AgentsSafetyGate.settle`). */
   async #settleRun(entry: GatedRunEntry | undefined): Promise<number> {
     if (entry === undefined) return 0;
-    entry.version += 1;
+    entry.assumed = [];
     const left = [...entry.pending.entries()];
     entry.pending.clear();
     for (const [, pending] of left) {
@@ -894,7 +912,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
           ? (given as RunContext<TContext>)
           : new RunContext(given as TContext);
     const entry = await this.#enter(context, runOptions, state);
-    entry.version += 1;
+    entry.assumed = [];
     // A resumed state's approval requests were asked by this gate (or by one like it, before a restart).
     for (const item of state?.getInterruptions() ?? []) {
       const callId = (item.rawItem as { callId?: unknown }).callId;
@@ -902,9 +920,15 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
     }
     const runner = this.#runner;
     const sdkRun = (runner?.run.bind(runner) ?? runAgent) as unknown as RunWith<TContext, TAgent, unknown>;
+    // The calls of a response run one after another: each is judged after the ones before it (`#previewInTurn`).
+    const toolExecution = {
+      ...(runner as { config?: { toolExecution?: object } } | undefined)?.config?.toolExecution,
+      ...(runOptions.toolExecution as object | undefined),
+      maxFunctionToolConcurrency: 1,
+    };
     // The first run takes the state as it is; the resumes run in the same RunContext.
     const optionsOf = (resumed: boolean) =>
-      state !== undefined && !resumed ? { ...runOptions, context: undefined } : { ...runOptions, context };
+      state !== undefined && !resumed ? { ...runOptions, toolExecution, context: undefined } : { ...runOptions, toolExecution, context };
     if (runOptions.stream === true)
       return this.#stream(agent, input, {
         entry,
@@ -927,7 +951,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
           return result;
         } catch (error) {
           await this.#settleRun(entry);
-          const next = this.#resumeAfter(error, resumes, runOptions, current);
+          const next = this.#resumeAfter(entry, error, resumes, { runOptions, agent: current });
           if (next === undefined) throw error;
           ({ agent: current, input: currentInput } = next);
         }
@@ -940,22 +964,32 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
   /**
    * What to run after a run that threw: the history plus the refusal in
    * words, on the agent that answered, when it is the answer guardrail's
-   * tripwire and `maxResumes` is not spent; else undefined (rethrow).
+   * tripwire and `maxResumes` is not spent; else undefined (rethrow). The
+   * words are the gate's own (`GatedRunEntry.refused`), never read from the
+   * error: the SDK redacts its result to `{ tripwireTriggered: true }` when
+   * the answer was a tool's output (`toolUseBehavior: 'stop_on_first_tool'`,
+   * `{ stopAtToolNames }`). Never throws: an error it cannot read is rethrown.
    */
   #resumeAfter<TAgent extends Agent<any, any>>(
+    entry: GatedRunEntry,
     error: unknown,
     resumes: number,
-    runOptions: Record<string, unknown>,
-    agent: TAgent,
+    leg: { runOptions: Record<string, unknown>; agent: TAgent },
   ): { agent: TAgent; input: AgentInputItem[] } | undefined {
-    const state = (error as { state?: ErrorState<TContext, TAgent> }).state;
-    const ours =
-      error instanceof OutputGuardrailTripwireTriggered &&
-      (error.result.guardrail as { name: string }).name === ANSWER_GUARDRAIL_NAME &&
-      state !== undefined;
-    if (!ours || resumes >= this.#maxResumes) return undefined;
-    const info = error.result.output.outputInfo as AnswerRefusalInfo;
-    const message: AgentInputItem = { role: 'user', content: info.refusal };
+    const { runOptions, agent } = leg;
+    const refused = entry.refused;
+    entry.refused = undefined;
+    let state: ErrorState<TContext, TAgent> | undefined;
+    let ours: boolean;
+    try {
+      state = (error as { state?: ErrorState<TContext, TAgent> } | null)?.state;
+      const guardrail = (error as { result?: { guardrail?: { name?: unknown } } } | null)?.result?.guardrail;
+      ours = error instanceof OutputGuardrailTripwireTriggered && guardrail?.name === ANSWER_GUARDRAIL_NAME && state !== undefined;
+    } catch {
+      return undefined;
+    }
+    if (!ours || refused === undefined || state === undefined || resumes >= this.#maxResumes) return undefined;
+    const message: AgentInputItem = { role: 'user', content: refused.refusal };
     const serverHistory = runOptions.session !== undefined || runOptions.conversationId !== undefined;
     return { agent: state.currentAgent ?? agent, input: serverHistory ? [message] : [...(state.history ?? []), message] };
   }
@@ -1012,7 +1046,7 @@ class AgentsGate<TContext> implements AgentsSafetyGate<TContext> {
         } catch (error) {
           events.drop();
           await this.#settleRun(entry);
-          const next = this.#resumeAfter(error, resumes, optionsOf(true), currentAgent);
+          const next = this.#resumeAfter(entry, error, resumes, { runOptions: optionsOf(true), agent: currentAgent });
           if (next === undefined) throw error;
           currentAgent = next.agent;
           current = await sdkRun(next.agent, next.input, { ...optionsOf(true), stream: true });

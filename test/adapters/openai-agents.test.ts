@@ -239,26 +239,31 @@ describe('the answer gate at its limit', () => {
   });
 });
 
-describe('parallel calls in one turn', () => {
-  it('a read beside a write does not establish a target: the write is refused', async () => {
+describe('the calls of one response (gate.run runs them one at a time, in order: maxFunctionToolConcurrency 1)', () => {
+  it('a write beside a write: the second is refused (the first is unverified), whatever concurrency the app asked for', async () => {
     const script: Step[][] = [
-      [functionCall('get_status', host, { callId: 'c1' }), functionCall('restart', host, { callId: 'c2' })],
-      [assistantMessage('Checked.')],
+      [functionCall('get_status', host, { callId: 'c1' })],
+      [functionCall('restart', host, { callId: 'c2' }), functionCall('restart', host, { callId: 'c3' })],
+      [functionCall('get_status', host, { callId: 'c4' })],
+      [assistantMessage('Restarted once.')],
     ];
-    const { gate, agent, log } = setup(script);
-    await gate.run(agent, 'go');
-    expect(log).toEqual(['get_status 1']);
+    const { gate, agent, log, guard } = setup(script);
+    const result = await gate.run(agent, 'go', { toolExecution: { maxFunctionToolConcurrency: 8 } });
+    expect(log).toEqual(['get_status 1', 'restart', 'get_status 2']);
+    expect(result.finalOutput).toBe('Restarted once.');
+    expect(guard.state).toBe('READING');
   });
 
-  it('a read beside the write does not verify it: the answer is refused', async () => {
+  it('a read after the write in one response was admitted after the write succeeded: it verifies it (DESIGN §4)', async () => {
     const script: Step[][] = [
       [functionCall('get_status', host, { callId: 'c1' })],
       [functionCall('restart', host, { callId: 'c2' }), functionCall('get_status', host, { callId: 'c3' })],
       [assistantMessage('Done.')],
     ];
     const { gate, agent, guard } = setup(script, {}, { maxResumes: 0 });
-    await expect(gate.run(agent, 'go')).rejects.toBeInstanceOf(OutputGuardrailTripwireTriggered);
-    expect(guard.state).toBe('VERIFYING');
+    const result = await gate.run(agent, 'go');
+    expect(result.finalOutput).toBe('Done.');
+    expect(guard.state).toBe('READING');
   });
 });
 
