@@ -112,8 +112,15 @@ export {
 } from './guard/snapshot.js';
 export {
   createSafetyMetrics,
+  createCounterHooks,
   METRIC_NAMES,
+  SAFETY_COUNTERS,
   OTHER_TOOL_LABEL,
+  type CounterDefinition,
+  type CounterHooks,
+  type CounterSink,
+  type SafetyCounterKey,
+  type SafetyHooks,
   type SafetyMetrics,
   type SafetyMetricsOptions,
   type CounterFamily,

@@ -1,30 +1,75 @@
 /**
  * Counters of the gate's decisions under the Go original's metric names, fed
- * by the guard's `onDecision` and `onRecovery` hooks, and collected as plain
- * data any exporter can render (examples/prometheus.ts renders the Prometheus
- * text format in a few lines).
+ * by the guard's `onDecision` and `onRecovery` hooks. One table
+ * (`SAFETY_COUNTERS`) names them; one set of rules (`createCounterHooks`)
+ * counts; where the counts go is the exporter's: `createSafetyMetrics` keeps
+ * them in memory as plain data, `pulse-safety-fsm/prometheus`
+ * (src/telemetry/prometheus.ts) in prom-client counters.
  *
  * Spec: DESIGN.md §1 (metric names and labels), §3.5 (pending recoveries).
  *
  * @example
  * const metrics = createSafetyMetrics();
  * const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
- * // ... later, on a scrape:
+ * // ... later:
  * for (const family of metrics.collect()) for (const { labels, value } of family.samples) ...
  */
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
 
-/** The metric names of the original (DESIGN.md §1). */
-export const METRIC_NAMES = {
-  /** Refused tool calls, labels `state`, `tool`, `kind`. */
-  toolBlocks: 'fsm_tool_block_total',
-  /** Refused final answers, label `state`. */
-  finalBlocks: 'fsm_final_block_total',
-  /** Blocks that opened or bumped a pending recovery, labels `error_code`, `tool`. */
-  recoveryAttempts: 'auto_recovery_attempt_total',
-  /** Pending recoveries cleared by a later successful call of the tool, labels `error_code`, `tool`. */
-  recoverySuccesses: 'auto_recovery_success_total',
-} as const;
+/** One counter of the gate: its Prometheus name, HELP text and label names. */
+export interface CounterDefinition {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+}
+
+/**
+ * The gate's counters (DESIGN.md §1), the one table every exporter reads:
+ * `createSafetyMetrics` keeps a series map per entry, and
+ * `pulse-safety-fsm/prometheus` registers a prom-client `Counter` per entry,
+ * in this order. A counter added here is exported by both once the hooks
+ * (`createCounterHooks`) increment it.
+ */
+export const SAFETY_COUNTERS = {
+  /** Refused tool calls. */
+  toolBlocks: {
+    name: 'fsm_tool_block_total',
+    help: 'Tool calls refused by the safety gate.',
+    labelNames: ['state', 'tool', 'kind'],
+  },
+  /** Refused final answers. */
+  finalBlocks: {
+    name: 'fsm_final_block_total',
+    help: 'Final answers refused by the safety gate.',
+    labelNames: ['state'],
+  },
+  /** Blocks that opened or bumped a pending recovery. */
+  recoveryAttempts: {
+    name: 'auto_recovery_attempt_total',
+    help: 'Refused tool calls that opened or bumped a pending recovery.',
+    labelNames: ['error_code', 'tool'],
+  },
+  /** Pending recoveries cleared by a later successful call of the tool. */
+  recoverySuccesses: {
+    name: 'auto_recovery_success_total',
+    help: 'Pending recoveries cleared by a later successful call of the same tool.',
+    labelNames: ['error_code', 'tool'],
+  },
+} as const satisfies Record<string, CounterDefinition>;
+
+/** The key of a counter in `SAFETY_COUNTERS`, e.g. `'toolBlocks'`. */
+export type SafetyCounterKey = keyof typeof SAFETY_COUNTERS;
+
+/** The label values of one series of a counter, by label name. */
+type CounterLabels<K extends SafetyCounterKey> = Record<(typeof SAFETY_COUNTERS)[K]['labelNames'][number], string>;
+
+/** The metric names of the original (DESIGN.md §1), by counter key: `METRIC_NAMES.toolBlocks` is `'fsm_tool_block_total'`. */
+export const METRIC_NAMES = Object.fromEntries(Object.entries(SAFETY_COUNTERS).map(([key, counter]) => [key, counter.name])) as {
+  readonly [K in SafetyCounterKey]: (typeof SAFETY_COUNTERS)[K]['name'];
+};
+
+/** The counter keys of `SAFETY_COUNTERS`, in table order. */
+export const SAFETY_COUNTER_KEYS = Object.keys(SAFETY_COUNTERS) as SafetyCounterKey[];
 
 /** The `tool` label of tool names past the cardinality or length limit. */
 export const OTHER_TOOL_LABEL = '_other';
@@ -45,7 +90,7 @@ export interface CounterFamily {
   samples: CounterSample[];
 }
 
-/** Options of `createSafetyMetrics`. */
+/** Options of `createSafetyMetrics`, `createCounterHooks` and `createPrometheusMetrics`. */
 export interface SafetyMetricsOptions {
   /**
    * Distinct `tool` label values kept before further tools are counted under
@@ -57,44 +102,29 @@ export interface SafetyMetricsOptions {
   maxToolLabelLength?: number;
 }
 
-/** The counters of one process (or of whatever the hooks are attached to). */
-export interface SafetyMetrics {
+/** The guard's two hooks, for `createSessionGuard({ onDecision, onRecovery })` (or a session store's `guard` options). */
+export interface SafetyHooks {
   /** The guard's `onDecision` hook: counts refused tool calls, refused final answers and recovery attempts. */
   readonly onDecision: (decision: GateDecidedEvent) => void;
   /** The guard's `onRecovery` hook: counts recoveries. */
   readonly onRecovery: (event: RecoverySucceededEvent) => void;
-  /** The four counters, each with its series so far (fresh objects). */
-  collect(): CounterFamily[];
-  /** The count of one series, 0 when it has none; e.g. `value('fsm_final_block_total', { state: 'VERIFYING' })`. */
-  value(name: string, labels: Readonly<Record<string, string>>): number;
-  /** Zero every counter (drops every series). */
-  reset(): void;
-}
-
-interface Counter {
-  name: string;
-  help: string;
-  labelNames: readonly string[];
-  series: Map<string, CounterSample & { labels: Record<string, string> }>;
-}
-
-function counter(name: string, help: string, labelNames: readonly string[]): Counter {
-  return { name, help, labelNames, series: new Map() };
-}
-
-function seriesKey(counter: Counter, labels: Readonly<Record<string, string>>): string {
-  return JSON.stringify(counter.labelNames.map((label) => labels[label] ?? ''));
-}
-
-function increment(counter: Counter, labels: Record<string, string>): void {
-  const key = seriesKey(counter, labels);
-  const sample = counter.series.get(key);
-  if (sample === undefined) counter.series.set(key, { labels, value: 1 });
-  else sample.value += 1;
 }
 
 /**
- * Creates the counters of DESIGN.md §1:
+ * Receives every increment the hooks make: the counter's key in
+ * `SAFETY_COUNTERS` and the series' label values, one per label name of that
+ * counter (the `tool` label already capped). Adds 1 to that series.
+ */
+export type CounterSink = <K extends SafetyCounterKey>(counter: K, labels: CounterLabels<K>) => void;
+
+/** The hooks of `createCounterHooks`, and a way to forget the `tool` label values seen so far. */
+export interface CounterHooks extends SafetyHooks {
+  /** Forgets the tool names seen, so the `tool` label limit counts afresh (after the counters are zeroed). */
+  forgetToolLabels(): void;
+}
+
+/**
+ * The counting rules of DESIGN.md §1, apart from where the counts are kept:
  * - `fsm_tool_block_total{state,tool,kind}`: every refused tool call;
  * - `fsm_final_block_total{state}`: every refused final answer;
  * - `auto_recovery_attempt_total{error_code,tool}`: every refused tool call,
@@ -102,22 +132,13 @@ function increment(counter: Counter, labels: Record<string, string>): void {
  * - `auto_recovery_success_total{error_code,tool}`: every pending recovery
  *   cleared by a later successful call of its tool.
  *
- * Never throws from its hooks, whatever the events hold.
+ * Each increment goes to `sink` (an exporter's counters: an OpenTelemetry
+ * `Counter.add(1, labels)`, a StatsD client). The hooks never throw on
+ * malformed events; what `sink` throws propagates (the guard ignores it).
  */
-export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyMetrics {
+export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOptions = {}): CounterHooks {
   const maxToolLabels = options.maxToolLabels ?? 200;
   const maxToolLabelLength = options.maxToolLabelLength ?? 128;
-  const toolBlocks = counter(METRIC_NAMES.toolBlocks, 'Tool calls refused by the safety gate.', ['state', 'tool', 'kind']);
-  const finalBlocks = counter(METRIC_NAMES.finalBlocks, 'Final answers refused by the safety gate.', ['state']);
-  const attempts = counter(METRIC_NAMES.recoveryAttempts, 'Refused tool calls that opened or bumped a pending recovery.', [
-    'error_code',
-    'tool',
-  ]);
-  const successes = counter(METRIC_NAMES.recoverySuccesses, 'Pending recoveries cleared by a later successful call of the same tool.', [
-    'error_code',
-    'tool',
-  ]);
-  const counters = [toolBlocks, finalBlocks, attempts, successes];
   const toolLabels = new Set<string>();
 
   /** The `tool` label of a tool name: itself, or `_other` past the limits. */
@@ -134,24 +155,71 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
       if (decision?.allowed !== false) return;
       const state = String(decision.state);
       if (decision.subject === 'answer') {
-        increment(finalBlocks, { state });
+        sink('finalBlocks', { state });
         return;
       }
       const tool = toolLabel(decision.tool);
-      increment(toolBlocks, { state, tool, kind: String(decision.kind) });
+      sink('toolBlocks', { state, tool, kind: String(decision.kind) });
       if (decision.recoveryId !== null) {
         // A tool block always carries the recovery id `<error code>:<tool>`.
         const errorCode = String(decision.recoveryId).split(':', 1)[0]!;
-        increment(attempts, { error_code: errorCode, tool });
+        sink('recoveryAttempts', { error_code: errorCode, tool });
       }
     },
     onRecovery(event) {
       const recovery = event?.recovery;
       if (recovery === undefined) return;
-      increment(successes, { error_code: String(recovery.errorCode), tool: toolLabel(recovery.tool) });
+      sink('recoverySuccesses', { error_code: String(recovery.errorCode), tool: toolLabel(recovery.tool) });
     },
+    forgetToolLabels() {
+      toolLabels.clear();
+    },
+  };
+}
+
+/** The counters of one process (or of whatever the hooks are attached to), kept in memory. */
+export interface SafetyMetrics extends SafetyHooks {
+  /** The counters of `SAFETY_COUNTERS`, in its order, each with its series so far (fresh objects). */
+  collect(): CounterFamily[];
+  /** The count of one series, 0 when it has none; e.g. `value('fsm_final_block_total', { state: 'VERIFYING' })`. */
+  value(name: string, labels: Readonly<Record<string, string>>): number;
+  /** Zero every counter (drops every series). */
+  reset(): void;
+}
+
+interface Counter extends CounterDefinition {
+  series: Map<string, CounterSample & { labels: Record<string, string> }>;
+}
+
+function seriesKey(counter: Counter, labels: Readonly<Record<string, string>>): string {
+  return JSON.stringify(counter.labelNames.map((label) => labels[label] ?? ''));
+}
+
+/**
+ * Creates the counters of `SAFETY_COUNTERS` in memory, fed by the hooks of
+ * `createCounterHooks` (see there for what each counts), for any exporter to
+ * read with `collect()`. For Prometheus, `pulse-safety-fsm/prometheus`
+ * counts into prom-client counters instead.
+ *
+ * Never throws from its hooks, whatever the events hold.
+ */
+export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyMetrics {
+  const counters = new Map<string, Counter>(
+    SAFETY_COUNTER_KEYS.map((key) => [key, { ...SAFETY_COUNTERS[key], series: new Map() }] as const),
+  );
+  const hooks = createCounterHooks((key, labels: Record<string, string>) => {
+    const counter = counters.get(key)!;
+    const id = seriesKey(counter, labels);
+    const sample = counter.series.get(id);
+    if (sample === undefined) counter.series.set(id, { labels: { ...labels }, value: 1 });
+    else sample.value += 1;
+  }, options);
+
+  return {
+    onDecision: hooks.onDecision,
+    onRecovery: hooks.onRecovery,
     collect() {
-      return counters.map((c) => ({
+      return [...counters.values()].map((c) => ({
         name: c.name,
         help: c.help,
         type: 'counter' as const,
@@ -160,12 +228,12 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
       }));
     },
     value(name, labels) {
-      const c = counters.find((candidate) => candidate.name === name);
+      const c = [...counters.values()].find((candidate) => candidate.name === name);
       return c === undefined ? 0 : (c.series.get(seriesKey(c, labels))?.value ?? 0);
     },
     reset() {
-      for (const c of counters) c.series.clear();
-      toolLabels.clear();
+      for (const c of counters.values()) c.series.clear();
+      hooks.forgetToolLabels();
     },
   };
 }
