@@ -1,59 +1,26 @@
 /**
- * Exporting the gate's counters to Prometheus, without a client library.
+ * The gate's counters on a Prometheus `/metrics` endpoint, through prom-client.
  *
- * The counters (src/telemetry/metrics.ts) are plain data; `toPrometheusText` renders
- * them in the Prometheus text exposition format (version 0.0.4), which is
- * what a `/metrics` endpoint serves:
+ * `createPrometheusMetrics` (`pulse-safety-fsm/prometheus`) registers the
+ * original's four counters in a prom-client registry and hands back the
+ * guard's two hooks; a plain `node:http` server answers `GET /metrics` with
+ * `registry.metrics()`.
  *
- *   import { createServer } from 'node:http';
- *   createServer((_req, res) => {
- *     res.setHeader('Content-Type', PROMETHEUS_CONTENT_TYPE);
- *     res.end(toPrometheusText(metrics.collect()));
- *   }).listen(9464);
- *
- * With prom-client instead, create four `Counter`s with the same names and
- * label names, and `inc(labels)` them from the same two hooks.
- *
- * Run it (after `npm run build`) to print the counters of a short session:
- * `node dist/examples/prometheus.js`. In your own code import from
- * `pulse-safety-fsm` rather than `../src/index.js`.
+ * Run it (after `npm run build`): `node dist/examples/prometheus.js`, then
+ * `curl http://127.0.0.1:9464/metrics` (`--port 0` picks a free port). In your own code import
+ * from `pulse-safety-fsm` and `pulse-safety-fsm/prometheus` rather than `../src/...`.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { createSafetyMetrics, createSessionGuard, type CounterFamily } from '../src/index.js';
+import { Registry, register } from 'prom-client';
+import { createSessionGuard } from '../src/index.js';
+import { createPrometheusMetrics } from '../src/telemetry/prometheus.js';
 
-/** The Content-Type of the text exposition format. */
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-/** A label value, escaped: backslash, double quote and line feed. */
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-/** HELP text, escaped: backslash and line feed. */
-function escapeHelp(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-/**
- * Renders counter families in the Prometheus text exposition format: a
- * `# HELP` and `# TYPE` line per family, then one `name{label="value",...} count`
- * line per series; a family without series gets no sample line.
- */
-export function toPrometheusText(families: readonly CounterFamily[]): string {
-  const lines: string[] = [];
-  for (const family of families) {
-    lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`);
-    for (const { labels, value } of family.samples) {
-      const pairs = family.labelNames.map((name) => `${name}="${escapeLabel(labels[name] ?? '')}"`);
-      lines.push(`${family.name}{${pairs.join(',')}} ${value}`);
-    }
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** A short session with a refused write, a refused final answer and a recovery; returns the exposition. */
-export function demo(): string {
-  const metrics = createSafetyMetrics();
+/** A short session with a refused write, a recovery and a refused final answer, counted into `registry`. */
+export function demo(registry: Registry = register): void {
+  const metrics = createPrometheusMetrics({ registry });
   const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
   guard.check({ id: '1', name: 'pulse_control', args: { action: 'restart' } }); // refused: no target yet
   guard.check({ id: '2', name: 'pulse_query' });
@@ -61,9 +28,34 @@ export function demo(): string {
   guard.check({ id: '3', name: 'pulse_control', args: { action: 'restart' } }); // admitted now
   guard.record({ id: '3', name: 'pulse_control' }); // succeeds, clearing the pending recovery
   guard.finalAnswer(); // refused: the restart is unverified
-  return toPrometheusText(metrics.collect());
+}
+
+/**
+ * Serves `registry` at `GET /metrics` on 127.0.0.1:`port` (0: a free port);
+ * any other path answers 404. Resolves once listening, to the server and the
+ * endpoint's URL.
+ */
+export async function serveMetrics(registry: Registry = register, port = 9464): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics` };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.stdout.write(demo());
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '9464' } } });
+  demo(register);
+  const { url } = await serveMetrics(register, Number(values.port));
+  process.stdout.write(`serving the gate's counters at ${url}\n`);
 }

@@ -3,7 +3,7 @@
  * counters in a real prom-client registry, driven by a real guard, read back
  * by parsing the registry's own exposition text. Spec: DESIGN.md §1.
  */
-import { Counter, Registry, register } from 'prom-client';
+import { Counter, Registry, register, type OpenMetricsContentType } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import type { SafetyHooks } from '../../src/telemetry/metrics.js';
@@ -132,7 +132,8 @@ describe('createPrometheusMetrics', () => {
   });
 
   it('works in an OpenMetrics registry too', async () => {
-    const registry = new Registry(Registry.OPENMETRICS_CONTENT_TYPE);
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     meteredGuard(createPrometheusMetrics({ registry })).check({ name: WRITE });
     expect(await registry.metrics()).toContain('fsm_tool_block_total{state="RESOLVING",tool="pulse_control",kind="write"} 1');
   });
