@@ -6,12 +6,20 @@ import { describe, expect, it } from 'vitest';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { SessionGuardError } from '../../src/errors/index.js';
-import { METRIC_NAMES, OTHER_TOOL_LABEL, createSafetyMetrics, type SafetyMetrics } from '../../src/telemetry/metrics.js';
+import {
+  METRIC_NAMES,
+  OTHER_TOOL_LABEL,
+  SAFETY_COUNTERS,
+  createCounterHooks,
+  createSafetyMetrics,
+  type SafetyCounterKey,
+  type SafetyHooks,
+} from '../../src/telemetry/metrics.js';
 
 const READ = 'pulse_metrics';
 const WRITE = 'pulse_control';
 
-function meteredGuard(metrics: SafetyMetrics): SessionGuard {
+function meteredGuard(metrics: SafetyHooks): SessionGuard {
   let t = 1_700_000_000_000;
   return createSessionGuard({ now: () => (t += 1000), onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
 }
@@ -282,5 +290,48 @@ describe('the counters', () => {
     const metrics = createSafetyMetrics();
     expect(() => metrics.onDecision(null as never)).not.toThrow();
     expect(() => metrics.onRecovery({} as never)).not.toThrow();
+  });
+});
+
+describe('the counter table and the counting rules', () => {
+  it('name the counters of the original in SAFETY_COUNTERS, and METRIC_NAMES by the same keys', () => {
+    expect(Object.entries(SAFETY_COUNTERS).map(([key, c]) => [key, c.name, c.labelNames])).toEqual([
+      ['toolBlocks', 'fsm_tool_block_total', ['state', 'tool', 'kind']],
+      ['finalBlocks', 'fsm_final_block_total', ['state']],
+      ['recoveryAttempts', 'auto_recovery_attempt_total', ['error_code', 'tool']],
+      ['recoverySuccesses', 'auto_recovery_success_total', ['error_code', 'tool']],
+    ]);
+    expect(Object.entries(METRIC_NAMES)).toEqual(Object.entries(SAFETY_COUNTERS).map(([key, c]) => [key, c.name]));
+  });
+
+  it('hand the sink every increment, each with exactly the label names of its counter', () => {
+    const increments: [SafetyCounterKey, Record<string, string>][] = [];
+    const hooks = createCounterHooks((key, labels) => increments.push([key, labels]));
+    const guard = meteredGuard(hooks);
+    guard.check({ id: 'w1', name: WRITE });
+    guard.record({ id: 'r', name: READ });
+    guard.check({ id: 'w2', name: WRITE });
+    guard.record({ id: 'w2', name: WRITE });
+    guard.finalAnswer();
+    expect(increments).toEqual([
+      ['toolBlocks', { state: 'RESOLVING', tool: WRITE, kind: 'write' }],
+      ['recoveryAttempts', { error_code: 'FSM_BLOCKED', tool: WRITE }],
+      ['recoverySuccesses', { error_code: 'FSM_BLOCKED', tool: WRITE }],
+      ['finalBlocks', { state: 'VERIFYING' }],
+    ]);
+    for (const [key, labels] of increments) expect(Object.keys(labels).sort()).toEqual([...SAFETY_COUNTERS[key].labelNames].sort());
+  });
+
+  it('count tools afresh after forgetToolLabels', () => {
+    const tools: string[] = [];
+    const hooks = createCounterHooks((key, labels) => key === 'toolBlocks' && tools.push((labels as { tool: string }).tool), {
+      maxToolLabels: 1,
+    });
+    const guard = createSessionGuard({ onDecision: hooks.onDecision });
+    guard.check({ name: 't1' });
+    guard.check({ name: 't2' });
+    hooks.forgetToolLabels();
+    guard.check({ name: 't2' });
+    expect(tools).toEqual(['t1', OTHER_TOOL_LABEL, 't2']);
   });
 });
