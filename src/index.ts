@@ -118,6 +118,7 @@ export {
   OTHER_TOOL_LABEL,
   type CounterDefinition,
   type CounterHooks,
+  type CounterLabels,
   type CounterSink,
   type SafetyCounterKey,
   type SafetyHooks,

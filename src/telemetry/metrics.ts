@@ -15,6 +15,7 @@
  * for (const family of metrics.collect()) for (const { labels, value } of family.samples) ...
  */
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
+import { deepFreeze } from '../util/deep-freeze.js';
 
 /** One counter of the gate: its Prometheus name, HELP text and label names. */
 export interface CounterDefinition {
@@ -28,9 +29,9 @@ export interface CounterDefinition {
  * `createSafetyMetrics` keeps a series map per entry, and
  * `pulse-safety-fsm/prometheus` registers a prom-client `Counter` per entry,
  * in this order. A counter added here is exported by both once the hooks
- * (`createCounterHooks`) increment it.
+ * (`createCounterHooks`) increment it. Frozen.
  */
-export const SAFETY_COUNTERS = {
+export const SAFETY_COUNTERS = deepFreeze({
   /** Refused tool calls. */
   toolBlocks: {
     name: 'fsm_tool_block_total',
@@ -55,13 +56,13 @@ export const SAFETY_COUNTERS = {
     help: 'Pending recoveries cleared by a later successful call of the same tool.',
     labelNames: ['error_code', 'tool'],
   },
-} as const satisfies Record<string, CounterDefinition>;
+} as const satisfies Record<string, CounterDefinition>);
 
 /** The key of a counter in `SAFETY_COUNTERS`, e.g. `'toolBlocks'`. */
 export type SafetyCounterKey = keyof typeof SAFETY_COUNTERS;
 
 /** The label values of one series of a counter, by label name. */
-type CounterLabels<K extends SafetyCounterKey> = Record<(typeof SAFETY_COUNTERS)[K]['labelNames'][number], string>;
+export type CounterLabels<K extends SafetyCounterKey> = Record<(typeof SAFETY_COUNTERS)[K]['labelNames'][number], string>;
 
 /** The metric names of the original (DESIGN.md §1), by counter key: `METRIC_NAMES.toolBlocks` is `'fsm_tool_block_total'`. */
 export const METRIC_NAMES = Object.fromEntries(Object.entries(SAFETY_COUNTERS).map(([key, counter]) => [key, counter.name])) as {
