@@ -4,6 +4,7 @@
  * by parsing the registry's own exposition text. Spec: DESIGN.md §1.
  */
 import { Counter, Registry, register, type OpenMetricsContentType } from 'prom-client';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import type { SafetyHooks } from '../../src/telemetry/metrics.js';
@@ -160,5 +161,41 @@ describe('createPrometheusMetrics without a registry', () => {
     expect(names.filter((name) => Object.values(SAFETY_COUNTERS).some((c) => c.name === name))).toEqual([]);
     metrics = createPrometheusMetrics();
     expect(register.getSingleMetric('fsm_tool_block_total')).toBeDefined();
+  });
+});
+
+describe('the subpath', () => {
+  it('is pulse-safety-fsm/prometheus, built from src/telemetry/prometheus.ts, with prom-client an optional peer', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      exports: Record<string, { types: string; import: string }>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(pkg.exports['./prometheus']).toEqual({
+      types: './dist/src/telemetry/prometheus.d.ts',
+      import: './dist/src/telemetry/prometheus.js',
+    });
+    expect(existsSync(new URL('../../src/telemetry/prometheus.ts', import.meta.url))).toBe(true);
+    expect(pkg.peerDependencies['prom-client']).toBeDefined();
+    expect(pkg.peerDependenciesMeta['prom-client']?.optional).toBe(true);
+  });
+
+  it('is not loaded by the main entry, so an app without prom-client can import the package', () => {
+    const seen = new Set<string>();
+    const pending = [new URL('../../src/index.ts', import.meta.url).href];
+    const bare = new Set<string>();
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const source = readFileSync(new URL(file), 'utf8');
+      for (const [, specifier] of source.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) {
+        if (specifier!.startsWith('.')) pending.push(new URL(specifier!.replace(/\.js$/, '.ts'), file).href);
+        else bare.add(specifier!);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(20);
+    expect([...seen].filter((file) => file.endsWith('/telemetry/prometheus.ts'))).toEqual([]);
+    expect(bare).not.toContain('prom-client');
+    expect(bare).toContain('xstate');
   });
 });
