@@ -2,7 +2,7 @@
  * The gate's counters on a Prometheus `/metrics` endpoint, through prom-client.
  *
  * `createPrometheusMetrics` (`pulse-safety-fsm/prometheus`) registers the
- * original's four counters in a prom-client registry and hands back the
+ * original's counters in a prom-client registry and hands back the
  * guard's two hooks; a plain `node:http` server answers `GET /metrics` with
  * `registry.metrics()`.
  *
