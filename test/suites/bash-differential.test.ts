@@ -11,9 +11,9 @@
  *
  * Inputs: the corpus (test/support/bash-corpus.ts: issue 23's examples and
  * forms near them) and commands generated with fast-check from the command
- * table's read rules (test/support/bash-generator.ts). `npm test` runs the
- * corpus and a bounded number of generated commands; `npm run test:deep`
- * (DEEP=1) many more. fast-check prints the seed and the shrunk command of a
+ * table's read rules (test/support/bash-generator.ts). `npm run test:deep` runs the
+ * corpus and a bounded number of generated commands; `npm run test:exhaustive`
+ * (EXHAUSTIVE=1) many more. fast-check prints the seed and the shrunk command of a
  * failure; `SEED=<n>` replays one.
  *
  * Under `CI=true` a missing bash, bwrap or strace (or a bwrap that cannot
@@ -29,16 +29,16 @@ import { PAYLOAD_PROGRAMS, generatedCommands, readForms, sandboxPrograms } from 
 import shellTable from '../../src/catalogs/shell-commands.json' with { type: 'json' };
 import { SANDBOX_WORK, createSandbox, sandboxPlan, sandboxSkipNote, type Sandbox, type SandboxRun } from '../support/bash-sandbox.js';
 
-const DEEP = process.env.DEEP === '1';
+const EXHAUSTIVE = process.env.EXHAUSTIVE === '1';
 /** Generated commands per run: a bounded count by default (under a minute on 2 cores), many more when deep. */
-const RUNS = DEEP ? 5_000 : 150;
+const RUNS = EXHAUSTIVE ? 5_000 : 150;
 /** Commands run side by side in one property run (a failure shrinks to the one that escapes). */
 const BATCH = 3;
 /** Per-command time limit in the sandbox: generated commands, and the corpus (npm starts slowly under strace). */
 const GENERATED_LIMIT_MS = 2_000;
 const CORPUS_LIMIT_MS = 10_000;
 /** Time limit of a test that runs hundreds of sandboxes: seconds on an idle machine, minutes on a loaded one. */
-const LONG_TEST_MS = DEEP ? 3_600_000 : 300_000;
+const LONG_TEST_MS = EXHAUSTIVE ? 3_600_000 : 300_000;
 
 const plan = sandboxPlan();
 const skipNote = sandboxSkipNote(plan);

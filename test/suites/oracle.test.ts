@@ -14,7 +14,7 @@
  * tables, forms that normalize alike, a path climbing out of its root, now
  * and then more than a call may name), writes may be destructive, and
  * write results may say they verified themselves (DESIGN.md §5). The
- * default run checks 2,000 sequences; `npm run test:deep` (DEEP=1) checks
+ * default run checks 2,000 sequences; `npm run test:exhaustive` (EXHAUSTIVE=1) checks
  * 100,000 and every path set. A failure prints the shrunk operation list.
  *
  * Spec: ASSISTANT_SAFETY.md (whole); DESIGN.md §1, §3, §5.
@@ -33,10 +33,10 @@ import {
 import type { SafetyEvent } from '../../machines/safety.types.js';
 import { SafetyOracle, TEN_MINUTES_MS, type OracleKind, type OracleView, type RefusalCause } from '../support/oracle.js';
 
-const DEEP = process.env.DEEP === '1';
+const EXHAUSTIVE = process.env.EXHAUSTIVE === '1';
 /** Time limit of a test over thousands of paths: seconds on an idle machine, minutes on a loaded one. */
 const LONG_TEST_MS = 300_000;
-const SEQUENCES = DEEP ? 100_000 : 2_000;
+const SEQUENCES = EXHAUSTIVE ? 100_000 : 2_000;
 const MAX_OPERATIONS = 40;
 const T0 = 1_700_000_000_000;
 
@@ -574,7 +574,7 @@ function agreeOnRandomSequences(
  * plain and strict, and a default loop's with targets and confirmDestructive
  * (when deep: all eight without targets, all eight with).
  */
-const PATH_SETTINGS: SafetyPathOptions[] = DEEP
+const PATH_SETTINGS: SafetyPathOptions[] = EXHAUSTIVE
   ? [false, true].flatMap((targets) =>
       [false, true].flatMap((autoCompleteVerification) =>
         [false, true].flatMap((includeUncheckedOutcomes) =>
@@ -630,7 +630,7 @@ describe('adapter against the independent oracle', () => {
       console.info(`differential: ${count} random sequences (${operations} operations) agree`);
       expect(count).toBeGreaterThanOrEqual(SEQUENCES);
     },
-    DEEP ? 3_600_000 : 120_000,
+    EXHAUSTIVE ? 3_600_000 : 120_000,
   );
 
   it('a disagreement fails with the shrunk operation list', () => {

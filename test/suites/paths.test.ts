@@ -58,8 +58,8 @@ const SIMPLE_OPTIONS: SafetyPathOptions = { autoCompleteVerification: false };
 /** The shortest paths with targets: the same vocabulary, with targets and confirmDestructive. */
 const TARGET_OPTIONS: SafetyPathOptions = { ...SHORTEST_OPTIONS, targets: true, confirmDestructive: true };
 
-/** The simple paths with strict failed writes are twice as many again: `npm run test:deep` only. */
-const DEEP = process.env.DEEP === '1';
+/** The simple paths with strict failed writes are twice as many again: `npm run test:exhaustive` only. */
+const EXHAUSTIVE = process.env.EXHAUSTIVE === '1';
 /** Time limit of a test over thousands of paths: seconds on an idle machine, minutes on a loaded one. */
 const LONG_TEST_MS = 300_000;
 
@@ -118,7 +118,7 @@ const PATH_SETS: readonly { generator: Generator; strictFailedWrites: boolean; t
   { generator: 'shortest', strictFailedWrites: true, targets: false },
   { generator: 'shortest', strictFailedWrites: false, targets: true },
   { generator: 'simple', strictFailedWrites: false, targets: false },
-  ...(DEEP ? [{ generator: 'simple' as const, strictFailedWrites: true, targets: false }] : []),
+  ...(EXHAUSTIVE ? [{ generator: 'simple' as const, strictFailedWrites: true, targets: false }] : []),
 ];
 
 type PathSet = (typeof PATH_SETS)[number] & { paths: StepsOf[]; ms: number };
