@@ -140,11 +140,16 @@ describe('installed from a clone as the README says', () => {
     const snippet = fencedAfter(readFileSync(join(root, 'README.md'), 'utf8'), '## Gate an agent loop', 'ts');
     expect(snippet).toContain('createSessionGuard({ classify })'); // it declares its tools
     writeFileSync(join(app, 'first-loop.ts'), `${PRELUDE}\n${snippet}\n${POSTLUDE}`);
+    // The testing entry's declarations too (docs/install.md: both compile with no other package's types).
+    writeFileSync(
+      join(app, 'entries.ts'),
+      "import { getShortestSafetyPaths } from 'pulse-safety-fsm/testing';\nexport const paths: number = getShortestSafetyPaths().length;\n",
+    );
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: { strict: true, skipLibCheck: false, module: 'nodenext', target: 'es2022', outDir: 'out' },
-        files: ['first-loop.ts'],
+        files: ['first-loop.ts', 'entries.ts'],
       }),
     );
     run(process.execPath, [join(app, 'node_modules/typescript/bin/tsc'), '-p', '.'], app);
