@@ -203,8 +203,8 @@ class Guard implements ReplayGuard {
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
   private readonly onWarning: (warning: SessionGuardWarning) => void;
-  /** The unknown-tools warning's watch over the classified calls (unknown-tools.ts). */
-  private readonly unknownTools: UnknownToolsWatch;
+  /** The unknown-tools warning's watch (unknown-tools.ts): made on the first classified call, dropped (null) once done. */
+  private unknownTools: UnknownToolsWatch | null | undefined;
   /**
    * The session while no actor exists, the guard's own (the interpreter
    * steps it in place: nothing else holds its context); null once the actor drives.
@@ -232,7 +232,6 @@ class Guard implements ReplayGuard {
     this.onRecovery = options.onRecovery;
     this.selfVerifying = options.selfVerifying;
     this.onWarning = options.onWarning ?? emitProcessWarning;
-    this.unknownTools = new UnknownToolsWatch(this.classify);
     if (options.snapshot === undefined) {
       const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
@@ -343,8 +342,12 @@ class Guard implements ReplayGuard {
     } catch {
       classified = { kind: undefined, targets: [], destructive: false, echoes: true, links: [] }; // a classifier that throws fails closed, its result trusted for nothing
     }
-    const warning = this.unknownTools.observe(call.name, call.id);
-    if (warning !== null) this.report(this.onWarning, warning);
+    if (this.unknownTools !== null) {
+      const watch = (this.unknownTools ??= new UnknownToolsWatch(this.classify));
+      const warning = watch.observe(call.name, call.id);
+      if (watch.done) this.unknownTools = null;
+      if (warning !== null) this.report(this.onWarning, warning);
+    }
     const targets = call.targets ?? classified.targets;
     const destructive = call.destructive ?? classified.destructive;
     const links = call.links ?? classified.links;

@@ -79,8 +79,10 @@ function messageOf(catalog: string, tools: readonly string[]): string {
  * nothing to compare with).
  */
 export class UnknownToolsWatch {
-  private done = false;
-  private readonly ids = new Set<string>();
+  /** True once the watch has nothing more to do: the guard may drop it. */
+  done = false;
+  /** The ids of the calls counted (at most `UNKNOWN_TOOLS_AFTER`). */
+  private readonly ids: string[] = [];
   private readonly names: string[] = [];
   private count = 0;
 
@@ -102,8 +104,8 @@ export class UnknownToolsWatch {
         return null;
       }
       if (typeof id === 'string') {
-        if (this.ids.has(id)) return null; // the record of a call already counted
-        this.ids.add(id);
+        if (this.ids.includes(id)) return null; // the record of a call already counted
+        this.ids.push(id);
       }
       const shown = tool.slice(0, 64);
       if (!this.names.includes(shown) && this.names.length < MAX_NAMES) this.names.push(shown);
