@@ -123,7 +123,10 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('installed from a clone as the README says', () => {
   test('the tarball, packed from a tree without dist/, holds the built package', () => {
-    expect(tarball).toBe('pulse-safety-fsm-0.1.0.tgz'); // the name the README's install command gives
+    // The README's commands are the ones this test runs: pack into the project, install the tarball and XState.
+    const commands = fencedAfter(readFileSync(join(root, 'README.md'), 'utf8'), '## Install', 'sh');
+    expect(commands).toContain('npm pack --pack-destination ../my-app');
+    expect(commands).toContain(`npm i ./${tarball} xstate`);
     for (const file of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/bin.js', 'dist/src/testing/index.d.ts']) {
       expect(packedFiles).toContain(file);
     }
