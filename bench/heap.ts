@@ -10,13 +10,13 @@
  * store evicted to its persisted snapshot in the memory store). Each session
  * has resolved and read once (READING), with OpenAI-style call ids.
  */
-import { builtinCatalogs, createClassifier } from '../src/classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs } from '../src/classify/catalog/index.js';
 import { createSessionGuard } from '../src/guard/session-guard.js';
 import { createSessionStore } from '../src/store/session-store.js';
 import { ReferenceGuard } from './reference.js';
 
 const T0 = 1_700_000_000_000;
-const classify = createClassifier(builtinCatalogs['tau-airline']);
+const classify = compileCatalog(builtinCatalogs['tau-airline']).kindOf;
 
 function callId(i: number, n: number): string {
   return `call_${(i * 7919 + n).toString(36).padStart(22, 'x')}`;

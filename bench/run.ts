@@ -68,14 +68,7 @@ import type { SafetyEvent, SafetyState, ToolKind } from '../machines/safety.type
 import { createSessionGuard, sessionStateOf, type SessionGuard, type ToolCall } from '../src/guard/session-guard.js';
 import { safetyInterpreter } from '../src/interpreter/index.js';
 import { auditRuns } from '../src/audit/audit.js';
-import {
-  builtinCatalogs,
-  classifyToolCall,
-  compileCatalog,
-  createClassifier,
-  pickCatalog,
-  type Classifier,
-} from '../src/classify/catalog/index.js';
+import { builtinCatalogs, classifyToolCall, compileCatalog, pickCatalog, type Classifier } from '../src/classify/catalog/index.js';
 import { classifyShellCommand, clearShellMemo, shellMemoStats } from '../src/classify/shell/index.js';
 import { classifySql, clearSqlMemo } from '../src/classify/sql/index.js';
 import { shellCases } from '../test/classify/shell/cases.js';
@@ -90,7 +83,7 @@ const ROOT = new URL('../../', import.meta.url); // dist/bench/run.js -> the pro
 const TAU_BENCH = new URL('../shared/data/tau-bench/gpt-4o-airline.json', ROOT);
 const HEAP_SCRIPT = fileURLToPath(new URL('./heap.js', import.meta.url));
 const T0 = 1_700_000_000_000;
-const tauClassifier = createClassifier(builtinCatalogs['tau-airline']);
+const tauClassifier = compileCatalog(builtinCatalogs['tau-airline']).kindOf;
 
 // ---------------------------------------------------------------------------
 // Helpers

@@ -5,7 +5,7 @@
  * - `safetyMachine`: the XState v5 statechart, to embed as an actor.
  * - `classifyCall`, `compileCatalog`, `createCallClassifier`, `classifyShellCommand`,
  *   `classifySql`, `outcomeOf`: classification (kind, targets, destructive) and
- *   reading results; `classifyToolCall`, `createClassifier`: the kind alone.
+ *   reading results; `classifyToolCall`: the kind alone.
  * - `FSMBlockedError`, `ErrCodeFSMBlocked`: the structured, recoverable block.
  *
  * Spec: ASSISTANT_SAFETY.md; DESIGN.md.
@@ -59,7 +59,6 @@ export {
 export {
   classifyToolCall,
   classifyCall,
-  createClassifier,
   createCallClassifier,
   compileCatalog,
   parseCatalog,
@@ -101,6 +100,8 @@ export {
   type FinalAnswerDecision,
   type RecordResult,
   type RecordOptions,
+  type SessionGuardWarning,
+  UNKNOWN_TOOLS_AFTER,
 } from './guard/session-guard.js';
 export {
   SNAPSHOT_VERSION,

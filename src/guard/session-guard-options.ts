@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import type { GateDecidedEvent, RecoverySucceededEvent, ToolKind } from '../../machines/safety.types.js';
 import type { Classification } from '../classify/classification.js';
+import type { SessionGuardWarning } from './unknown-tools.js';
 
 /** Options of `createSessionGuard`. */
 export interface SessionGuardOptions {
@@ -70,6 +71,19 @@ export interface SessionGuardOptions {
    * DESIGN.md §3.5). A deep-frozen copy, no calls back, exceptions ignored, as for `onDecision`.
    */
   onRecovery?: (event: RecoverySucceededEvent) => void;
+  /**
+   * Called with the guard's warning when none of its first three classified
+   * calls (`UNKNOWN_TOOLS_AFTER`, distinct by id) names a tool of the catalog
+   * behind its classifier (the default Pulse catalog, or one from
+   * `createCallClassifier` / `compileCatalog(...).classify`): every such call
+   * is taken for a write and refused, reads included, and the warning says to
+   * declare the tools. At most once per guard. Default: a Node process
+   * warning (`PulseSafetyWarning`, code `PULSE_SAFETY_UNKNOWN_TOOLS`), at
+   * most once per process and catalog; `() => {}` silences it. A deep-frozen
+   * copy, no calls back, exceptions ignored, as for `onDecision`: a warning
+   * never changes a decision.
+   */
+  onWarning?: (warning: SessionGuardWarning) => void;
 }
 
 /** A function-valued option (zod checks only that it is callable). */
@@ -86,6 +100,7 @@ const sessionGuardOptionsSchema = z.strictObject({
   snapshot: z.unknown().optional(),
   onDecision: callable.optional(),
   onRecovery: callable.optional(),
+  onWarning: callable.optional(),
 });
 
 /**

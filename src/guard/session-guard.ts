@@ -33,6 +33,7 @@ import { safetyInterpreter, type InterpreterState, type MutableInterpreterState 
 import { blockedError, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
 import { selfVerifies } from './self-verify.js';
 import { validateSessionGuardOptions, type SessionGuardOptions } from './session-guard-options.js';
+import { emitProcessWarning, UnknownToolsWatch, type SessionGuardWarning } from './unknown-tools.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 import { validCall, type RecordOptions, type ToolCall } from './tool-call.js';
 import { deepFreeze } from '../util/deep-freeze.js';
@@ -40,6 +41,7 @@ import { deepFreeze } from '../util/deep-freeze.js';
 // The guard's surface: what a caller gives it and what it answers, defined beside it and exported from here too.
 export { refusalOf, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
 export { type SessionGuardOptions } from './session-guard-options.js';
+export { UNKNOWN_TOOLS_AFTER, type SessionGuardWarning } from './unknown-tools.js';
 export { type RecordOptions, type ToolCall } from './tool-call.js';
 
 /**
@@ -200,6 +202,9 @@ class Guard implements ReplayGuard {
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
+  private readonly onWarning: (warning: SessionGuardWarning) => void;
+  /** The unknown-tools warning's watch (unknown-tools.ts): made on the first classified call, dropped (null) once done. */
+  private unknownTools: UnknownToolsWatch | null | undefined;
   /**
    * The session while no actor exists, the guard's own (the interpreter
    * steps it in place: nothing else holds its context); null once the actor drives.
@@ -226,6 +231,7 @@ class Guard implements ReplayGuard {
     this.onDecision = options.onDecision;
     this.onRecovery = options.onRecovery;
     this.selfVerifying = options.selfVerifying;
+    this.onWarning = options.onWarning ?? emitProcessWarning;
     if (options.snapshot === undefined) {
       const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
@@ -335,6 +341,12 @@ class Guard implements ReplayGuard {
       classified = readClassification(this.classify(call.name, call.args));
     } catch {
       classified = { kind: undefined, targets: [], destructive: false, echoes: true, links: [] }; // a classifier that throws fails closed, its result trusted for nothing
+    }
+    if (this.unknownTools !== null) {
+      const watch = (this.unknownTools ??= new UnknownToolsWatch(this.classify));
+      const warning = watch.observe(call.name, call.id);
+      if (watch.done) this.unknownTools = null;
+      if (warning !== null) this.report(this.onWarning, warning);
     }
     const targets = call.targets ?? classified.targets;
     const destructive = call.destructive ?? classified.destructive;
@@ -591,7 +603,8 @@ export interface ReplayGuard extends SessionGuard {
  * Not exported from the package; anything else calls `createSessionGuard`.
  */
 export function createReplayGuard(options: SessionGuardOptions): ReplayGuard {
-  return new Guard(options);
+  // An audit reports the tools its catalog knows itself: no process warning per replayed run.
+  return new Guard({ ...options, onWarning: options.onWarning ?? (() => undefined) });
 }
 
 /**

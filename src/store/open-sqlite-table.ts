@@ -5,7 +5,35 @@
  * validate their options, journal and fail the same way.
  */
 import { createRequire } from 'node:module';
-import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * What this library uses of a better-sqlite3 prepared statement, as a
+ * structural type: the package's declarations then never name
+ * better-sqlite3, an optional peer dependency whose types a project without
+ * it lacks (TS7016 under a strict `tsc` without `skipLibCheck`).
+ */
+interface SqliteStatement<P extends unknown[], R> {
+  run(...params: P): { changes: number };
+  get(...params: P): R | undefined;
+}
+
+/** A better-sqlite3 transaction function: called, or `.immediate` to begin with `BEGIN IMMEDIATE`. */
+interface SqliteTransaction<A extends unknown[], R> {
+  (...args: A): R;
+  immediate(...args: A): R;
+}
+
+/** What this library uses of a better-sqlite3 `Database`, as a structural type (see `SqliteStatement`). */
+interface SqliteDatabase {
+  prepare<P extends unknown[] = [], R = unknown>(sql: string): SqliteStatement<P, R>;
+  pragma(source: string): unknown;
+  exec(source: string): unknown;
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): SqliteTransaction<A, R>;
+  close(): unknown;
+}
+
+/** better-sqlite3's default export: `new Database(file, { timeout })` (timeout in ms). */
+type SqliteDatabaseConstructor = new (path: string, options: { timeout?: number }) => SqliteDatabase;
 
 /**
  * Opens a SQLite database for a session table (better-sqlite3, loaded on
@@ -23,7 +51,7 @@ export function openSqliteTable(
   caller: string,
   path: string,
   options: { table: string; synchronous?: unknown; timeoutMs?: number; columns: string; alternative: string },
-): { db: BetterSqlite3.Database; table: string } {
+): { db: SqliteDatabase; table: string } {
   const { table } = options;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
     throw new TypeError(`${caller}: table must be letters, digits and underscores, got ${JSON.stringify(table)}`);
@@ -32,9 +60,9 @@ export function openSqliteTable(
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     throw new TypeError(`${caller}: synchronous must be 'FULL' or 'NORMAL', got ${JSON.stringify(synchronous)}`);
   }
-  let Database: typeof BetterSqlite3;
+  let Database: SqliteDatabaseConstructor;
   try {
-    Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    Database = createRequire(import.meta.url)('better-sqlite3') as SqliteDatabaseConstructor;
   } catch (error) {
     throw new Error(
       `${caller} needs the optional dependency better-sqlite3 (npm i better-sqlite3@12); without it use ${options.alternative}`,

@@ -11,7 +11,7 @@ import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
-import { builtinCatalogs, createClassifier, type BuiltinCatalogName, type Classifier } from '../classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs, type BuiltinCatalogName, type Classifier } from '../classify/catalog/index.js';
 import { transitionIds } from '../charts/index.js';
 import { MAX_PLAYGROUND_LOG } from './bounds.js';
 import { argsText } from './labels.js';
@@ -86,7 +86,9 @@ export class PlaygroundCommandError extends Error {
   }
 }
 
-const classifiers = new Map<BuiltinCatalogName, Classifier>(CATALOG_NAMES.map((name) => [name, createClassifier(builtinCatalogs[name])]));
+const classifiers = new Map<BuiltinCatalogName, Classifier>(
+  CATALOG_NAMES.map((name) => [name, compileCatalog(builtinCatalogs[name]).kindOf]),
+);
 
 /** The first message of a zod error, with its path. */
 export function zodMessage(error: z.ZodError): string {

@@ -9,7 +9,7 @@ import type { AnyStateMachine } from 'xstate';
 import { auditRun } from '../audit/audit.js';
 import { DEMO_SOURCE, demoRuns } from '../audit/demo.js';
 import { readTranscript, type TranscriptRun } from '../audit/transcripts/index.js';
-import { builtinCatalogs, createClassifier, type BuiltinCatalogName } from '../classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs, type BuiltinCatalogName } from '../classify/catalog/index.js';
 import { chartOf, toDot } from '../charts/index.js';
 import { TranscriptError } from '../errors/transcript-error.js';
 import { MAX_PLAYGROUND_SESSIONS, MAX_REPLAYS } from './bounds.js';
@@ -201,7 +201,7 @@ export class ServerState {
   replaySummary(id: string, catalog: BuiltinCatalogName): ReplayResponse {
     const replay = this.replays.get(id);
     if (replay === undefined) throw new HttpError(404, `no transcript '${id}' is open`);
-    const classify = createClassifier(builtinCatalogs[catalog]);
+    const classify = compileCatalog(builtinCatalogs[catalog]).kindOf;
     const runs = audited(() =>
       replay.runs.map((run, index) => {
         const totals = runTotals(run, index, auditRun(run, { classify }));
@@ -232,7 +232,7 @@ export class ServerState {
    */
   replayPage(request: RunPageRequest): ReplayRunResponse {
     const { id, index, run, catalog, page } = request;
-    const classify = createClassifier(builtinCatalogs[catalog]);
+    const classify = compileCatalog(builtinCatalogs[catalog]).kindOf;
     const key = `${id}/${index}/${catalog}`;
     const totals = this.runTotalsKept.get(key) ?? audited(() => runTotals(run, index, auditRun(run, { classify, startAt: 0 })));
     this.keepTotals(key, totals);

@@ -5,7 +5,7 @@ import { reasonWithTarget, TOOL_BLOCK_REASONS } from '../../machines/safety.poli
 import { createReplayGuard, createSessionGuard, type ToolCall } from '../../src/guard/session-guard.js';
 import { auditRun, auditRuns, RunAuditor, summarize, type AuditGate, type AuditGateOf } from '../../src/audit/audit.js';
 import { formatAuditText, formatRunText } from '../../src/audit/format.js';
-import { builtinCatalogs, compileCatalog, createClassifier } from '../../src/classify/catalog/index.js';
+import { builtinCatalogs, compileCatalog } from '../../src/classify/catalog/index.js';
 import { demoRuns } from '../../src/audit/demo.js';
 import { readTranscript, type TranscriptRun } from '../../src/audit/transcripts/index.js';
 
@@ -164,7 +164,7 @@ describe('shadow mode', () => {
   });
 
   test('the classifier option decides the kinds', () => {
-    const tau = createClassifier(builtinCatalogs['tau-airline']);
+    const tau = compileCatalog(builtinCatalogs['tau-airline']).kindOf;
     const audit = auditRun(run(call('c', 'cancel_reservation')), { classify: tau });
     expect(audit.writes).toBe(1);
     expect(audit.refusals[0]!.rule).toBe('no-target');
@@ -389,7 +389,7 @@ describe('call ids, grouping and result reading', () => {
   test('a kind-only classifier gives no targets and no destructive flag, where the catalog would', () => {
     const steps = run(call('c', 'cancel_reservation', { reservation_id: 'ABC123' }));
     const byCatalog = auditRun(steps, { catalog: compileCatalog(builtinCatalogs['tau-airline']) });
-    const byKind = auditRun(steps, { classify: createClassifier(builtinCatalogs['tau-airline']) });
+    const byKind = auditRun(steps, { classify: compileCatalog(builtinCatalogs['tau-airline']).kindOf });
     expect(byCatalog.findings[0]!.decision!.targets).not.toEqual([]);
     expect(byKind.findings[0]!.decision).toMatchObject({ kind: 'write', targets: [], destructive: false });
   });
@@ -580,7 +580,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     const text = readFileSync(file, 'utf8');
     const raw = JSON.parse(text) as { traj: { tool_calls?: unknown[] }[] }[];
     const callsInFile = raw.flatMap((r) => r.traj).reduce((n, m) => n + (m.tool_calls?.length ?? 0), 0);
-    const report = auditRuns(readTranscript(text, file), { classify: createClassifier(builtinCatalogs['tau-airline']) });
+    const report = auditRuns(readTranscript(text, file), { classify: compileCatalog(builtinCatalogs['tau-airline']).kindOf });
     expect(report.summary.runs).toBe(raw.length);
     expect(report.summary.calls).toBe(callsInFile);
   });
@@ -608,7 +608,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
 
   test.skipIf(!present)('gives the summary figures reported in docs/audit.md', () => {
     const report = auditRuns(readTranscript(readFileSync(file, 'utf8'), file), {
-      classify: createClassifier(builtinCatalogs['tau-airline']),
+      classify: compileCatalog(builtinCatalogs['tau-airline']).kindOf,
     });
     const { byReward, blocksByReason, refusedAnswersByReason, ...counts } = report.summary;
     expect(counts).toEqual({

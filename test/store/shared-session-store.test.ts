@@ -5,6 +5,7 @@
  * one queue per session in a process), on the memory store.
  */
 import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,8 +37,9 @@ const sqliteMissing = ((): string => {
   }
 })();
 /** better-sqlite3 itself, for writing what the store never would. */
-function database(file: string): { prepare(sql: string): { run(...args: unknown[]): unknown }; exec(sql: string): void; close(): void } {
-  const Database = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => ReturnType<typeof database>;
+function database(file: string): BetterSqlite3.Database {
+  // The test opens the store's file itself, with better-sqlite3's own types (a dev dependency here).
+  const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   return new Database(file);
 }
 const tmp = mkdtempSync(join(tmpdir(), 'pulse-safety-shared-'));

@@ -10,7 +10,7 @@ import { MAX_NAME_LENGTH } from '../../machines/safety.policy.js';
 import { SAFETY_STATES, TOOL_KINDS, type SafetyEvent, type ToolKind } from '../../machines/safety.types.js';
 import { createSessionGuard, type SessionGuard } from '../../src/guard/session-guard.js';
 import { auditRuns } from '../../src/audit/audit.js';
-import { builtinCatalogs, classifyToolCall, createClassifier, kindFromMcpAnnotations } from '../../src/classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs, classifyToolCall, kindFromMcpAnnotations } from '../../src/classify/catalog/index.js';
 import { parsePersistedSnapshot } from '../../src/guard/snapshot.js';
 import { readTranscript } from '../../src/audit/transcripts/index.js';
 import { SnapshotError } from '../../src/errors/snapshot-error.js';
@@ -126,7 +126,7 @@ const hostileKind: fc.Arbitrary<unknown> = fc.oneof(
 describe('the classifier under hostile input', () => {
   const classifiers = [
     ['pulse', classifyToolCall],
-    ['tau-airline', createClassifier(builtinCatalogs['tau-airline'])],
+    ['tau-airline', compileCatalog(builtinCatalogs['tau-airline']).kindOf],
   ] as const;
 
   it.each(classifiers)('%s: never throws and always answers a kind, whatever the name and arguments', (_, classify) => {

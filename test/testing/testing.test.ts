@@ -11,7 +11,7 @@ import { safetyMachine } from '../../machines/safety.machine.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { TOOL_KINDS, type SafetyEvent } from '../../machines/safety.types.js';
 import { createSessionGuard, type SessionGuardOptions } from '../../src/guard/session-guard.js';
-import { builtinCatalogs, createClassifier } from '../../src/classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs } from '../../src/classify/catalog/index.js';
 import {
   abstractDecisionState,
   abstractSafetyState,
@@ -254,7 +254,7 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
 
   it('uses default tool names the built-in catalogs classify as their kinds (neutral: tau-airline)', () => {
     for (const kind of TOOL_KINDS) {
-      const classify = createClassifier(builtinCatalogs[kind === 'neutral' ? 'tau-airline' : 'pulse']);
+      const classify = compileCatalog(builtinCatalogs[kind === 'neutral' ? 'tau-airline' : 'pulse']).kindOf;
       expect(classify(DEFAULT_PATH_TOOLS[kind], {})).toBe(kind);
     }
   });

@@ -5,14 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { auditRun } from '../../src/audit/audit.js';
-import { builtinCatalogs, createClassifier } from '../../src/classify/catalog/index.js';
+import { compileCatalog, builtinCatalogs } from '../../src/classify/catalog/index.js';
 import { demoRuns } from '../../src/audit/demo.js';
 import { readTranscript } from '../../src/audit/transcripts/index.js';
 import { MAX_REPLAY_PAGE } from '../../src/visualizer/bounds.js';
 import { replayRun, stepLabel } from '../../src/visualizer/replay.js';
 import type { TranscriptRun } from '../../src/audit/transcripts/index.js';
 
-const pulse = { classify: createClassifier(builtinCatalogs.pulse), catalog: 'pulse' };
+const pulse = { classify: compileCatalog(builtinCatalogs.pulse).kindOf, catalog: 'pulse' };
 
 /**
  * Whether the machine completes verification by itself (an eventless

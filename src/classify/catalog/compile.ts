@@ -438,7 +438,7 @@ export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {
       return failClosed('the call could not be read'); // args whose getters or proxy traps throw fail closed
     }
   };
-  return {
+  const compiled: CompiledCatalog = {
     name: parsed.name,
     classify,
     kindOf: (name, args) => classify(name, args).kind,
@@ -446,4 +446,19 @@ export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {
     isSelfVerifying: (name) => lookup(name)?.selfVerifying === true,
     failureMarkers: (name) => [...catalogFailure, ...(lookup(name)?.failure ?? [])],
   };
+  compiledCatalogs.set(classify, compiled);
+  return compiled;
+}
+
+/** The compiled catalog behind each classifier `compileValidCatalog` made (its `classify`); weak, so it keeps none alive. */
+const compiledCatalogs = new WeakMap<CallClassifier, CompiledCatalog>();
+
+/**
+ * The compiled catalog a classifier came from: `compileCatalog(c).classify`
+ * or `createCallClassifier(c)`; undefined for any other function or value.
+ * Lets a session guard tell which tools its classifier lists (its
+ * unknown-tools warning). Never throws.
+ */
+export function compiledCatalogOf(classify: unknown): CompiledCatalog | undefined {
+  return typeof classify === 'function' ? compiledCatalogs.get(classify as CallClassifier) : undefined;
 }

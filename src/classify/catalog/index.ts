@@ -21,7 +21,7 @@ import opencodeCatalog from '../../catalogs/opencode.json' with { type: 'json' }
 import qwenCodeCatalog from '../../catalogs/qwen-code.json' with { type: 'json' };
 import kiroCatalog from '../../catalogs/kiro.json' with { type: 'json' };
 import type { CallClassifier, Classification } from '../classification.js';
-import { compileCatalog, compileValidCatalog, type Classifier, type CompileOptions, type CompiledCatalog } from './compile.js';
+import { compileCatalog, compileValidCatalog, compiledCatalogOf, type CompileOptions, type CompiledCatalog } from './compile.js';
 import type { Catalog } from './schema.js';
 
 export { catalogSchema, parseCatalog, catalogJsonSchema, type Catalog, type ToolRule } from './schema.js';
@@ -58,25 +58,17 @@ export function compileShippedCatalog(name: BuiltinCatalogName, options: Compile
 }
 
 /**
- * Builds the full classifier of a catalog: `(name, args) => { kind, targets,
- * destructive }` (DESIGN.md §5.1). Never throws once built.
+ * Builds the classifier of a catalog: `(name, args, context?) => { kind,
+ * targets, destructive, reason? }` (DESIGN.md §5.1), what a session guard's
+ * `classify` option takes: the catalog's kinds and the targets its rules
+ * name. Never throws once built; `.kind` of its answer is the kind alone.
  *
+ * @param catalog a `Catalog` object or any JSON value to validate as one.
+ * @param options MCP annotations of unlisted tools, and whether to trust them.
  * @throws CatalogError when the catalog does not validate (at build time only).
  */
 export function createCallClassifier(catalog: unknown, options: CompileOptions = {}): CallClassifier {
   return compileCatalog(catalog, options).classify;
-}
-
-/**
- * Builds the kind-only classifier of a catalog (DESIGN.md §2), as before
- * catalog format 2: the kind of `createCallClassifier`'s classification.
- * The classifier never throws, whatever `name` and `args` are.
- *
- * @param catalog a `Catalog` object or any JSON value to validate as one.
- * @throws CatalogError when the catalog does not validate (at build time only).
- */
-export function createClassifier(catalog: unknown): Classifier {
-  return compileCatalog(catalog).kindOf;
 }
 
 /** The compiled default Pulse catalog, compiled on first use (a process that never uses it does not pay for it). */
@@ -104,6 +96,16 @@ export function classifyToolCall(name: string, args?: unknown): ToolKind {
  */
 export function classifyCall(name: string, args?: unknown): Classification {
   return pulse().classify(name, args);
+}
+
+/**
+ * The compiled catalog behind a session guard's classifier: the Pulse
+ * catalog for `classifyCall` (the guard's default), the catalog of a
+ * classifier `createCallClassifier` or `compileCatalog(...).classify` made;
+ * undefined for any other classifier. Never throws.
+ */
+export function catalogOfClassifier(classify: unknown): CompiledCatalog | undefined {
+  return classify === classifyCall ? pulse() : compiledCatalogOf(classify);
 }
 
 /** What `pickCatalog` chose, and how well it fits. */

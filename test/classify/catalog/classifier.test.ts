@@ -9,9 +9,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  compileCatalog,
   builtinCatalogs,
   classifyToolCall,
-  createClassifier,
   kindFromMcpAnnotations,
   parseCatalog,
 } from '../../../src/classify/catalog/index.js';
@@ -380,7 +380,7 @@ describe('the generic fallback for unknown tools (DESIGN §2)', () => {
 });
 
 describe('the tau-airline catalog (DESIGN §4)', () => {
-  const classify = createClassifier(builtinCatalogs['tau-airline']);
+  const classify = compileCatalog(builtinCatalogs['tau-airline']).kindOf;
   const rows: [string, ToolKind][] = [
     ['get_user_details', 'resolve'],
     ['get_reservation_details', 'resolve'],
@@ -417,7 +417,7 @@ describe('the tau-airline catalog (DESIGN §4)', () => {
   });
 });
 
-describe('createClassifier with a custom catalog', () => {
+describe('a custom catalog, kind by kind (compileCatalog(...).kindOf)', () => {
   const catalog = {
     name: 'mine',
     tools: {
@@ -427,7 +427,7 @@ describe('createClassifier with a custom catalog', () => {
     },
     fallback: { arguments: ['verb'], writeWords: ['Nuke'], readWords: ['peek'] },
   };
-  const classify = createClassifier(catalog);
+  const classify = compileCatalog(catalog).kindOf;
 
   it('classifies a static tool', () => {
     expect(classify('calc')).toBe('neutral');
@@ -460,7 +460,7 @@ describe('createClassifier with a custom catalog', () => {
   });
 
   it('without a fallback, every unknown tool is a write', () => {
-    const bare = createClassifier({ name: 'bare', tools: { a: 'read' } });
+    const bare = compileCatalog({ name: 'bare', tools: { a: 'read' } }).kindOf;
     expect(bare('b', { action: 'get' })).toBe('write');
   });
 
@@ -469,23 +469,23 @@ describe('createClassifier with a custom catalog', () => {
   });
 
   it('accepts a catalog read from JSON text', () => {
-    const fromJson = createClassifier(JSON.parse('{"name":"j","tools":{"x":{"argument":"a","cases":{"y":"read"}}}}'));
+    const fromJson = compileCatalog(JSON.parse('{"name":"j","tools":{"x":{"argument":"a","cases":{"y":"read"}}}}')).kindOf;
     expect(fromJson('x', { a: 'Y' })).toBe('read');
   });
 
   it('a catalog key __proto__ cannot make tools reads through the prototype', () => {
-    const tricky = createClassifier(
+    const tricky = compileCatalog(
       JSON.parse(
         '{"name":"t","tools":{"__proto__":{"argument":"a","cases":{"x":"read"}},"k":{"argument":"a","cases":{"__proto__":"read"}}}}',
       ),
-    );
+    ).kindOf;
     expect(tricky('__proto__', { a: 'x' })).toBe('write');
     expect(tricky('k', { a: '__proto__' })).toBe('write');
     expect(tricky('anything', { a: 'x' })).toBe('write');
   });
 
   it('the shipped pulse catalog builds the same classifier as classifyToolCall', () => {
-    const pulse = createClassifier(builtinCatalogs.pulse);
+    const pulse = compileCatalog(builtinCatalogs.pulse).kindOf;
     for (const [tool, args] of [
       ['pulse_docker', { action: 'swarm' }],
       ['pulse_kubernetes', { type: 'exec' }],
@@ -507,8 +507,8 @@ describe('catalog validation (CatalogError names the bad entry)', () => {
     throw new Error('expected a CatalogError');
   }
 
-  it('createClassifier throws a CatalogError for a bad catalog', () => {
-    expect(() => createClassifier({ name: 'x', tools: { t: 'maybe' } })).toThrow(CatalogError);
+  it('compileCatalog throws a CatalogError for a bad catalog', () => {
+    expect(() => compileCatalog({ name: 'x', tools: { t: 'maybe' } }).kindOf).toThrow(CatalogError);
   });
 
   it('the error is named CatalogError', () => {
@@ -657,7 +657,7 @@ describe('classifier edge cases', () => {
   });
 
   it('an unknown tool in a catalog without a fallback is a write', () => {
-    const classify = createClassifier({ name: 'bare', tools: { a: 'read' } });
+    const classify = compileCatalog({ name: 'bare', tools: { a: 'read' } }).kindOf;
     expect(classify('pulse_newtool', { action: 'list' })).toBe('write');
   });
 
