@@ -23,6 +23,7 @@ const DEEP_SUITES = [
   'test/store/redis-store.test.ts',
   'test/suites/bash-differential.test.ts',
   'test/suites/consumer.test.ts',
+  'test/suites/install.test.ts',
   'test/suites/multiprocess.test.ts',
   'test/suites/oracle.test.ts',
   'test/suites/packaging.test.ts',
