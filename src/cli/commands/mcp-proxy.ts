@@ -289,17 +289,37 @@ interface ProxyContext {
   err: (text: string) => void;
 }
 
-/** Over stdio: one client, one upstream, one session. */
+/**
+ * Over stdio: one client, one upstream, one session. A signal while the
+ * upstream starts or is checked ends its process group at once (the server
+ * may never answer) and the proxy exits 0.
+ */
 async function serveStdio(context: ProxyContext): Promise<number> {
   const { sdk, err } = context;
+  const starting: Cancellable = { cancelled: false };
   let upstream: Upstream | undefined;
-  const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
+  let serving = false;
+  const signals = signalled((count) => {
+    if (count === 1) void (upstream?.terminate() ?? starting.transport?.stop({ graceful: false }));
+    else if (upstream !== undefined) upstream.kill();
+    else starting.transport?.kill();
+  });
+  void signals.promise.then(() => {
+    if (serving) return;
+    starting.cancelled = true;
+    void starting.transport?.stop({ graceful: false });
+  });
   try {
     try {
-      upstream = await connectUpstream(sdk, context.command, context.options);
+      upstream = await connectUpstream(sdk, context.command, context.options, starting);
     } catch (error) {
+      if (starting.cancelled) return MCP_PROXY_EXIT.stopped;
       err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
       return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    if (starting.cancelled) {
+      await upstream.terminate(); // connected as the signal came: ended now
+      return MCP_PROXY_EXIT.stopped;
     }
     let server: Server;
     try {
@@ -308,8 +328,13 @@ async function serveStdio(context: ProxyContext): Promise<number> {
       // Refused to start (e.g. no tool can read without --trust): the upstream's process group is ended now, not after a grace period.
       signals.stopping();
       await upstream.terminate();
-      return setupFailure(sdk, error, err);
+      return starting.cancelled ? MCP_PROXY_EXIT.stopped : setupFailure(sdk, error, err);
     }
+    if (starting.cancelled) {
+      await upstream.terminate();
+      return MCP_PROXY_EXIT.stopped;
+    }
+    serving = true;
     server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
     const serverClosed = new Promise<void>((resolve) => {
       const proxyOnClose = server.onclose;
