@@ -535,10 +535,14 @@ describe("mcp-proxy in front of an npx command (the README's)", () => {
     return group!;
   }
 
-  it(
-    'without --trust exits 2 by itself (its stdin still open), saying to trust or name the reads, and leaves no process of the group',
-    async (t) => {
-      const proxy = proxyOverNpx(t, []);
+  it.for([
+    { over: 'stdio', args: [] },
+    { over: 'HTTP (--listen)', args: ['--listen', '127.0.0.1:0'] },
+  ])(
+    'without --trust, over $over, exits 2 by itself (its stdin still open), saying to trust or name the reads, and leaves no process of the group',
+    { timeout: NPX_TIMEOUT_MS },
+    async ({ args }, t) => {
+      const proxy = proxyOverNpx(t, args);
       let ended = false;
       void proxy.exited.then(() => (ended = true));
       const groups = new Set<number>();
@@ -554,7 +558,6 @@ describe("mcp-proxy in front of an npx command (the README's)", () => {
       expect(processesWith(proxy.dir)).toEqual([]); // the proxy included
       for (const group of groups) expect(groupMembers(group)).toEqual([]);
     },
-    NPX_TIMEOUT_MS,
   );
 
   it.for<NodeJS.Signals>(['SIGTERM', 'SIGINT'])(
