@@ -17,8 +17,9 @@ import { printable } from '../util/printable.js';
 import type { AuditPolicy, AuditReport, AuditSummary, EarlierWrite, Refusal, RunAudit } from './audit.js';
 
 /**
- * The report's words for each rule: why it refuses (a clause that follows
- * "refused:") and what clears it. A new rule adds a row (the type asks for one).
+ * The report's words for each rule (`BlockRule`), printed in the summary:
+ * what it refuses and what clears it (`CLEARED_BY`, with the target rule of
+ * machines/safety.targets.ts). A new rule adds a row (the type asks for one).
  */
 const RULE_WORDS: Readonly<Record<BlockRule, { why: string; clearedBy: string }>> = {
   'no-target': {
@@ -27,7 +28,8 @@ const RULE_WORDS: Readonly<Record<BlockRule, { why: string; clearedBy: string }>
   },
   'unknown-target': {
     why: 'a write on a target no read or lookup of the session validated',
-    clearedBy: 'a read of the target itself or of a directory above it',
+    clearedBy:
+      "a read of the target itself or of a directory above it (a place known only when the call runs, ?/…, only by the user's answer)",
   },
   'unverified-write': {
     why: 'a write or an answer while an earlier write has no evidence of its effect',
@@ -55,9 +57,9 @@ export function formatAuditHeader(): string {
   return [
     'Shadow mode: every call and answer of the transcript ran as recorded. The gate checked each one',
     'and this report lists those it would have refused; the session then follows what really happened.',
-    'A refused call would have reached the model as an FSM_BLOCKED error (the code of every refusal) whose',
-    'reason starts with POLICY_BLOCKED: (the mark of a safety rule, left out below) and says what evidence',
-    'was missing. [rule] names the rule; the summary says what each rule wants.',
+    'A refusal would have reached the model as an FSM_BLOCKED error (the code of every refusal) whose reason',
+    'starts with POLICY_BLOCKED: (the mark of a safety rule, left out below) and says what evidence was',
+    'missing. [rule] names the rule; the summary says what each rule refuses and what clears it.',
     '',
   ].join('\n');
 }
@@ -92,9 +94,13 @@ function reasonWords(refusal: Refusal): string {
   return refusal.target === null ? reason : `${reason}: ${JSON.stringify(refusal.target)}`;
 }
 
-/** A path rooted at `~`, as the targets compare it (`~` or `~/…`; `~user` is another user's home, compared exactly). */
+/**
+ * A path rooted at `~`, as the targets compare it: `~` or `~/…`, but not
+ * `~user` (another user's home) nor a path that climbs above `~` (`~/../x`),
+ * which are compared as exact strings.
+ */
 function isHomeRooted(target: string): boolean {
-  return target === '~' || target.startsWith('~/');
+  return (target === '~' || target.startsWith('~/')) && target !== '~/..' && !target.startsWith('~/../');
 }
 
 /**

@@ -730,6 +730,14 @@ describe("the text report in a reader's words (issue 27, item 5)", () => {
     expect(lines[elsewhere + 1]).not.toMatch(/hint:/);
   });
 
+  test('a path that climbs above ~ (compared as an exact string) gets no ~ hint', () => {
+    const [climbing] = auditRuns(bashRuns([bash('c1', 'ls /srv'), ok('c1'), bash('c2', 'rm -rf ~/../x'), ok('c2')]), {
+      catalog: claudeCode,
+    }).runs;
+    expect(climbing!.refusals[0]).toMatchObject({ rule: 'unknown-target', target: '~/../x' });
+    expect(formatRunText(climbing!)).not.toContain('hint:');
+  });
+
   test('the hint states the rule the machine applies: a read of ~ validates ~, a read of /home/dev does not validate ~/projects', () => {
     const [validated, notValidated] = auditRuns(
       bashRuns([

@@ -195,7 +195,7 @@ describe('pulse-safety audit', () => {
     expect(blank).toBe('');
     expect(first).toMatch(/^Shadow mode: every call and answer of the transcript ran as recorded\./);
     expect(out).toMatch(/an FSM_BLOCKED error \(the code of every refusal\)/);
-    expect(out).toMatch(/reason starts with POLICY_BLOCKED: \(the mark of a safety rule, left out below\)/);
+    expect(out).toMatch(/reason\nstarts with POLICY_BLOCKED: \(the mark of a safety rule, left out below\)/);
   });
 
   test('several files are audited together', async () => {
