@@ -450,6 +450,8 @@ class HttpProxy {
   private readonly pending = new Set<HttpSession>();
   /** Initialize requests whose upstream is being started (not yet in `pending`): they hold a place under the bound. */
   private starting = 0;
+  /** The upstreams of those requests, being started or checked: `stop` and `hurry` end their process groups. */
+  private readonly connecting = new Set<Cancellable>();
   private readonly http: HttpServer;
 
   /** @param port the port to listen on (0: a free one, then the one bound, from `listen`). */
@@ -492,14 +494,27 @@ class HttpProxy {
       if (count === 1) void session.upstream.terminate();
       else session.upstream.kill();
     }
+    for (const starting of this.connecting) {
+      if (count === 1) void starting.transport?.stop({ graceful: false });
+      else starting.transport?.kill();
+    }
   }
 
-  /** Stops listening, drops every connection, and ends every session: its upstream at once, its server closed; waits for both. */
+  /**
+   * Stops listening, drops every connection, and ends every session: its
+   * upstream at once, its server closed; an upstream still starting for an
+   * initialize request is ended at once too. Waits for all of them.
+   */
   async stop(): Promise<void> {
     this.http.close();
     this.http.closeAllConnections();
     const closing = this.open();
     const ending = closing.map((session) => session.upstream.terminate());
+    for (const starting of this.connecting) {
+      // Its request ends with 503 once the upstream's process group is gone.
+      starting.cancelled = true;
+      ending.push(starting.transport?.stop({ graceful: false }) ?? Promise.resolve());
+    }
     await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
     await Promise.all(ending);
   }
@@ -623,19 +638,29 @@ class HttpProxy {
    */
   private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown, held: () => void): Promise<void> {
     const { sdk, err } = this.context;
+    // Until the session is in `pending`, a stop finds its upstream here (a server that never answers is ended at once).
+    const starting: Cancellable = { cancelled: false };
+    this.connecting.add(starting);
+    const shuttingDown = () => jsonRpcError(res, 503, -32000, 'pulse-safety mcp-proxy: shutting down');
     let upstream: Upstream;
     try {
-      upstream = await connectUpstream(sdk, this.context.command, this.context.options);
+      upstream = await connectUpstream(sdk, this.context.command, this.context.options, starting);
     } catch (error) {
-      jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
+      this.connecting.delete(starting);
+      if (starting.cancelled) shuttingDown();
+      else jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
       return;
     }
     let server: Server;
     try {
+      if (starting.cancelled) throw new Error('shutting down');
       server = await sdk.gate.createGatingProxy(upstream.client, this.context.gateOptions);
+      if (starting.cancelled) throw new Error('shutting down');
     } catch (error) {
+      this.connecting.delete(starting);
       await upstream.terminate();
-      jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
+      if (starting.cancelled) shuttingDown();
+      else jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
       return;
     }
     server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
@@ -647,6 +672,7 @@ class HttpProxy {
     });
     const session: HttpSession = { server, upstream, transport, active: 0, closed: false };
     this.pending.add(session);
+    this.connecting.delete(starting);
     held();
     const proxyOnClose = server.onclose;
     server.onclose = () => {

@@ -856,6 +856,52 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     await until(() => !isAlive(upstreamPid), 'the upstream server to be ended');
   });
 
+  it("on SIGTERM while a session's upstream starts (a server that never answers initialize), ends that process group and exits 0", async (t) => {
+    const marker = fresh('probed');
+    const pidFile = fresh('pid');
+    // The startup check gets a real server; the session's upstream, started after it, never answers initialize.
+    const upstream = [
+      'sh',
+      '-c',
+      'if [ -e "$0" ]; then echo $$ > "$1" && exec sleep 600; else touch "$0" && exec "$2" "$3" "$4"; fi',
+      marker,
+      pidFile,
+      process.execPath,
+      FS_SERVER,
+      freshDir(),
+    ];
+    const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--', ...upstream], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    t.onTestFinished(() => void child.kill('SIGKILL'));
+    await until(() => /listening on (\S+)/.test(stdout), 'the proxy to listen');
+    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    const initialize = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'http-test', version: '1.0.0' } },
+      }),
+    }).catch(() => null); // the connection is dropped as the proxy stops
+    const upstreamPid = await readPid(pidFile);
+    t.onTestFinished(() => {
+      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(isAlive(upstreamPid)).toBe(false); // the proxy waited for that group to be gone
+    await initialize;
+  });
+
   it('keeps one guard per Mcp-Session-Id: a read in one session is no target for a write in another', async () => {
     const dir = freshDir();
     const proxy = await listening([process.execPath, FS_SERVER, dir], ['--trust']);
