@@ -23,7 +23,8 @@
  * SIGTERM or SIGINT, or when the upstream server goes away. When its client
  * leaves, the upstream's stdin is ended, then its process group gets SIGTERM
  * after 2 s and SIGKILL a second later; on a signal or a refusal to start,
- * the group gets SIGTERM at once and SIGKILL a second later; a signal while
+ * the group gets SIGTERM at once and SIGKILL a second later (also for a
+ * server still starting, which may never answer); a signal while
  * stopping hurries that along. The proxy waits for the group to be gone, so
  * no process is left behind. Exit codes: 0 stopped by its client or a
  * signal; 1 the upstream failed or went away; 2 bad arguments, catalog or
