@@ -99,6 +99,28 @@ export interface Refusal {
   rule: BlockRule;
   reason: string;
   message: string;
+  /**
+   * The target the refusal names, still without evidence (DESIGN.md
+   * §5.3-5.4; the `target` of the refusal's tool result), or null: for
+   * `unknown-target` the write's target no read validated, for
+   * `unverified-write` the earlier write's first target.
+   */
+  target: string | null;
+  /**
+   * For `unverified-write`, the earlier write without evidence of its
+   * effect; for `write-in-flight`, the write still running; null for other
+   * rules, or when the transcript does not show it (a write recorded
+   * without a call, or none kept with `detail` `counts`).
+   */
+  earlierWrite: EarlierWrite | null;
+}
+
+/** A write a refusal waits on (`Refusal.earlierWrite`): the step of its call, its tool and its targets. */
+export interface EarlierWrite {
+  index: number;
+  position: string;
+  tool: string;
+  targets: string[];
 }
 
 /** The audit of one run. */
@@ -222,7 +244,12 @@ interface OpenCall {
   readonly allowed: boolean;
   /** Its result is output its arguments choose (`Classification.echoes`): not read for self-verification. */
   readonly echoes: boolean;
+  /** The call's step, tool and targets, for a refusal that waits on it (`Refusal.earlierWrite`). */
+  readonly step: EarlierWrite;
 }
+
+/** How many writes whose outcome was recorded the audit remembers, to name the one a refusal waits on. */
+const RECORDED_WRITES_KEPT = 4;
 
 /**
  * What an audit replays a run through: the part of the session guard it
@@ -284,6 +311,12 @@ export class RunAuditor {
   /** The made-up guard ids of open calls: none unless a log reuses an id before its result. */
   private readonly madeUp = new Set<string>();
   private reused = 0;
+  /**
+   * The latest writes whose outcome was recorded, newest last, each with the
+   * audit clock of its result (the machine's `lastWriteAt` when it recorded
+   * it as the last write): the one an `unverified-write` refusal waits on.
+   */
+  private readonly recordedWrites: { at: number; write: EarlierWrite }[] = [];
   /** The refusals grouped by subject and rule, in the order first seen (a run has a handful). */
   private readonly reasons: { subject: 'tool' | 'answer'; rule: BlockRule; reason: string; count: number }[] = [];
 
@@ -356,9 +389,11 @@ export class RunAuditor {
         break;
       case 'reset':
         guard.reset();
+        this.recordedWrites.length = 0;
         break;
       case 'resetKeepProgress':
         guard.resetKeepProgress();
+        this.recordedWrites.length = 0;
         break;
       case 'clock':
         this.clock(step);
@@ -401,7 +436,14 @@ export class RunAuditor {
     );
     kind = decided.kind ?? 'write';
     if (kind === 'write') this.answeredSinceWrite = false;
-    this.keepOpen(step.id, pending, { id, name: step.name, kind, allowed: decided.allowed, echoes });
+    this.keepOpen(step.id, pending, {
+      id,
+      name: step.name,
+      kind,
+      allowed: decided.allowed,
+      echoes,
+      step: { index, position: step.position, tool: step.name, targets },
+    });
     audit.calls += 1;
     if (kind === 'write') audit.writes += 1;
     if (decided.allowed) return { allowed: true, kind, targets, destructive, rule: null, reason: null, message: null, toolResult: null };
@@ -410,7 +452,17 @@ export class RunAuditor {
     const message = blockedMessage(refusal);
     audit.blockedCalls += 1;
     const refused = { kind, targets, destructive, rule: refusal.rule, reason: refusal.reason, message };
-    this.refused({ runId: audit.id, index, position: step.position, state: stateBefore, subject: 'tool', tool: step.name, ...refused });
+    this.refused({
+      runId: audit.id,
+      index,
+      position: step.position,
+      state: stateBefore,
+      subject: 'tool',
+      tool: step.name,
+      ...refused,
+      target: refusal.target ?? null,
+      earlierWrite: this.earlierWrite(refusal.rule),
+    });
     return { allowed: false, ...refused, toolResult: blockedToolResult(refusal, message) };
   }
 
@@ -435,6 +487,10 @@ export class RunAuditor {
     if (name === '') return null; // the result of no call the transcript shows: nothing to record
     // The transcript's reading (src/guard/outcome.ts), plus the catalog's own failure markers (DESIGN.md §5.7).
     const failed = step.outcome === 'error' || this.failsByMarker(name, step.text);
+    if (call?.kind === 'write' && this.detail !== 'counts') {
+      if (this.recordedWrites.length === RECORDED_WRITES_KEPT) this.recordedWrites.shift();
+      this.recordedWrites.push({ at: this.at, write: call.step });
+    }
     const result = this.guard.record(
       call ? { id, name, kind: call.kind } : { id, name },
       failed ? 'error' : 'success',
@@ -484,6 +540,8 @@ export class RunAuditor {
       rule: refusal.rule,
       reason: refusal.reason,
       message,
+      target: refusal.target ?? null,
+      earlierWrite: this.earlierWrite(refusal.rule),
     });
     return {
       allowed: false,
@@ -495,6 +553,33 @@ export class RunAuditor {
       message,
       toolResult: null,
     };
+  }
+
+  /**
+   * The earlier write a refusal of `rule` waits on (`Refusal.earlierWrite`):
+   * for `write-in-flight` the oldest admitted write still open; for
+   * `unverified-write` the write the machine recorded last (its
+   * `lastWriteTool` and `lastWriteAt`, read only here, at a refusal); null
+   * for other rules, with `detail` `counts`, or when no call shown matches.
+   */
+  private earlierWrite(rule: BlockRule): EarlierWrite | null {
+    if (this.detail === 'counts') return null;
+    if (rule === 'write-in-flight') {
+      let oldest: EarlierWrite | null = null;
+      for (const pending of this.open.values()) {
+        for (const call of Array.isArray(pending) ? pending : [pending]) {
+          if (call.kind === 'write' && call.allowed && (oldest === null || call.step.index < oldest.index)) oldest = call.step;
+        }
+      }
+      return oldest;
+    }
+    if (rule !== 'unverified-write') return null;
+    const { lastWriteTool, lastWriteAt } = this.guard.context;
+    for (let i = this.recordedWrites.length - 1; i >= 0; i--) {
+      const { at, write } = this.recordedWrites[i]!;
+      if (at === lastWriteAt && write.tool === lastWriteTool) return write;
+    }
+    return null;
   }
 
   /**

@@ -383,6 +383,8 @@ describe('call ids, grouping and result reading', () => {
       'rule',
       'reason',
       'message',
+      'target',
+      'earlierWrite',
     ]);
   });
 
@@ -501,32 +503,34 @@ describe('summary', () => {
 
   test('the text report lists each refusal with state and reason, then the summary', () => {
     const text = formatAuditText(auditRuns(runs));
-    expect(text).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]: POLICY_BLOCKED:");
+    expect(text).toContain(
+      "line 1: would have been refused: write 'pulse_control' in RESOLVING [no-target]: state-changing tools need a validated target;",
+    );
     expect(text).toMatch(/runs with a refusal\s+2 of 3/);
     expect(text).toContain('successful (reward > 0)');
   });
 
-  test("a run's headline counts refused calls and refused answers apart", () => {
+  test("a run's headline counts the calls and the final answers it would have refused apart", () => {
     const [, , c] = auditRuns(runs).runs;
     expect(formatRunText(c!).split('\n')[0]).toBe(
-      'run c (reward 0): 3 calls, 1 refused call, 1 refused answer, ends in VERIFYING (unverified: a change nobody looked at)',
+      'run c (reward 0): 3 calls, 1 would have been refused, 1 final answer would have been refused, ends in VERIFYING (unverified: a change nobody looked at)',
     );
   });
 
-  test("a run's headline says one call in the singular, and nothing refused when nothing was", () => {
+  test("a run's headline says one call in the singular, and that nothing would have been refused when nothing was", () => {
     const [, b] = auditRuns(runs).runs;
-    expect(formatRunText(b!).split('\n')[0]).toBe('run b (reward 0): 1 call, nothing refused, ends in READING');
+    expect(formatRunText(b!).split('\n')[0]).toBe('run b (reward 0): 1 call, nothing would have been refused, ends in READING');
   });
 
   test("a run's headline leaves out the refused answers when there are none", () => {
     const [a] = auditRuns(runs).runs;
-    expect(formatRunText(a!).split('\n')[0]).toMatch(/^run a \(reward 1\): 1 call, 1 refused call, ends in /);
+    expect(formatRunText(a!).split('\n')[0]).toMatch(/^run a \(reward 1\): 1 call, 1 would have been refused, ends in /);
   });
 
   test('the summary-only text report leaves out the runs', () => {
     const text = formatAuditText(auditRuns(runs), { summaryOnly: true });
     expect(text).not.toContain('line 1:');
-    expect(text).toMatch(/blocked calls\s+2/);
+    expect(text).toMatch(/refused calls\s+2/);
   });
 });
 
@@ -648,5 +652,151 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
         runsEndingUnverified: 15,
       },
     });
+  });
+});
+
+describe("the text report in a reader's words (issue 27, item 5)", () => {
+  /** Runs of this project's JSONL, Claude Code's `Bash` tool, audited with the claude-code catalog. */
+  function bashRuns(lines: object[]): TranscriptRun[] {
+    return readTranscript(lines.map((line) => JSON.stringify(line)).join('\n') + '\n', 'home.jsonl');
+  }
+  const claudeCode = compileCatalog(builtinCatalogs['claude-code']);
+  const bash = (id: string, command: string, cwd = '/home/dev') => ({ type: 'call', id, name: 'Bash', args: { command }, cwd });
+  const ok = (id: string) => ({ type: 'result', id, outcome: 'success', text: '' });
+  const home = auditRuns(
+    bashRuns([
+      { type: 'run', id: 'ls ~/projects, then rm -rf ~' },
+      bash('c1', 'ls ~/projects'),
+      ok('c1'),
+      bash('c2', 'rm -rf ~'),
+      ok('c2'),
+      { type: 'run', id: 'ls in /home/dev/projects, then rm -rf ~/projects/old' },
+      bash('c1', 'ls', '/home/dev/projects'),
+      ok('c1'),
+      bash('c2', 'rm -rf ~/projects/old', '/home/dev/projects'),
+      ok('c2'),
+      { type: 'run', id: 'ls /srv, then rm -rf /opt/app' },
+      bash('c1', 'ls /srv'),
+      ok('c1'),
+      bash('c2', 'rm -rf /opt/app'),
+      ok('c2'),
+      { type: 'run', id: 'mv, then mv again, then an answer' },
+      bash('c1', 'ls /srv'),
+      ok('c1'),
+      bash('c2', 'mv /srv/a /srv/b'),
+      ok('c2'),
+      bash('c3', 'mv /srv/b /srv/c'),
+      ok('c3'),
+      { type: 'answer', text: 'moved' },
+    ]),
+    { catalog: claudeCode },
+  );
+  const text = formatAuditText(home, { title: 'pulse-safety audit of home.jsonl' });
+  const lines = text.split('\n');
+
+  test('the header says the transcript was audited in shadow mode: the calls ran, the report says what would have been refused', () => {
+    const header = text.slice(0, text.indexOf('\nrun '));
+    expect(header).toMatch(/^Shadow mode: every call and answer of the transcript ran as recorded\./m);
+    expect(header).toContain('would have refused');
+  });
+
+  test('the header explains FSM_BLOCKED and POLICY_BLOCKED, once each, and the lines below leave the POLICY_BLOCKED mark out', () => {
+    expect(text.split('FSM_BLOCKED').length - 1).toBe(1);
+    expect(text.split('POLICY_BLOCKED').length - 1).toBe(1);
+    expect(text).toMatch(/FSM_BLOCKED error \(the code of every refusal\)/);
+    expect(text).toMatch(/POLICY_BLOCKED: \(the mark of a safety rule, left out below\)/);
+  });
+
+  test('every refused call and answer says "would have been refused", and none says "blocked"', () => {
+    const refusalLines = lines.filter((line) => /^ {2}line \d+: /.test(line));
+    expect(refusalLines).toHaveLength(home.summary.blockedCalls + home.summary.refusedAnswers);
+    for (const line of refusalLines) expect(line).toMatch(/^ {2}line \d+: would have been refused: /);
+    expect(text).not.toMatch(/\bblocked\b/);
+  });
+
+  test('a target ~ gets the rule in one line: only a read of ~ itself validates it, and /home/... is no ~ path', () => {
+    const at = lines.findIndex((line) => line.includes("destructive write 'Bash' on ~ in READING [unknown-target]"));
+    expect(lines[at]).toMatch(/has touched this target: "~"$/);
+    expect(lines[at + 1]).toBe(
+      '    hint: a read validates a target when it names the target or a directory above it; ~ is a root of its own, never expanded to a home directory: a read of /home/... (or a command run in a directory there) touches no ~ path; only a read of ~ itself validates ~ (a read of ~/projects does not)',
+    );
+  });
+
+  test('a target under ~ gets the hint too, naming what would validate it; a target elsewhere gets none', () => {
+    const at = lines.findIndex((line) => line.includes("write 'Bash' on ~/projects/old in READING [unknown-target]"));
+    expect(lines[at + 1]).toMatch(/^ {4}hint: .*; a read of ~\/projects\/old or of a ~ directory above it validates it$/);
+    const elsewhere = lines.findIndex((line) => line.includes("write 'Bash' on /opt/app in READING [unknown-target]"));
+    expect(elsewhere).toBeGreaterThan(0);
+    expect(lines[elsewhere + 1]).not.toMatch(/hint:/);
+  });
+
+  test('a path that climbs above ~ (compared as an exact string) gets no ~ hint', () => {
+    const [climbing] = auditRuns(bashRuns([bash('c1', 'ls /srv'), ok('c1'), bash('c2', 'rm -rf ~/../x'), ok('c2')]), {
+      catalog: claudeCode,
+    }).runs;
+    expect(climbing!.refusals[0]).toMatchObject({ rule: 'unknown-target', target: '~/../x' });
+    expect(formatRunText(climbing!)).not.toContain('hint:');
+  });
+
+  test('the hint states the rule the machine applies: a read of ~ validates ~, a read of /home/dev does not validate ~/projects', () => {
+    const [validated, notValidated] = auditRuns(
+      bashRuns([
+        { type: 'run', id: 'ls ~, then rm -rf ~/projects/old' },
+        bash('c1', 'ls ~'),
+        ok('c1'),
+        bash('c2', 'rm -rf ~/projects/old'),
+        ok('c2'),
+        { type: 'run', id: 'ls /home/dev, then rm -rf ~/projects/old' },
+        bash('c1', 'ls /home/dev'),
+        ok('c1'),
+        bash('c2', 'rm -rf ~/projects/old'),
+        ok('c2'),
+      ]),
+      { catalog: claudeCode },
+    ).runs;
+    expect(validated!.blockedCalls).toBe(0);
+    expect(notValidated!.refusals[0]).toMatchObject({ rule: 'unknown-target', target: '~/projects/old' });
+  });
+
+  test('an unverified-write refusal says which earlier write has no evidence: its line, tool and targets', () => {
+    const run = home.runs[3]!;
+    expect(run.refusals.map((r) => [r.position, r.rule])).toEqual([
+      ['line 21', 'unverified-write'],
+      ['line 23', 'unverified-write'],
+    ]);
+    expect(run.refusals[0]).toMatchObject({
+      target: '/srv/a',
+      earlierWrite: { index: 2, position: 'line 19', tool: 'Bash', targets: ['/srv/a', '/srv/b'] },
+    });
+    // The refused mv ran (shadow mode): it is the write the answer waits on.
+    expect(run.refusals[1]!.earlierWrite).toMatchObject({ position: 'line 21', targets: ['/srv/b', '/srv/c'] });
+    const line = lines.find((l) => l.startsWith("  line 21: would have been refused: write 'Bash' on /srv/b, /srv/c"));
+    expect(line).toMatch(
+      /\[unverified-write\]: the previous state-changing call still needs verification evidence before another one can run: the write at line 19 \('Bash' on \/srv\/a, \/srv\/b\) has none yet$/,
+    );
+    expect(line).not.toContain('(target:');
+  });
+
+  test('the protocol strings stay as they are in the report data: the POLICY_BLOCKED reason with its (target: …)', () => {
+    expect(home.runs[3]!.refusals[0]!.reason).toBe(reasonWithTarget(TOOL_BLOCK_REASONS['unverified-write'], '/srv/a'));
+    expect(home.runs[3]!.refusals[0]!.message).toMatch(/^FSM blocked tool 'Bash' \(write\) in state VERIFYING: POLICY_BLOCKED: /);
+  });
+
+  test('a write-in-flight refusal names the write still running', () => {
+    const [demo] = auditRuns(demoRuns()).runs;
+    const inFlight = demo!.refusals.find((r) => r.rule === 'write-in-flight')!;
+    expect(inFlight.earlierWrite).toEqual({ index: 6, position: 'line 8', tool: 'pulse_control', targets: [] });
+    expect(formatRunText(demo!)).toContain(
+      "line 9: would have been refused: write 'pulse_control_docker' in WRITING [write-in-flight]: a state-changing call is still in flight; its outcome must be known before another one can run: the write at line 8 ('pulse_control') is still running",
+    );
+  });
+
+  test('the summary says, once per rule, why it refuses and what clears it', () => {
+    expect(text).toContain(
+      '[unknown-target] a write on a target no read or lookup of the session validated; cleared by a read of the target itself or of a directory above it',
+    );
+    expect(text).toContain(
+      '[unverified-write] a write or an answer while an earlier write has no evidence of its effect; cleared by a read, after that write, that touches its target',
+    );
   });
 });

@@ -60,7 +60,7 @@ describe('hostile transcripts: one line, exit 2 or an inert report, never exit 7
     const { out } = await run('audit', path, '--catalog', 'pulse');
     expect(out).not.toContain('\u001b');
     expect(out.split('\n').some((line) => line.startsWith('  line 9'))).toBe(false);
-    expect(out).toContain("blocked write 'pulse_control\\n  line 9: forged\\u001b[2J'");
+    expect(out).toContain("write 'pulse_control\\n  line 9: forged\\u001b[2J'");
   });
 
   test('a file name with control characters is escaped in errors', async () => {
@@ -105,16 +105,16 @@ describe('pulse-safety audit', () => {
   test('the demo exits 0 although it has refusals, and prints them', async () => {
     const { code, out } = await run('audit', '--demo');
     expect(code).toBe(0);
-    expect(out).toContain('blocked write');
-    expect(out).toContain('refused final answer');
+    expect(out).toContain("would have been refused: write 'pulse_control'");
+    expect(out).toContain('would have been refused: final answer');
   });
 
   test('text output names the file and the catalog, each refusal and the summary', async () => {
     const path = refusing();
     const { out } = await run('audit', path);
     expect(out).toContain(`pulse-safety audit of ${path} (catalog auto: pulse, knows 1 of 1 tool names, policy full)`);
-    expect(out).toContain("line 1: blocked write 'pulse_control' in RESOLVING [no-target]");
-    expect(out).toMatch(/blocked calls\s+1/);
+    expect(out).toContain("line 1: would have been refused: write 'pulse_control' in RESOLVING [no-target]");
+    expect(out).toMatch(/refused calls\s+1/);
   });
 
   test('--catalog auto (the default) picks the shipped catalog that knows the most tool names', async () => {
@@ -174,6 +174,28 @@ describe('pulse-safety audit', () => {
     expect(report.sources).toEqual([path]);
     expect(report.summary).toMatchObject({ runs: 1, calls: 1, blockedCalls: 1 });
     expect(report.runs[0].refusals[0]).toMatchObject({ rule: 'no-target', state: 'RESOLVING' });
+  });
+
+  test('--format json keeps the protocol strings and adds the target and the earlier write a refusal waits on', async () => {
+    const { out } = await run('audit', '--demo', '--format', 'json');
+    const refusals = JSON.parse(out).runs[0].refusals;
+    const unverified = refusals.find((r: { rule: string; subject: string }) => r.rule === 'unverified-write' && r.subject === 'tool');
+    expect(unverified).toMatchObject({
+      reason: 'POLICY_BLOCKED: the previous state-changing call still needs verification evidence before another one can run',
+      message: expect.stringMatching(/^FSM blocked tool 'pulse_control_docker' \(write\) in state VERIFYING: POLICY_BLOCKED: /),
+      target: null,
+      earlierWrite: { position: 'line 8', tool: 'pulse_control', targets: [] },
+    });
+    expect(refusals.find((r: { rule: string }) => r.rule === 'no-target')).toMatchObject({ target: null, earlierWrite: null });
+  });
+
+  test('the text report opens with what shadow mode means and what FSM_BLOCKED and POLICY_BLOCKED are', async () => {
+    const { out } = await run('audit', refusing());
+    const [, blank, first] = out.split('\n');
+    expect(blank).toBe('');
+    expect(first).toMatch(/^Shadow mode: every call and answer of the transcript ran as recorded\./);
+    expect(out).toMatch(/an FSM_BLOCKED error \(the code of every refusal\)/);
+    expect(out).toMatch(/reason\nstarts with POLICY_BLOCKED: \(the mark of a safety rule, left out below\)/);
   });
 
   test('several files are audited together', async () => {
@@ -334,7 +356,7 @@ describe('the pulse-safety executable', () => {
       },
     );
     expect(result.stdout).toMatch(/tool calls\s+1000000/);
-    expect(result.stdout).toMatch(/blocked calls\s+1000000/);
+    expect(result.stdout).toMatch(/refused calls\s+1000000/);
     const peakKb = Number(/maxrss (\d+)/.exec(result.stderr)?.[1]);
     expect(peakKb).toBeGreaterThan(0);
     expect(peakKb).toBeLessThan(512 * 1024);

@@ -95,6 +95,38 @@ export function withStraggler(pidFile: string, command: string[]): string[] {
   return ['sh', '-c', 'sleep 600 & echo $! > "$0" && exec "$@"', pidFile, ...command];
 }
 
+/** A process as `ps` lists it: its PID, process group and command line. */
+export interface ProcessRow {
+  pid: number;
+  pgid: number;
+  args: string;
+}
+
+/**
+ * Every live process of the machine (`ps -eo pid,pgid,stat,args`, POSIX),
+ * zombies left out: a zombie runs nothing, and is reaped by its parent.
+ */
+export function processes(): ProcessRow[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
+  const rows: ProcessRow[] = [];
+  for (const line of out.split('\n')) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+    if (match === null || match[3]!.startsWith('Z')) continue;
+    rows.push({ pid: Number(match[1]), pgid: Number(match[2]), args: match[4]! });
+  }
+  return rows;
+}
+
+/** The live processes whose command line contains `marker` (a path unique to one test). */
+export function processesWith(marker: string): ProcessRow[] {
+  return processes().filter((row) => row.args.includes(marker));
+}
+
+/** The live processes of process group `pgid`. */
+export function groupMembers(pgid: number): ProcessRow[] {
+  return processes().filter((row) => row.pgid === pgid);
+}
+
 /** Polls `condition` until it holds; throws naming `what` after `ms` (a hang fails the test, it is no speed assertion). */
 export async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;

@@ -51,6 +51,8 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The process group id (the leader's PID), kept after the leader exits: its children may still be in it. */
   private group: number | undefined;
   private exited = false;
+  /** `stop` was called before the server was started: `start` then refuses to spawn it. */
+  private stoppedEarly = false;
   private readonly exit: Promise<void>;
   private markExited: () => void = () => {};
 
@@ -65,10 +67,12 @@ export class ProcessGroupStdioTransport implements Transport {
 
   /**
    * Starts the server.
-   * @throws Error when it was started already, or cannot be spawned (ENOENT...).
+   * @throws Error when it was started already, or cannot be spawned (ENOENT...);
+   *   rejects without spawning anything when `stop` was called before.
    */
   start(): Promise<void> {
     if (this.child !== undefined) throw new Error('ProcessGroupStdioTransport already started');
+    if (this.stoppedEarly) return Promise.reject(new Error('the MCP server was stopped before it started'));
     return new Promise<void>((resolve, reject) => {
       const child = spawn(this.params.command, [...this.params.args], {
         env: this.params.env,
@@ -78,6 +82,8 @@ export class ProcessGroupStdioTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      // Known at once when the process was created (undefined when it could not be): `stop` can end it before 'spawn'.
+      this.group = child.pid;
       child.on('error', (error) => {
         reject(error);
         this.onerror?.(error);
@@ -169,9 +175,13 @@ export class ProcessGroupStdioTransport implements Transport {
    * not graceful) the group gets SIGTERM, and SIGKILL after `KILL_AFTER_MS`.
    * Resolves when the group is gone (or, past SIGKILL, after `KILL_WAIT_MS`).
    * Safe to call again (a later call hurries an earlier graceful one along).
+   * Before the server was spawned, it keeps `start` from spawning it.
    */
   async stop(options: { graceful: boolean }): Promise<void> {
-    if (this.group === undefined) return;
+    if (this.group === undefined) {
+      if (this.child === undefined) this.stoppedEarly = true;
+      return;
+    }
     if (options.graceful) {
       try {
         this.child?.stdin?.end();

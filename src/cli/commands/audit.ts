@@ -27,7 +27,7 @@ import {
   type AuditSummary,
   type RunAudit,
 } from '../../audit/audit.js';
-import { formatPolicyComparison, formatRunText, formatSummaryText } from '../../audit/format.js';
+import { formatAuditHeader, formatPolicyComparison, formatRunText, formatSummaryText } from '../../audit/format.js';
 import {
   builtinCatalogs,
   compileCatalog,
@@ -195,7 +195,7 @@ class AuditReport {
       await this.output.write(`${head.slice(0, -1)}${this.summaryOnly ? '' : ',"runs":['}`);
     } else {
       await this.output.write(
-        `${printable(`pulse-safety audit of ${sources.join(', ')} (catalog ${label}, policy ${this.options.policy})`)}\n\n`,
+        `${printable(`pulse-safety audit of ${sources.join(', ')} (catalog ${label}, policy ${this.options.policy})`)}\n\n${formatAuditHeader()}\n`,
       );
     }
   }

@@ -23,7 +23,8 @@
  * SIGTERM or SIGINT, or when the upstream server goes away. When its client
  * leaves, the upstream's stdin is ended, then its process group gets SIGTERM
  * after 2 s and SIGKILL a second later; on a signal or a refusal to start,
- * the group gets SIGTERM at once and SIGKILL a second later; a signal while
+ * the group gets SIGTERM at once and SIGKILL a second later (also for a
+ * server still starting, which may never answer); a signal while
  * stopping hurries that along. The proxy waits for the group to be gone, so
  * no process is left behind. Exit codes: 0 stopped by its client or a
  * signal; 1 the upstream failed or went away; 2 bad arguments, catalog or
@@ -289,17 +290,37 @@ interface ProxyContext {
   err: (text: string) => void;
 }
 
-/** Over stdio: one client, one upstream, one session. */
+/**
+ * Over stdio: one client, one upstream, one session. A signal while the
+ * upstream starts or is checked ends its process group at once (the server
+ * may never answer) and the proxy exits 0.
+ */
 async function serveStdio(context: ProxyContext): Promise<number> {
   const { sdk, err } = context;
+  const starting: Cancellable = { cancelled: false };
   let upstream: Upstream | undefined;
-  const signals = signalled((count) => (count === 1 ? void upstream?.terminate() : upstream?.kill()));
+  let serving = false;
+  const signals = signalled((count) => {
+    if (count === 1) void (upstream?.terminate() ?? starting.transport?.stop({ graceful: false }));
+    else if (upstream !== undefined) upstream.kill();
+    else starting.transport?.kill();
+  });
+  void signals.promise.then(() => {
+    if (serving) return;
+    starting.cancelled = true;
+    void starting.transport?.stop({ graceful: false });
+  });
   try {
     try {
-      upstream = await connectUpstream(sdk, context.command, context.options);
+      upstream = await connectUpstream(sdk, context.command, context.options, starting);
     } catch (error) {
+      if (starting.cancelled) return MCP_PROXY_EXIT.stopped;
       err(`pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})\n`);
       return MCP_PROXY_EXIT.upstreamFailed;
+    }
+    if (starting.cancelled) {
+      await upstream.terminate(); // connected as the signal came: ended now
+      return MCP_PROXY_EXIT.stopped;
     }
     let server: Server;
     try {
@@ -308,8 +329,13 @@ async function serveStdio(context: ProxyContext): Promise<number> {
       // Refused to start (e.g. no tool can read without --trust): the upstream's process group is ended now, not after a grace period.
       signals.stopping();
       await upstream.terminate();
-      return setupFailure(sdk, error, err);
+      return starting.cancelled ? MCP_PROXY_EXIT.stopped : setupFailure(sdk, error, err);
     }
+    if (starting.cancelled) {
+      await upstream.terminate();
+      return MCP_PROXY_EXIT.stopped;
+    }
+    serving = true;
     server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
     const serverClosed = new Promise<void>((resolve) => {
       const proxyOnClose = server.onclose;
@@ -425,6 +451,8 @@ class HttpProxy {
   private readonly pending = new Set<HttpSession>();
   /** Initialize requests whose upstream is being started (not yet in `pending`): they hold a place under the bound. */
   private starting = 0;
+  /** The upstreams of those requests, being started or checked: `stop` and `hurry` end their process groups. */
+  private readonly connecting = new Set<Cancellable>();
   private readonly http: HttpServer;
 
   /** @param port the port to listen on (0: a free one, then the one bound, from `listen`). */
@@ -467,14 +495,27 @@ class HttpProxy {
       if (count === 1) void session.upstream.terminate();
       else session.upstream.kill();
     }
+    for (const starting of this.connecting) {
+      if (count === 1) void starting.transport?.stop({ graceful: false });
+      else starting.transport?.kill();
+    }
   }
 
-  /** Stops listening, drops every connection, and ends every session: its upstream at once, its server closed; waits for both. */
+  /**
+   * Stops listening, drops every connection, and ends every session: its
+   * upstream at once, its server closed; an upstream still starting for an
+   * initialize request is ended at once too. Waits for all of them.
+   */
   async stop(): Promise<void> {
     this.http.close();
     this.http.closeAllConnections();
     const closing = this.open();
     const ending = closing.map((session) => session.upstream.terminate());
+    for (const starting of this.connecting) {
+      // Its request ends with 503 once the upstream's process group is gone.
+      starting.cancelled = true;
+      ending.push(starting.transport?.stop({ graceful: false }) ?? Promise.resolve());
+    }
     await Promise.all(closing.map((session) => session.server.close().catch(() => {})));
     await Promise.all(ending);
   }
@@ -598,19 +639,29 @@ class HttpProxy {
    */
   private async openSession(req: IncomingMessage, res: ServerResponse, body: unknown, held: () => void): Promise<void> {
     const { sdk, err } = this.context;
+    // Until the session is in `pending`, a stop finds its upstream here (a server that never answers is ended at once).
+    const starting: Cancellable = { cancelled: false };
+    this.connecting.add(starting);
+    const shuttingDown = () => jsonRpcError(res, 503, -32000, 'pulse-safety mcp-proxy: shutting down');
     let upstream: Upstream;
     try {
-      upstream = await connectUpstream(sdk, this.context.command, this.context.options);
+      upstream = await connectUpstream(sdk, this.context.command, this.context.options, starting);
     } catch (error) {
-      jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
+      this.connecting.delete(starting);
+      if (starting.cancelled) shuttingDown();
+      else jsonRpcError(res, 502, -32603, `pulse-safety mcp-proxy: cannot connect to the MCP server (${(error as Error).message})`);
       return;
     }
     let server: Server;
     try {
+      if (starting.cancelled) throw new Error('shutting down');
       server = await sdk.gate.createGatingProxy(upstream.client, this.context.gateOptions);
+      if (starting.cancelled) throw new Error('shutting down');
     } catch (error) {
+      this.connecting.delete(starting);
       await upstream.terminate();
-      jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
+      if (starting.cancelled) shuttingDown();
+      else jsonRpcError(res, 500, -32603, `pulse-safety mcp-proxy: ${(error as Error).message}`);
       return;
     }
     server.onerror = (error) => err(`pulse-safety mcp-proxy: ${error.message}\n`);
@@ -622,6 +673,7 @@ class HttpProxy {
     });
     const session: HttpSession = { server, upstream, transport, active: 0, closed: false };
     this.pending.add(session);
+    this.connecting.delete(starting);
     held();
     const proxyOnClose = server.onclose;
     server.onclose = () => {

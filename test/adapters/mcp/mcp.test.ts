@@ -24,8 +24,11 @@ import {
   buildCli,
   EVERYTHING_SERVER,
   FS_SERVER,
+  groupMembers,
   isAlive,
   isRunning,
+  processes,
+  processesWith,
   readPid,
   refusalOf,
   ROOT,
@@ -452,6 +455,25 @@ describe.concurrent("the proxy's lifetime", () => {
     await until(() => !isRunning(upstreamPid), 'the upstream server to exit');
   });
 
+  it('on SIGTERM while its upstream starts (a server that never answers initialize), ends that process group and exits 0', async (t) => {
+    const pidFile = fresh('pid');
+    const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--', ...withPidFile(pidFile, ['sleep', '600'])], {
+      cwd: ROOT,
+      stdio: ['pipe', 'ignore', 'ignore'], // stdin held open, as a host holds it
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    t.onTestFinished(() => void child.kill('SIGKILL'));
+    const upstreamPid = await readPid(pidFile);
+    t.onTestFinished(() => {
+      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(isAlive(upstreamPid)).toBe(false); // the proxy waits for its upstream's group to be gone before it exits
+  });
+
   it("says so and closes the client's connection when the upstream server goes away", async (t) => {
     const pidFile = fresh('pid');
     const proxied = closing(
@@ -464,6 +486,104 @@ describe.concurrent("the proxy's lifetime", () => {
     await until(() => closed, 'the client to see the connection close');
     expect(proxied.stderr()).toContain('the MCP server closed the connection');
   });
+});
+
+/**
+ * `mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem <dir>`, the
+ * README's command line: npx, the npm it runs, a shell and the server are
+ * four processes of one process group, and the proxy ends them all. The
+ * package is a dev dependency, so npx finds it without the network. Each
+ * test's directory is in every command line of its group, which is how the
+ * test finds them. A proxy that hangs fails the test by its timeout.
+ */
+describe("mcp-proxy in front of an npx command (the README's)", () => {
+  const NPX_TIMEOUT_MS = 30_000;
+
+  /** Starts the built CLI's `mcp-proxy <proxyArgs> -- npx -y ...server-filesystem <dir>`, its stdin held open as a host holds it. */
+  function proxyOverNpx(t: TestContext, proxyArgs: string[]) {
+    const dir = freshDir();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'mcp-proxy', ...proxyArgs, '--', 'npx', '-y', '@modelcontextprotocol/server-filesystem', dir],
+      {
+        cwd: ROOT,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.resume();
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('close', (code, signal) => resolve({ code, signal })),
+    );
+    t.onTestFinished(() => {
+      child.kill('SIGKILL');
+      for (const row of processesWith(dir)) if (row.pid !== child.pid) process.kill(row.pid, 'SIGKILL');
+    });
+    /** The processes started for `dir`, the proxy itself left out (its command line names `dir` too). */
+    const upstream = () => processesWith(dir).filter((row) => row.pid !== child.pid);
+    return { dir, child, exited, upstream, stderr: () => stderr };
+  }
+
+  /** The process group of the upstream started by `proxy`, once its server runs: one group, not the proxy's own. */
+  async function upstreamGroup(proxy: ReturnType<typeof proxyOverNpx>): Promise<number> {
+    await until(() => proxy.upstream().some((row) => row.args.includes('mcp-server-filesystem')), 'the filesystem server to start');
+    const groups = new Set(proxy.upstream().map((row) => row.pgid));
+    expect(groups.size).toBe(1);
+    const [group] = groups;
+    expect(group).not.toBe(processes().find((row) => row.pid === proxy.child.pid)?.pgid);
+    return group!;
+  }
+
+  it.for([
+    { over: 'stdio', args: [] },
+    { over: 'HTTP (--listen)', args: ['--listen', '127.0.0.1:0'] },
+  ])(
+    'without --trust, over $over, exits 2 by itself (its stdin still open), saying to trust or name the reads, and leaves no process of the group',
+    { timeout: NPX_TIMEOUT_MS },
+    async ({ args }, t) => {
+      const proxy = proxyOverNpx(t, args);
+      let ended = false;
+      void proxy.exited.then(() => (ended = true));
+      const groups = new Set<number>();
+      while (!ended) {
+        for (const row of proxy.upstream()) groups.add(row.pgid);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await proxy.exited).toEqual({ code: 2, signal: null });
+      expect(proxy.stderr()).toMatch(
+        /none of the 14 tools .* is a read or resolve: their annotations are not trusted \(trust them with --trust/,
+      );
+      expect(proxy.stderr()).toContain('Name the read tools in a catalog (--catalog');
+      expect(processesWith(proxy.dir)).toEqual([]); // the proxy included
+      for (const group of groups) expect(groupMembers(group)).toEqual([]);
+    },
+  );
+
+  it.for<NodeJS.Signals>(['SIGTERM', 'SIGINT'])(
+    'with --trust, on %s ends the whole group (npx, npm, the shell, the server) and exits 0',
+    { timeout: NPX_TIMEOUT_MS },
+    async (signal, t) => {
+      const proxy = proxyOverNpx(t, ['--trust']);
+      const group = await upstreamGroup(proxy);
+      expect(groupMembers(group).length).toBeGreaterThanOrEqual(2); // npx and the server at least
+      proxy.child.kill(signal);
+      expect(await proxy.exited).toEqual({ code: 0, signal: null });
+      expect(groupMembers(group)).toEqual([]);
+    },
+  );
+
+  it(
+    'with --trust, once its client closes stdin ends the whole group and exits 0',
+    async (t) => {
+      const proxy = proxyOverNpx(t, ['--trust']);
+      const group = await upstreamGroup(proxy);
+      proxy.child.stdin.end();
+      expect(await proxy.exited).toEqual({ code: 0, signal: null });
+      expect(groupMembers(group)).toEqual([]);
+    },
+    NPX_TIMEOUT_MS,
+  );
 });
 
 /** The everything server through the proxy (`--trust`); the client declares roots and sampling and answers both. */
@@ -734,6 +854,52 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
     await until(() => !isAlive(upstreamPid), 'the upstream server to be ended');
+  });
+
+  it("on SIGTERM while a session's upstream starts (a server that never answers initialize), ends that process group and exits 0", async (t) => {
+    const marker = fresh('probed');
+    const pidFile = fresh('pid');
+    // The startup check gets a real server; the session's upstream, started after it, never answers initialize.
+    const upstream = [
+      'sh',
+      '-c',
+      'if [ -e "$0" ]; then echo $$ > "$1" && exec sleep 600; else touch "$0" && exec "$2" "$3" "$4"; fi',
+      marker,
+      pidFile,
+      process.execPath,
+      FS_SERVER,
+      freshDir(),
+    ];
+    const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--', ...upstream], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    t.onTestFinished(() => void child.kill('SIGKILL'));
+    await until(() => /listening on (\S+)/.test(stdout), 'the proxy to listen');
+    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    const initialize = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'http-test', version: '1.0.0' } },
+      }),
+    }).catch(() => null); // the connection is dropped as the proxy stops
+    const upstreamPid = await readPid(pidFile);
+    t.onTestFinished(() => {
+      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(isAlive(upstreamPid)).toBe(false); // the proxy waited for that group to be gone
+    await initialize;
   });
 
   it('keeps one guard per Mcp-Session-Id: a read in one session is no target for a write in another', async () => {

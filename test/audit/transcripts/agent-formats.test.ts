@@ -153,7 +153,7 @@ describe('opencode', () => {
   test('audits with the opencode catalog, and refuses the answer after an unverified write', async () => {
     const { code, out } = await audit(file('opencode-export.json', JSON.stringify(opencodeExport)));
     expect(out).toContain("catalog auto: opencode, the log's format, knows 3 of 3 tool names");
-    expect(out).toMatch(/refused final answer in VERIFYING \[unverified-write\]/);
+    expect(out).toMatch(/would have been refused: final answer in VERIFYING \[unverified-write\]/);
     expect(code).toBe(1);
   });
 });
@@ -259,8 +259,8 @@ describe('Qwen Code', () => {
   test('audits with the qwen-code catalog: the write before any read is refused, and the failed read verifies nothing', async () => {
     const { out } = await audit(file('qwen.jsonl', qwenLog));
     expect(out).toContain("catalog auto: qwen-code, the log's format, knows 2 of 2 tool names");
-    expect(out).toMatch(/blocked write 'write_file' on \/srv\/app\/app.conf in RESOLVING \[no-target\]/);
-    expect(out).toMatch(/refused final answer in VERIFYING \[unverified-write\]/);
+    expect(out).toMatch(/would have been refused: write 'write_file' on \/srv\/app\/app.conf in RESOLVING \[no-target\]/);
+    expect(out).toMatch(/would have been refused: final answer in VERIFYING \[unverified-write\]/);
   });
 });
 
@@ -376,8 +376,8 @@ describe('Kiro CLI', () => {
   test('audits with the kiro catalog: the describe establishes the service, the update is admitted, the answer refused until verified', async () => {
     const { out } = await audit(file('kiro.json', JSON.stringify(kiroConversation)));
     expect(out).toContain("catalog auto: kiro, the log's format, knows 1 of 1 tool names");
-    expect(out).not.toMatch(/blocked write 'use_aws'/);
-    expect(out).toMatch(/refused final answer in VERIFYING \[unverified-write\]/);
+    expect(out).not.toMatch(/refused: write 'use_aws'/);
+    expect(out).toMatch(/would have been refused: final answer in VERIFYING \[unverified-write\]/);
   });
 });
 

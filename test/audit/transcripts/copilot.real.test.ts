@@ -160,8 +160,8 @@ describe.skipIf(skip)(`the audit reads a real Copilot CLI session log${skipNote}
     const code = await main(['audit', logs[0]!], { out: (t) => (out += t), err: (t) => (err += t) });
     expect(err).toBe('');
     expect(out).toContain("catalog auto: copilot, the log's format, knows 3 of 3 tool names");
-    expect(out).toMatch(/blocked write 'edit' on \S*a\.txt in VERIFYING \[unverified-write\]/);
-    expect(out).toContain('6 calls, 1 refused call, ends in READING');
+    expect(out).toMatch(/would have been refused: write 'edit' on \S*a\.txt in VERIFYING \[unverified-write\]/);
+    expect(out).toContain('6 calls, 1 would have been refused, ends in READING');
     expect(code).toBe(1);
   });
 });

@@ -154,7 +154,7 @@ describe('Copilot CLI session events', () => {
   test('audits with the copilot catalog: the failed shell read does not verify the edit, so the answer is refused', async () => {
     const { code, out } = await audit(file('events.jsonl', text));
     expect(out).toContain("catalog auto: copilot, the log's format, knows 3 of 3 tool names");
-    expect(out).toMatch(/refused final answer in VERIFYING \[unverified-write\]/);
+    expect(out).toMatch(/would have been refused: final answer in VERIFYING \[unverified-write\]/);
     expect(code).toBe(1);
   });
 });

@@ -5,7 +5,7 @@
  * (`{ role, message: { content } }` lines, `turn_ended` markers) must be
  * refused as bad input, exit 2 naming the file and line, never audited as
  * clean: a `Shell` call that deletes, then an answer, would otherwise pass
- * as "nothing refused" or be judged without its outcome.
+ * as "nothing would have been refused" or be judged without its outcome.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,5 +41,5 @@ test.each([
   const code = await main(['audit', path], { out: (t) => (out += t), err: (t) => (err += t) });
   expect(code).toBe(2);
   expect(err).toContain(`${path}: line 1:`);
-  expect(out).not.toContain('nothing refused');
+  expect(out).not.toContain('nothing would have been refused');
 });
