@@ -268,7 +268,7 @@ export function setupReplay(): void {
   const info = state.info!;
   fill(
     byId('replay-catalog'),
-    h('option', { value: info.autoCatalog }, `${info.autoCatalog} (the log's agent, else the catalog that knows the most tool names)`),
+    h('option', { value: info.autoCatalog }, `${info.autoCatalog} (detected from the transcript)`),
     ...info.catalogs.map((c) => h('option', { value: c.name }, c.name)),
   );
   fill(byId('replay-policy'), ...info.policies.map((policy) => h('option', { value: policy }, policy)));
