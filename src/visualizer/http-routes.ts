@@ -99,7 +99,7 @@ function replaySettings(
   if (!state.knowsCatalog(catalog)) {
     throw new HttpError(
       400,
-      `unknown catalog '${catalog}'; use ${AUTO_CATALOG}, one of ${CATALOG_NAMES.join(', ')}, or an opened catalog file's id`,
+      `unknown catalog '${catalog.slice(0, 200)}'; use ${AUTO_CATALOG}, one of ${CATALOG_NAMES.join(', ')}, or an opened catalog file's id`,
     );
   }
   const policy = policyParam.safeParse(given.policy ?? DEFAULT_AUDIT_POLICY);

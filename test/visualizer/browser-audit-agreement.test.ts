@@ -1,11 +1,13 @@
 /**
  * The visualizer and `pulse-safety audit` agree (issue 27 item 1): every
- * incident transcript (test/fixtures/incidents/) and the tau-bench runs are
- * opened in the page as a user opens them (the file picker; an incident's
- * catalog file through the catalog picker), and the refusals the page shows,
- * call by call (run, step, tool, rule), must be those of the command line's
- * JSON report for the same file and the same catalog choice (`auto` by
- * default). One browser, one server, one page for every file.
+ * incident transcript (test/fixtures/incidents/), the agents' own logs of
+ * test/fixtures/native/ (Claude Code, Gemini CLI, Codex, OpenAI) and the
+ * tau-bench runs are opened in the page as a user opens them (the file
+ * picker; an incident's catalog file through the catalog picker), and the
+ * refusals the page shows, call by call (run, step, tool, rule), must be
+ * those of the command line's JSON report for the same file and the same
+ * catalog choice (`auto` by default), with the same catalog chosen and the
+ * same warning. One browser, one server, one page for every file.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -19,14 +21,18 @@ import { startVisualizer, type VisualizerServer } from '../../src/visualizer/ser
 import { browserMissing, launchBrowser, openVisualizer } from '../support/browser.js';
 
 const INCIDENTS = fileURLToPath(new URL('../fixtures/incidents/', import.meta.url));
+const NATIVE = fileURLToPath(new URL('../fixtures/native/', import.meta.url));
 const TAU_BENCH = fileURLToPath(new URL('../../../shared/data/tau-bench/gpt-4o-airline.json', import.meta.url));
 const tauBenchMissing = existsSync(TAU_BENCH) ? null : `tau-bench agreement skipped: ${TAU_BENCH} is absent`;
 if (tauBenchMissing) console.warn(tauBenchMissing);
 
-/** The incident transcripts, every file of the folder but the catalogs. */
-const transcripts = readdirSync(INCIDENTS)
-  .filter((name) => !name.endsWith('.catalog.json'))
-  .sort();
+/** The incident transcripts (every file of the folder but the catalogs), then the agents' own logs, each named by its folder. */
+const transcripts = Object.entries({ incidents: INCIDENTS, native: NATIVE }).flatMap(([folder, dir]) =>
+  readdirSync(dir)
+    .filter((name) => !name.endsWith('.catalog.json'))
+    .sort()
+    .map((name): [name: string, file: string] => [`${folder}/${name}`, `${dir}${name}`]),
+);
 
 /** The incidents audited with a catalog of their own as well, and strict failed writes where it matters (as test/suites/incidents.test.ts audits them). */
 const WITH_CATALOG_FILE: [transcript: string, catalog: string, strictFailedWrites: boolean][] = [
@@ -46,6 +52,8 @@ const row = (run: number, step: number, subject: string, tool: string | null, ru
 interface CliAudit {
   report: AuditReport & { catalog: string; catalogChoice: string };
   refusals: Row[];
+  /** The warning `auto` printed (a catalog that knows fewer than half the tool names), or ''. */
+  warning: string;
 }
 
 /** The JSON report of `pulse-safety audit --format json <file> [flags]`, as the command line prints it. */
@@ -61,13 +69,15 @@ async function cliAudit(file: string, ...flags: string[]): Promise<CliAudit> {
   const refusals = report.runs.flatMap((run, index) =>
     run.refusals.map((refusal) => row(index, refusal.index, refusal.subject, refusal.tool, refusal.rule)),
   );
-  return { report, refusals };
+  const warning = /^pulse-safety audit: (warning: .*)$/m.exec(err)?.[1] ?? '';
+  return { report, refusals, warning };
 }
 
 interface PageAudit {
   refusals: Row[];
   count: string;
   choice: string;
+  warning: string;
   /** Each run's option in the run picker. */
   runs: string[];
   /** The steps of the first run's first page marked refused on the timeline. */
@@ -118,6 +128,7 @@ async function pageAudit(file: string): Promise<PageAudit> {
     refusals,
     count: await page.innerText('#replay-refusal-count'),
     choice: await page.innerText('#replay-catalog-choice'),
+    warning: (await page.textContent('#replay-warning')) ?? '',
     runs: await page.$$eval('#replay-run option', (options) => options.map((option) => option.textContent ?? '')),
     timelineRefused: await page.$$eval('#timeline li.refused', (items) => items.map((item) => Number((item as HTMLElement).dataset.step))),
   };
@@ -133,6 +144,7 @@ function expectAgreement(shown: PageAudit, cli: CliAudit, choice: string, strict
       `^Catalog ${choice.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, policy full${strictFailedWrites ? ', strict failed writes' : ''}$`,
     ),
   );
+  expect(shown.warning).toBe(cli.warning);
   expect(shown.runs).toHaveLength(cli.report.runs.length);
   cli.report.runs.forEach((run, index) =>
     expect(shown.runs[index]).toMatch(new RegExp(` · ${run.blockedCalls + run.refusedAnswers} refused$`)),
@@ -144,8 +156,7 @@ function expectAgreement(shown: PageAudit, cli: CliAudit, choice: string, strict
 }
 
 describe.skipIf(browserMissing !== null)('the page and `pulse-safety audit` refuse the same calls', () => {
-  it.each(transcripts)('%s, catalog auto (the default of both)', async (name) => {
-    const file = `${INCIDENTS}${name}`;
+  it.each(transcripts)('%s, catalog auto (the default of both)', async (_name, file) => {
     const cli = await cliAudit(file);
     expect(await page.inputValue('#replay-catalog')).toBe('auto');
     expectAgreement(await pageAudit(file), cli, cli.report.catalogChoice);
