@@ -183,6 +183,9 @@ export type AuditPolicy = 'spec' | 'targets' | 'full';
 /** Every policy, from the spec's rules to all the catalog knows. */
 export const AUDIT_POLICIES: readonly AuditPolicy[] = ['spec', 'targets', 'full'];
 
+/** The policy an audit applies unless told (`AuditOptions.policy`, `pulse-safety audit --policy`). */
+export const DEFAULT_AUDIT_POLICY: AuditPolicy = 'full';
+
 /** What an audit keeps of each run: `all` (default), `refusals` (no findings), or `counts` (neither: a summary only). */
 export type AuditDetail = 'all' | 'refusals' | 'counts';
 
@@ -336,7 +339,7 @@ export class RunAuditor {
     this.stepMs = options.stepMs ?? 1000;
     this.kindOnly = options.classify || null;
     this.classify = this.kindOnly === null ? (options.catalog?.classify ?? classifyCall) : null;
-    this.policy = options.policy ?? 'full';
+    this.policy = options.policy ?? DEFAULT_AUDIT_POLICY;
     this.detail = options.detail ?? 'all';
     this.trace = Boolean(options.trace);
     const catalog = options.catalog;

@@ -76,6 +76,10 @@ export const MAX_REPLAYS = 10;
 export const MAX_REPLAY_PAGE = 200;
 /** Most refused step indexes listed in one answer about a replay run (the run's summary still counts them all). */
 export const MAX_REFUSED_STEPS_LISTED = 1_000;
+/** Most refusals listed in a transcript's summary, over all its runs (each run's summary still counts its own). */
+export const MAX_REFUSALS_LISTED = 2_000;
+/** Catalog files opened through the API and kept (`POST /api/catalogs`); the oldest goes. */
+export const MAX_CATALOGS = 10;
 /**
  * Most bytes waiting to be sent to one page on the `/live` WebSocket. A page
  * that does not read past it is disconnected (terminated, its buffer freed);

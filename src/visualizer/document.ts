@@ -110,19 +110,35 @@ export const PAGE_HTML = `<!doctype html>
           <button type="button" id="replay-demo">Load the embedded demo</button>
         </div>
         <div class="row">
-          <label for="replay-file">Open a transcript file (OpenAI, tau-bench, Anthropic or JSONL)</label>
-          <input type="file" id="replay-file" accept=".json,.jsonl,.ndjson,.txt,application/json">
+          <label for="replay-file">Open a transcript file</label>
+          <input type="file" id="replay-file" accept=".json,.jsonl,.ndjson,.txt,application/json" aria-describedby="replay-formats">
         </div>
+        <p id="replay-formats" class="muted"></p>
         <div class="row">
           <label for="replay-catalog">Classify with catalog</label>
           <select id="replay-catalog"></select>
         </div>
+        <div class="row">
+          <label for="replay-catalog-file">Open a catalog file</label>
+          <input type="file" id="replay-catalog-file" accept=".json,application/json">
+        </div>
+        <div class="row">
+          <label for="replay-policy">Policy</label>
+          <select id="replay-policy"></select>
+        </div>
+        <label class="inline"><input type="checkbox" id="replay-strict"> Strict failed writes (a failed write needs verification)</label>
         <p id="replay-source" class="muted"></p>
+        <p id="replay-catalog-choice" class="muted"></p>
+        <p id="replay-warning" class="muted"></p>
         <p id="replay-error" class="error" role="alert"></p>
         <div class="row">
           <label for="replay-run">Run</label>
           <select id="replay-run" disabled></select>
         </div>
+        <details id="replay-all-refusals">
+          <summary id="replay-refusal-count">No refusals.</summary>
+          <ol id="replay-refusal-list"></ol>
+        </details>
       </fieldset>
       <fieldset>
         <legend>Playback</legend>

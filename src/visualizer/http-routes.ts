@@ -10,8 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
-import { readTranscript, type TranscriptRun } from '../audit/transcripts/index.js';
-import type { BuiltinCatalogName } from '../classify/catalog/index.js';
+import { AUDIT_POLICIES, DEFAULT_AUDIT_POLICY, type AuditPolicy } from '../audit/audit.js';
+import { AUTO_CATALOG } from '../audit/catalog-choice.js';
+import { readTranscript, TRANSCRIPT_FORMATS, type TranscriptRun } from '../audit/transcripts/index.js';
 import { TranscriptError } from '../errors/transcript-error.js';
 import { HOST } from './address.js';
 import { errorMessage, MAX_REPLAY_PAGE } from './bounds.js';
@@ -19,7 +20,7 @@ import { PAGE_CSS, PAGE_HTML } from './document.js';
 import { HttpError } from './http-error.js';
 import { pageScript } from './page-script.js';
 import { CATALOG_NAMES, catalogView, PlaygroundCommandError, zodMessage } from './playground.js';
-import type { ErrorResponse, InfoResponse, LogEntry } from './protocol.js';
+import type { ErrorResponse, InfoResponse, LogEntry, ReplaySettings } from './protocol.js';
 import { readJsonBody } from './read-json-body.js';
 import { send, SECURITY_HEADERS, sendJson } from './send.js';
 import type { ServerState } from './server-state.js';
@@ -42,12 +43,16 @@ interface Route {
   handler: (state: ServerState, exchange: Exchange) => void | Promise<void>;
 }
 
-const catalogParam = z.enum(CATALOG_NAMES as [BuiltinCatalogName, ...BuiltinCatalogName[]]);
+const policyParam = z.enum(AUDIT_POLICIES as [AuditPolicy, ...AuditPolicy[]]);
 const openSchema = z.strictObject({
   text: z.string(),
   source: z.string().trim().min(1).max(500),
-  catalog: catalogParam.optional(),
+  /** As the query's `catalog`: `auto`, a shipped catalog, or an opened catalog file's id. */
+  catalog: z.string().max(200).optional(),
+  policy: policyParam.optional(),
+  strictFailedWrites: z.boolean().optional(),
 });
+const catalogFileSchema = z.strictObject({ text: z.string(), source: z.string().trim().min(1).max(500) });
 
 /**
  * A path segment of the URL, percent-decoded.
@@ -79,11 +84,41 @@ function queryInteger(url: URL, name: string, range: IntegerRange): number {
   return value;
 }
 
-/** The query's `catalog`, `pulse` when absent. @throws HttpError 400 when it names no built-in catalog. */
-function catalogOf(url: URL): BuiltinCatalogName {
-  const parsed = catalogParam.safeParse(url.searchParams.get('catalog') ?? 'pulse');
-  if (!parsed.success) throw new HttpError(400, `unknown catalog; use one of ${CATALOG_NAMES.join(', ')}`);
-  return parsed.data;
+/**
+ * A replay's settings, each with `pulse-safety audit`'s default: `catalog`
+ * `auto`, `policy` `full`, `strictFailedWrites` false.
+ *
+ * @throws HttpError 400 when the catalog is none the server knows, the
+ *   policy none of `AUDIT_POLICIES`, or the flag neither `true` nor `false`.
+ */
+function replaySettings(
+  state: ServerState,
+  given: { catalog?: string | null; policy?: string | null; strictFailedWrites?: string | boolean | null },
+): ReplaySettings {
+  const catalog = given.catalog ?? AUTO_CATALOG;
+  if (!state.knowsCatalog(catalog)) {
+    throw new HttpError(
+      400,
+      `unknown catalog '${catalog.slice(0, 200)}'; use ${AUTO_CATALOG}, one of ${CATALOG_NAMES.join(', ')}, or an opened catalog file's id`,
+    );
+  }
+  const policy = policyParam.safeParse(given.policy ?? DEFAULT_AUDIT_POLICY);
+  if (!policy.success) throw new HttpError(400, `unknown policy; use one of ${AUDIT_POLICIES.join(', ')}`);
+  const strict = given.strictFailedWrites ?? false;
+  if (strict !== true && strict !== false && strict !== 'true' && strict !== 'false') {
+    throw new HttpError(400, 'strictFailedWrites must be true or false');
+  }
+  return { catalog, policy: policy.data, strictFailedWrites: strict === true || strict === 'true' };
+}
+
+/** A replay's settings from the query (`?catalog=&policy=&strictFailedWrites=`); see `replaySettings`. */
+function settingsOf(state: ServerState, url: URL): ReplaySettings {
+  const query = url.searchParams;
+  return replaySettings(state, {
+    catalog: query.get('catalog'),
+    policy: query.get('policy'),
+    strictFailedWrites: query.get('strictFailedWrites'),
+  });
 }
 
 /** The 404 of a request no route answers. */
@@ -123,6 +158,10 @@ function info(state: ServerState, { res }: Exchange): void {
     inspectUrl: `ws://${HOST}:${state.access.port}/inspect`,
     hooksDirectory: state.hooksDirectory,
     recoveryTtlMs: RECOVERY_TTL_MS,
+    formats: [...TRANSCRIPT_FORMATS],
+    autoCatalog: AUTO_CATALOG,
+    policies: [...AUDIT_POLICIES],
+    defaultPolicy: DEFAULT_AUDIT_POLICY,
   };
   sendJson(res, 200, body);
 }
@@ -161,10 +200,18 @@ async function playgroundSession(state: ServerState, exchange: Exchange): Promis
   sendJson(res, 200, session.toCommandResponse(entry));
 }
 
-/** `POST /api/replays`: opens a transcript (201) and answers its summary. */
+/** `POST /api/catalogs`: opens a catalog file for replays (201), as `pulse-safety audit --catalog <file>` reads one. */
+async function openCatalog(state: ServerState, { req, res }: Exchange): Promise<void> {
+  const parsed = catalogFileSchema.safeParse(await readJsonBody(req));
+  if (!parsed.success) throw new HttpError(400, zodMessage(parsed.error));
+  sendJson(res, 201, state.openCatalog(parsed.data.source, parsed.data.text));
+}
+
+/** `POST /api/replays`: opens a transcript (201) and answers its summary under the settings given (the audit's defaults). */
 async function openReplay(state: ServerState, { req, res }: Exchange): Promise<void> {
   const parsed = openSchema.safeParse(await readJsonBody(req));
   if (!parsed.success) throw new HttpError(400, zodMessage(parsed.error));
+  const settings = replaySettings(state, parsed.data);
   let runs: TranscriptRun[];
   try {
     runs = readTranscript(parsed.data.text, parsed.data.source);
@@ -174,25 +221,25 @@ async function openReplay(state: ServerState, { req, res }: Exchange): Promise<v
   }
   if (runs.length === 0) throw new HttpError(400, `${parsed.data.source}: the transcript has no runs`);
   const id = state.openReplay(parsed.data.source, runs);
-  sendJson(res, 201, state.replaySummary(id, parsed.data.catalog ?? 'pulse'));
+  sendJson(res, 201, state.replaySummary(id, settings));
 }
 
-/** `GET /api/replays/:id[?catalog=<name>]`: an open transcript's summary. */
+/** `GET /api/replays/:id[?catalog=&policy=&strictFailedWrites=]`: an open transcript's summary under those settings. */
 function replaySummary(state: ServerState, { res, url, params }: Exchange): void {
-  sendJson(res, 200, state.replaySummary(pathSegment(params[0]!), catalogOf(url)));
+  sendJson(res, 200, state.replaySummary(pathSegment(params[0]!), settingsOf(state, url)));
 }
 
-/** `GET /api/replays/:id/runs/:n[?catalog=<name>&from=<step>&limit=<n>]`: one page of a run's steps. */
+/** `GET /api/replays/:id/runs/:n[?catalog=&policy=&strictFailedWrites=&from=<step>&limit=<n>]`: one page of a run's steps. */
 function replayRunPage(state: ServerState, { res, url, params }: Exchange): void {
   const id = pathSegment(params[0]!);
   const index = Number(params[1]);
   const run = state.replayRunOf(id, index);
-  const catalog = catalogOf(url);
+  const settings = settingsOf(state, url);
   const page = {
     from: queryInteger(url, 'from', { fallback: 0, min: 0, max: Math.max(0, run.steps.length) }),
     limit: queryInteger(url, 'limit', { fallback: MAX_REPLAY_PAGE, min: 1, max: MAX_REPLAY_PAGE }),
   };
-  sendJson(res, 200, state.replayPage({ id, index, run, catalog, page }));
+  sendJson(res, 200, state.replayPage({ id, index, run, settings, page }));
 }
 
 /** `GET /api/live`: the live sessions' summaries. */
@@ -217,6 +264,7 @@ const ROUTES: readonly Route[] = [
   { method: 'GET', pattern: /^\/api\/charts\/([^/]+)$/, handler: chart },
   { method: 'POST', pattern: '/api/playground', handler: openPlayground },
   { method: '*', pattern: /^\/api\/playground\/([^/]+)$/, handler: playgroundSession },
+  { method: 'POST', pattern: '/api/catalogs', handler: openCatalog },
   { method: 'POST', pattern: '/api/replays', handler: openReplay },
   { method: 'GET', pattern: /^\/api\/replays\/([^/]+)$/, handler: replaySummary },
   { method: 'GET', pattern: /^\/api\/replays\/([^/]+)\/runs\/(\d+)$/, handler: replayRunPage },

@@ -6,12 +6,11 @@
  * call id, pending recoveries, time as an input).
  */
 import { z } from 'zod';
-import type { ToolKind } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { createSessionGuard, type SessionGuard } from '../guard/session-guard.js';
-import { compileCatalog, builtinCatalogs, type BuiltinCatalogName, type Classifier } from '../classify/catalog/index.js';
+import { builtinCatalogs, compileCatalog, type BuiltinCatalogName, type CompiledCatalog } from '../classify/catalog/index.js';
 import { transitionIds } from '../charts/index.js';
 import { MAX_PLAYGROUND_LOG } from './bounds.js';
 import { argsText } from './labels.js';
@@ -86,9 +85,15 @@ export class PlaygroundCommandError extends Error {
   }
 }
 
-const classifiers = new Map<BuiltinCatalogName, Classifier>(
-  CATALOG_NAMES.map((name) => [name, compileCatalog(builtinCatalogs[name]).kindOf]),
-);
+/** The shipped catalogs, compiled once each when first used. */
+const compiled = new Map<BuiltinCatalogName, CompiledCatalog>();
+
+/** Shipped catalog `name`, compiled (once). */
+function compiledCatalog(name: BuiltinCatalogName): CompiledCatalog {
+  let catalog = compiled.get(name);
+  if (catalog === undefined) compiled.set(name, (catalog = compileCatalog(builtinCatalogs[name])));
+  return catalog;
+}
 
 /** The first message of a zod error, with its path. */
 export function zodMessage(error: z.ZodError): string {
@@ -129,9 +134,12 @@ export class PlaygroundSession {
     this.autoCompleteVerification = parsed.data.autoCompleteVerification ?? true;
     this.strictFailedWrites = parsed.data.strictFailedWrites ?? false;
     this.now = startAt ?? Date.now();
+    const catalog = compiledCatalog(this.catalog);
+    // As the audit's default policy (`full`): targets from the classification, and the catalog's self-verifying tools.
     this.guard = createSessionGuard({
       now: () => this.now,
-      classify: classifiers.get(this.catalog)!,
+      classify: catalog.classify,
+      selfVerifying: (name) => catalog.isSelfVerifying(name),
       autoCompleteVerification: this.autoCompleteVerification,
       strictFailedWrites: this.strictFailedWrites,
     });
@@ -176,6 +184,31 @@ export class PlaygroundSession {
   }
 
   /**
+   * Checks a tool call, classified in full as the audit classifies one (kind,
+   * targets, destructive, links, echoes) with the catalog it names, else the
+   * session's; the decision and the log entry's label.
+   */
+  private checkCall(command: { name: string; args?: unknown; catalog?: BuiltinCatalogName }): { decision: DecisionView; label: string } {
+    const catalog = command.catalog ?? this.catalog;
+    const { kind, targets, destructive, links, echoes } = compiledCatalog(catalog).classify(command.name, command.args);
+    const id = `c${++this.callSeq}`;
+    const result = this.guard.check({
+      id,
+      name: command.name,
+      args: command.args,
+      kind,
+      targets,
+      destructive,
+      ...(links === undefined ? {} : { links }),
+      ...(echoes === undefined ? {} : { echoes }),
+    });
+    const label =
+      `check ${id} ${command.name} ${argsText(command.args)}`.trimEnd() +
+      ` (${kind}${targets.length > 0 ? `, targets ${targets.join(' ')}` : ''}, catalog ${catalog})`;
+    return { decision: decisionFromError('tool', result.kind, result.allowed ? null : result.error), label };
+  }
+
+  /**
    * Applies one command (any JSON value) and logs it.
    * @throws PlaygroundCommandError when the command is malformed or names no call in flight; nothing is changed then.
    */
@@ -191,15 +224,9 @@ export class PlaygroundSession {
     let recovered: LogEntry['recovered'] = null;
 
     switch (command.type) {
-      case 'call': {
-        const catalog = command.catalog ?? this.catalog;
-        const kind: ToolKind = classifiers.get(catalog)!(command.name, command.args);
-        const id = `c${++this.callSeq}`;
-        const result = this.guard.check({ id, name: command.name, args: command.args, kind });
-        decision = decisionFromError('tool', result.kind, result.allowed ? null : result.error);
-        label = `check ${id} ${command.name} ${argsText(command.args)}`.trimEnd() + ` (${kind}, catalog ${catalog})`;
+      case 'call':
+        ({ decision, label } = this.checkCall(command));
         break;
-      }
       case 'outcome': {
         const call = this.guard.context.inFlight.find((c) => c.key === `id:${command.callId}`);
         if (call === undefined) throw new PlaygroundCommandError(`no call '${command.callId}' is in flight`);

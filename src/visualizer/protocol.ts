@@ -8,6 +8,7 @@
 import type { Chart } from '../charts/index.js';
 import type { BlockedToolResult } from '../errors/index.js';
 import type { BlockRule, InFlightCall, PendingRecovery, ToolKind } from '../../machines/safety.types.js';
+import type { AuditPolicy } from '../audit/audit.js';
 
 /** A pending recovery as shown: the machine's entry plus its expiry. */
 export interface PendingRecoveryView extends PendingRecovery {
@@ -112,6 +113,25 @@ export interface InfoResponse {
   hooksDirectory: string | null;
   /** The recovery TTL (ms). */
   recoveryTtlMs: number;
+  /** The transcript formats a replay reads (`TRANSCRIPT_FORMATS`), as a user names them. */
+  formats: string[];
+  /** The catalog choice that detects the catalog from the transcript (`auto`), the replay's default, as `pulse-safety audit`'s. */
+  autoCatalog: string;
+  /** The audit's policies (`AUDIT_POLICIES`), from the spec's rules to all the catalog knows. */
+  policies: AuditPolicy[];
+  /** The policy a replay applies unless told (`pulse-safety audit`'s default). */
+  defaultPolicy: AuditPolicy;
+}
+
+/** `POST /api/catalogs`: a catalog file opened for replays, chosen by its `id` as `?catalog=<id>`. */
+export interface CatalogFileResponse {
+  id: string;
+  /** The catalog's own `name`. */
+  name: string;
+  /** The file's name, as the page sent it. */
+  source: string;
+  /** Tools it lists. */
+  tools: number;
 }
 
 /** `GET /api/charts/:machineId`. */
@@ -166,11 +186,49 @@ export interface ReplayRunSummary {
   refusals: number;
 }
 
-/** `POST /api/replays`: an opened transcript. */
+/**
+ * How a transcript is replayed: what `pulse-safety audit` takes as
+ * `--catalog`, `--policy` and `--strict-failed-writes` (query parameters
+ * `catalog`, `policy`, `strictFailedWrites`; the same defaults).
+ */
+export interface ReplaySettings {
+  /** `auto` (default), a shipped catalog's name, or the id of a catalog file opened with `POST /api/catalogs`. */
+  catalog: string;
+  /** Default `full`. */
+  policy: AuditPolicy;
+  /** Default false. */
+  strictFailedWrites: boolean;
+}
+
+/** A refused call or answer of a transcript, as the audit reports it (`Refusal`). */
+export interface ReplayRefusal {
+  /** The run's index in the transcript. */
+  run: number;
+  /** The step's index in the run (0-based). */
+  step: number;
+  position: string;
+  subject: 'tool' | 'answer';
+  /** The refused call's tool; null for an answer. */
+  tool: string | null;
+  rule: BlockRule;
+}
+
+/** `POST /api/replays`, `GET /api/replays/:id`: an opened transcript as the audit replays it. */
 export interface ReplayResponse {
   id: string;
   source: string;
   runs: ReplayRunSummary[];
+  settings: ReplaySettings;
+  /** The catalog the calls are classified with (the audit report's `catalog`). */
+  catalogName: string;
+  /** How it was chosen (the audit report's `catalogChoice`), e.g. `auto: claude-code, the log's format, knows 3 of 3 tool names`. */
+  catalogChoice: string;
+  /** `auto`'s warning when the catalog knows fewer than half the tool names; else null. */
+  warning: string | null;
+  /** Every run's refusals, run by run, step by step: the first `MAX_REFUSALS_LISTED` (each run's summary counts its own). */
+  refusals: ReplayRefusal[];
+  /** Refusals in all runs (more than `refusals.length` when the list is cut). */
+  refusalCount: number;
 }
 
 /** One step of a replay and the session after it. */
@@ -191,7 +249,7 @@ export interface ReplayFrame {
  */
 export interface ReplayRunResponse {
   run: ReplayRunSummary;
-  catalog: string;
+  settings: ReplaySettings;
   /** The session before the first step. */
   initial: SessionView;
   /** The index of the first frame of this page. */

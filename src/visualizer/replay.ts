@@ -11,13 +11,12 @@ import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate
 import { safetyMachine, initialSafetyContext } from '../../machines/safety.machine.js';
 import type { SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { ErrCodeFSMBlocked } from '../../machines/safety.policy.js';
-import { auditRun, type RunAudit, type StepFinding } from '../audit/audit.js';
-import type { Classifier } from '../classify/catalog/index.js';
+import { auditRun, type AuditOptions, type RunAudit, type StepFinding } from '../audit/audit.js';
 import type { TranscriptRun, TranscriptStep } from '../audit/transcripts/index.js';
 import { MAX_REFUSED_STEPS_LISTED, MAX_REPLAY_PAGE } from './bounds.js';
 import { argsText, short } from './labels.js';
 import { sessionView, takeEvents } from './model.js';
-import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary } from './protocol.js';
+import type { DecisionView, LogEntry, ReplayFrame, ReplayRunResponse, ReplayRunSummary, ReplaySettings } from './protocol.js';
 
 /** The audit clock's start and step: the audit's defaults (epoch 0, one second a step). */
 const START_AT = 0;
@@ -106,7 +105,7 @@ function replayEvents(before: AnyMachineSnapshot, events: AnyEventObject[]): { s
   return { sent, taken };
 }
 
-/** A run's summary under the audit with `classify`. */
+/** A run's summary under its audit. */
 export function runSummary(run: TranscriptRun, index: number, audit: RunAudit): ReplayRunSummary {
   return { index, id: run.id, reward: run.reward, steps: run.steps.length, refusals: audit.refusals.length };
 }
@@ -135,12 +134,15 @@ export function runTotals(run: TranscriptRun, index: number, audit: RunAudit): R
   };
 }
 
-/** Options of `replayRun`: how the audit classifies, which rules it applies, and the run's totals when known. */
+/** What a replay's audit is given: the catalog the settings chose, compiled, the policy and the flag (as `pulse-safety audit` gives them). */
+export type ReplayAuditOptions = Required<Pick<AuditOptions, 'catalog' | 'policy' | 'strictFailedWrites'>>;
+
+/** Options of `replayRun`: the audit's options, the settings they were chosen by, and the run's totals when known. */
 export interface ReplayOptions {
-  classify: Classifier;
-  catalog: string;
-  strictFailedWrites?: boolean;
-  /** The whole run's totals under this catalog, kept by a server from the transcript's summary; worked out when absent. */
+  audit: ReplayAuditOptions;
+  /** Echoed in the answer. */
+  settings: ReplaySettings;
+  /** The whole run's totals under these settings, kept by a server from the transcript's summary; worked out when absent. */
   totals?: ReplayRunTotals;
 }
 
@@ -158,7 +160,7 @@ export interface ReplayOptions {
  *   `readTranscript`.
  */
 export function replayRun(run: TranscriptRun, index: number, options: ReplayOptions, page: ReplayPage = {}): ReplayRunResponse {
-  const auditOptions = { classify: options.classify, strictFailedWrites: options.strictFailedWrites ?? false, startAt: START_AT };
+  const auditOptions: AuditOptions = { ...options.audit, startAt: START_AT };
   const whole = options.totals ?? runTotals(run, index, auditRun(run, auditOptions));
   const total = run.steps.length;
   const from = Math.min(Math.max(0, Math.trunc(page.from ?? 0)), total);
@@ -168,7 +170,7 @@ export function replayRun(run: TranscriptRun, index: number, options: ReplayOpti
   const audit = auditRun(to === total ? run : { ...run, steps: run.steps.slice(0, to) }, { ...auditOptions, trace: true });
   const refused = new Set(audit.refusals.map((refusal) => refusal.index));
   const kinds = new Map<string, ToolKind>();
-  const start = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.strictFailedWrites ?? false }));
+  const start = resolve('RESOLVING', initialSafetyContext({ strictFailedWrites: options.audit.strictFailedWrites }));
   const initial = sessionView(safetyMachine, start, START_AT);
   // The kinds of the calls before the page (a result's kind is its call's).
   for (const finding of audit.findings.slice(0, from)) {
@@ -205,7 +207,7 @@ export function replayRun(run: TranscriptRun, index: number, options: ReplayOpti
   });
   return {
     run: whole.summary,
-    catalog: options.catalog,
+    settings: options.settings,
     initial,
     from,
     frames,

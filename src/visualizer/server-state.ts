@@ -7,28 +7,45 @@
  */
 import type { AnyStateMachine } from 'xstate';
 import { auditRun } from '../audit/audit.js';
+import { AUTO_CATALOG, autoCatalogOfRuns } from '../audit/catalog-choice.js';
 import { DEMO_SOURCE, demoRuns } from '../audit/demo.js';
 import { readTranscript, type TranscriptRun } from '../audit/transcripts/index.js';
-import { compileCatalog, builtinCatalogs, type BuiltinCatalogName } from '../classify/catalog/index.js';
+import { builtinCatalogs, compileCatalog, parseCatalog, type BuiltinCatalogName, type CompiledCatalog } from '../classify/catalog/index.js';
 import { chartOf, toDot } from '../charts/index.js';
+import { CatalogError } from '../errors/index.js';
 import { TranscriptError } from '../errors/transcript-error.js';
-import { MAX_PLAYGROUND_SESSIONS, MAX_REPLAYS } from './bounds.js';
+import { MAX_CATALOGS, MAX_PLAYGROUND_SESSIONS, MAX_REFUSALS_LISTED, MAX_REPLAYS } from './bounds.js';
 import { ChartLayoutError, type ChartRenderer } from './chart-layout.js';
 import type { StreamedDefinition } from './definitions.js';
 import { HttpError } from './http-error.js';
 import type { LiveHub } from './live.js';
 import type { OriginPolicy } from './origin-policy.js';
 import { PlaygroundCommandError, PlaygroundSession } from './playground.js';
-import type { ChartResponse, ReplayResponse, ReplayRunResponse } from './protocol.js';
-import { replayRun, runTotals, type ReplayPage, type ReplayRunTotals } from './replay.js';
+import type { CatalogFileResponse, ChartResponse, ReplayRefusal, ReplayResponse, ReplayRunResponse, ReplaySettings } from './protocol.js';
+import { replayRun, runTotals, type ReplayAuditOptions, type ReplayPage, type ReplayRunTotals } from './replay.js';
 
 /** Runs whose totals (summary, refused steps) the server keeps for paging; the oldest goes. */
 const MAX_KEPT_RUN_TOTALS = 2_000;
 
-/** A transcript open in the server: where it came from, and its runs. */
+/** A transcript open in the server: where it came from, its runs, and `auto`'s catalog for them (chosen once, when first asked). */
 interface OpenTranscript {
   source: string;
   runs: TranscriptRun[];
+  auto?: CatalogInUse;
+}
+
+/** A catalog as a replay uses it: compiled, its name, and how it was chosen (the audit report's `catalogChoice`). */
+interface CatalogInUse {
+  catalog: CompiledCatalog;
+  name: string;
+  label: string;
+  warning: string | null;
+}
+
+/** A catalog file opened through the API. */
+interface OpenCatalog extends CatalogInUse {
+  source: string;
+  tools: number;
 }
 
 /** What `ServerState` is made of; the rest it starts empty. */
@@ -51,7 +68,7 @@ export interface RunPageRequest {
   id: string;
   index: number;
   run: TranscriptRun;
-  catalog: BuiltinCatalogName;
+  settings: ReplaySettings;
   page: ReplayPage;
 }
 
@@ -67,6 +84,11 @@ function audited<T>(work: () => T): T {
     if (error instanceof TranscriptError) throw new HttpError(400, error.message);
     throw error;
   }
+}
+
+/** The key of a run's totals: the transcript, the run and the settings it was audited with. */
+function totalsKey(id: string, index: number, settings: ReplaySettings): string {
+  return `${id}/${index}/${settings.catalog}/${settings.policy}/${settings.strictFailedWrites}`;
 }
 
 /** The state of a running visualizer that its HTTP routes read and change. */
@@ -87,8 +109,13 @@ export class ServerState {
   private readonly streamedCharts = new WeakMap<StreamedDefinition, Promise<ChartResponse>>();
   // Each run's totals under a catalog, kept from the transcript's summary, so a page replays only up to its end.
   private readonly runTotalsKept = new Map<string, ReplayRunTotals>();
+  /** Catalog files opened through the API by id, `f<n>`, oldest first. */
+  private readonly catalogFiles = new Map<string, OpenCatalog>();
+  /** The shipped catalogs, compiled once each when first used. */
+  private readonly shipped = new Map<BuiltinCatalogName, CompiledCatalog>();
   private sessionSeq = 0;
   private replaySeq = 0;
+  private catalogSeq = 0;
 
   /** @throws TranscriptError when `parts.transcript` cannot be read. */
   constructor(parts: ServerStateParts) {
@@ -194,22 +221,108 @@ export class ServerState {
   }
 
   /**
-   * The summary of open transcript `id` under `catalog`, each run's totals kept for paging.
+   * Opens a catalog file (its JSON `text`, named `source`) for replays, as
+   * `pulse-safety audit --catalog <file>` reads one, evicting the oldest so
+   * opened past `MAX_CATALOGS`.
    *
-   * @throws HttpError 404 when no transcript `id` is open; 400 when the audit refuses a run.
+   * @throws HttpError 400 when the text is not JSON or not a valid catalog (the CLI's exit 2), with its one line.
    */
-  replaySummary(id: string, catalog: BuiltinCatalogName): ReplayResponse {
+  openCatalog(source: string, text: string): CatalogFileResponse {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new HttpError(400, `${source}: not valid JSON (${(error as Error).message})`);
+    }
+    let catalog: CompiledCatalog;
+    let tools: number;
+    try {
+      const parsed = parseCatalog(json, source);
+      catalog = compileCatalog(parsed);
+      tools = Object.keys(parsed.tools).length;
+    } catch (error) {
+      if (error instanceof CatalogError) throw new HttpError(400, error.message);
+      throw error;
+    }
+    const id = `f${++this.catalogSeq}`;
+    this.catalogFiles.set(id, { catalog, name: catalog.name, label: source, warning: null, source, tools });
+    if (this.catalogFiles.size > MAX_CATALOGS) this.catalogFiles.delete(this.catalogFiles.keys().next().value!);
+    return { id, name: catalog.name, source, tools };
+  }
+
+  /** The catalog choice is one the server knows: `auto`, a shipped catalog, or an open catalog file's id. */
+  knowsCatalog(choice: string): boolean {
+    return choice === AUTO_CATALOG || Object.hasOwn(builtinCatalogs, choice) || this.catalogFiles.has(choice);
+  }
+
+  /**
+   * The catalog a replay of `replay` uses under `choice`, as `pulse-safety
+   * audit --catalog <choice>` would: `auto` picks it from the transcript's
+   * formats and tool names (`autoCatalogOfRuns`, once per transcript).
+   *
+   * @throws HttpError 400 when the choice names no catalog the server knows (a catalog file evicted since).
+   */
+  private catalogFor(replay: OpenTranscript, choice: string): CatalogInUse {
+    if (choice === AUTO_CATALOG) return (replay.auto ??= autoCatalogOfRuns(replay.runs));
+    if (Object.hasOwn(builtinCatalogs, choice)) {
+      const name = choice as BuiltinCatalogName;
+      let catalog = this.shipped.get(name);
+      if (catalog === undefined) this.shipped.set(name, (catalog = compileCatalog(builtinCatalogs[name])));
+      return { catalog, name, label: name, warning: null };
+    }
+    const file = this.catalogFiles.get(choice);
+    if (file === undefined)
+      throw new HttpError(400, `no catalog '${choice}': use ${AUTO_CATALOG}, a shipped catalog or an opened catalog file`);
+    return file;
+  }
+
+  /** The audit's options for a replay under `settings`, and the catalog they use. */
+  private auditOptions(replay: OpenTranscript, settings: ReplaySettings): { audit: ReplayAuditOptions; catalog: CatalogInUse } {
+    const catalog = this.catalogFor(replay, settings.catalog);
+    return {
+      audit: { catalog: catalog.catalog, policy: settings.policy, strictFailedWrites: settings.strictFailedWrites },
+      catalog,
+    };
+  }
+
+  /**
+   * The summary of open transcript `id` under `settings`, audited as
+   * `pulse-safety audit` audits it, each run's totals kept for paging.
+   *
+   * @throws HttpError 404 when no transcript `id` is open; 400 when the audit refuses a run or the catalog is unknown.
+   */
+  replaySummary(id: string, settings: ReplaySettings): ReplayResponse {
     const replay = this.replays.get(id);
     if (replay === undefined) throw new HttpError(404, `no transcript '${id}' is open`);
-    const classify = compileCatalog(builtinCatalogs[catalog]).kindOf;
+    const { audit, catalog } = this.auditOptions(replay, settings);
+    const refusals: ReplayRefusal[] = [];
+    let refusalCount = 0;
     const runs = audited(() =>
       replay.runs.map((run, index) => {
-        const totals = runTotals(run, index, auditRun(run, { classify }));
-        this.keepTotals(`${id}/${index}/${catalog}`, totals);
+        const audited = auditRun(run, audit);
+        for (const refusal of audited.refusals) {
+          refusalCount += 1;
+          if (refusals.length < MAX_REFUSALS_LISTED) {
+            const { position, subject, tool, rule } = refusal;
+            refusals.push({ run: index, step: refusal.index, position, subject, tool, rule });
+          }
+        }
+        const totals = runTotals(run, index, audited);
+        this.keepTotals(totalsKey(id, index, settings), totals);
         return totals.summary;
       }),
     );
-    return { id, source: replay.source, runs };
+    return {
+      id,
+      source: replay.source,
+      runs,
+      settings,
+      catalogName: catalog.name,
+      catalogChoice: catalog.label,
+      warning: catalog.warning,
+      refusals,
+      refusalCount,
+    };
   }
 
   /**
@@ -228,15 +341,15 @@ export class ServerState {
   /**
    * One page of a run's frames, its totals kept (or worked out once and kept).
    *
-   * @throws HttpError 400 when the audit refuses the run.
+   * @throws HttpError 400 when the audit refuses the run or the catalog is unknown.
    */
   replayPage(request: RunPageRequest): ReplayRunResponse {
-    const { id, index, run, catalog, page } = request;
-    const classify = compileCatalog(builtinCatalogs[catalog]).kindOf;
-    const key = `${id}/${index}/${catalog}`;
-    const totals = this.runTotalsKept.get(key) ?? audited(() => runTotals(run, index, auditRun(run, { classify, startAt: 0 })));
+    const { id, index, run, settings, page } = request;
+    const { audit } = this.auditOptions(this.replays.get(id)!, settings);
+    const key = totalsKey(id, index, settings);
+    const totals = this.runTotalsKept.get(key) ?? audited(() => runTotals(run, index, auditRun(run, audit)));
     this.keepTotals(key, totals);
-    return audited(() => replayRun(run, index, { classify, catalog, totals }, page));
+    return audited(() => replayRun(run, index, { audit, settings, totals }, page));
   }
 
   /** Keeps a run's totals as the most recent, evicting the oldest past `MAX_KEPT_RUN_TOTALS`. */

@@ -33,6 +33,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
 import { safetyMachine } from '../../machines/safety.machine.js';
+// Every parser loaded before the server classifies a call: the replay and the playground judge as the audit does.
+import '../classify/eager.js';
 import { loadConfiguredMachine, PACKAGE_ROOT, readStatelyConfig } from '../charts/index.js';
 import { DEFAULT_PORT, HOST, parseOrigin } from './address.js';
 import { DropLog } from './bounds.js';

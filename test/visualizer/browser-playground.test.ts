@@ -164,7 +164,22 @@ describe.skipIf(browserMissing !== null)('the playground in a browser', () => {
     await page.fill('#call-args', '{"user_id":"mia_li_3668"}');
     await page.click('#call-check');
     await page.waitForSelector('#log li');
-    expect((await newestLogEntry(page)).text).toContain('(resolve, catalog tau-airline)');
+    expect((await newestLogEntry(page)).text).toContain('(resolve, targets user_id=mia_li_3668, catalog tau-airline)');
+  });
+
+  it("makes a new session's default catalog the call form's", async () => {
+    await page.click('#panel-playground details summary');
+    await page.selectOption('#new-catalog', 'claude-code');
+    await page.click('#btn-new');
+    await page.waitForFunction(() => (document.getElementById('call-catalog') as HTMLSelectElement).value === 'claude-code');
+    expect(await page.getAttribute('#examples button[data-kind="read"]', 'title')).toMatch(/^\S+ /);
+    await page.fill('#call-name', 'Bash');
+    await page.fill('#call-args', '{"command":"rm -rf ~/projects/old"}');
+    await page.click('#call-check');
+    await page.waitForSelector('#log li');
+    const entry = await newestLogEntry(page);
+    expect(entry.text).toContain('catalog claude-code');
+    expect(entry.text).toContain('no-target');
   });
 
   it('says so when the arguments are not JSON, and sends nothing', async () => {

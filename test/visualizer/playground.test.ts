@@ -6,6 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TIME_MS } from '../../machines/safety.policy.js';
 import { RECOVERY_TTL_MS } from '../../src/errors/index.js';
+import { auditRun } from '../../src/audit/audit.js';
+import type { TranscriptStep } from '../../src/audit/transcripts/index.js';
+import { builtinCatalogs, compileCatalog } from '../../src/classify/catalog/index.js';
 import { MAX_PLAYGROUND_LOG } from '../../src/visualizer/bounds.js';
 import {
   catalogView,
@@ -22,6 +25,38 @@ function session(options: PlaygroundOptions = {}): PlaygroundSession {
 }
 
 describe('PlaygroundSession', () => {
+  it('decides each call as the audit does with the same catalog, target rules included (issue 27 item 1)', () => {
+    const calls = [
+      { name: 'Bash', args: { command: 'ls -la' } },
+      { name: 'Bash', args: { command: 'rm -rf ~/projects/old' } },
+      { name: 'Read', args: { file_path: '/home/dev/proj/README.md' } },
+      { name: 'Edit', args: { file_path: '/home/dev/proj/README.md', old_string: 'a', new_string: 'b' } },
+    ];
+    const s = session({ catalog: 'claude-code' });
+    const played = calls.map((call, i) => {
+      const decision = s.apply({ type: 'call', ...call }).decision!;
+      if (decision.allowed) s.apply({ type: 'outcome', callId: `c${i + 1}`, outcome: 'success' });
+      return { allowed: decision.allowed, rule: decision.rule };
+    });
+    // The same calls, each with its success when the gate admitted it, as a transcript the audit replays.
+    const steps: TranscriptStep[] = calls.flatMap((call, i): TranscriptStep[] => [
+      { type: 'call', id: `c${i + 1}`, ...call, position: `call ${i}` },
+      ...(played[i]!.allowed
+        ? [{ type: 'result' as const, id: `c${i + 1}`, name: call.name, outcome: 'success' as const, text: '', position: `result ${i}` }]
+        : []),
+    ]);
+    const audit = auditRun({ id: 'run', reward: null, steps }, { catalog: compileCatalog(builtinCatalogs['claude-code']) });
+    const audited = audit.findings.flatMap((f) =>
+      f.step.type === 'call' ? [{ allowed: f.decision!.allowed, rule: f.decision!.rule }] : [],
+    );
+    expect(played).toEqual(audited);
+    // The kind alone admits the `rm` after a read; its target, never looked at, is refused.
+    expect(played.slice(0, 2)).toEqual([
+      { allowed: true, rule: null },
+      { allowed: false, rule: 'unknown-target' },
+    ]);
+  });
+
   it('blocks a write in RESOLVING with the structured FSM_BLOCKED tool result', () => {
     const s = session();
     const entry = s.apply({ type: 'call', name: 'pulse_control', args: { action: 'restart' } });

@@ -5,14 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { safetyMachine } from '../../machines/safety.machine.js';
 import { auditRun } from '../../src/audit/audit.js';
-import { compileCatalog, builtinCatalogs } from '../../src/classify/catalog/index.js';
+import { builtinCatalogs, compileCatalog } from '../../src/classify/catalog/index.js';
 import { demoRuns } from '../../src/audit/demo.js';
 import { readTranscript } from '../../src/audit/transcripts/index.js';
 import { MAX_REPLAY_PAGE } from '../../src/visualizer/bounds.js';
 import { replayRun, stepLabel } from '../../src/visualizer/replay.js';
 import type { TranscriptRun } from '../../src/audit/transcripts/index.js';
 
-const pulse = { classify: compileCatalog(builtinCatalogs.pulse).kindOf, catalog: 'pulse' };
+/** The replay of the Pulse catalog under the audit's default policy, as `pulse-safety audit --catalog pulse`. */
+const pulse = {
+  audit: { catalog: compileCatalog(builtinCatalogs.pulse), policy: 'full' as const, strictFailedWrites: false },
+  settings: { catalog: 'pulse', policy: 'full' as const, strictFailedWrites: false },
+};
 
 /**
  * Whether the machine completes verification by itself (an eventless

@@ -3,12 +3,21 @@
  * 127.0.0.1 on a free port, the page and its assets served locally, bad
  * input answered with a clear 4xx, a taken port reported clearly.
  */
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRun } from '../../src/audit/audit.js';
 import { demoRuns } from '../../src/audit/demo.js';
 import { PortInUseError, startVisualizer, type VisualizerServer } from '../../src/visualizer/server.js';
-import type { PlaygroundCommandResponse, PlaygroundResponse, ReplayResponse, ReplayRunResponse } from '../../src/visualizer/protocol.js';
+import type {
+  CatalogFileResponse,
+  PlaygroundCommandResponse,
+  PlaygroundResponse,
+  ReplayResponse,
+  ReplayRunResponse,
+} from '../../src/visualizer/protocol.js';
+
+const incident = (name: string) => readFileSync(new URL(`../fixtures/incidents/${name}`, import.meta.url), 'utf8');
 
 let server: VisualizerServer;
 beforeAll(async () => {
@@ -125,6 +134,36 @@ describe('the visualizer server', () => {
     const run = (await (await get('/api/replays/demo/runs/0')).json()) as ReplayRunResponse;
     expect(run.refusedSteps).toEqual(audit.refusals.map((r) => r.index));
     expect(run.frames.at(-1)!.view.state).toBe(audit.finalState);
+  });
+
+  it('replays a Claude Code session as pulse-safety audit does by default: catalog auto, its shell commands parsed, the target rules (issue 27 item 1)', async () => {
+    const response = await post('/api/replays', { text: incident('01b-claude-code-ls-then-rm-home.jsonl'), source: '01b.jsonl' });
+    expect(response.status).toBe(201);
+    const summary = (await response.json()) as ReplayResponse;
+    expect(summary.settings).toEqual({ catalog: 'auto', policy: 'full', strictFailedWrites: false });
+    expect(summary.catalogChoice).toBe("auto: claude-code, the log's format, knows 1 of 1 tool names");
+    // `ls -la` is a read (the shell parser is loaded by the server itself); the `rm -rf ... ~/` after it is refused for its target.
+    expect(summary.refusals[0]).toMatchObject({ run: 0, step: 2, subject: 'tool', tool: 'Bash', rule: 'unknown-target' });
+    const run = (await (await get(`/api/replays/${summary.id}/runs/0?catalog=auto`)).json()) as ReplayRunResponse;
+    expect(run.frames[0]!.entry.decision).toMatchObject({ allowed: true, kind: 'read' });
+    expect(run.refusedSteps[0]).toBe(2);
+  });
+
+  it('replays with a catalog file opened through the API, and refuses one that does not validate, or a catalog it does not know', async () => {
+    const bad = await post('/api/catalogs', { text: JSON.stringify({ name: 'bad', tools: { a: 'sometimes' } }), source: 'bad.json' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/^catalog bad\.json: tools\.a: /);
+    const opened = await post('/api/catalogs', { text: incident('sql.catalog.json'), source: 'sql.catalog.json' });
+    expect(opened.status).toBe(201);
+    const catalog = (await opened.json()) as CatalogFileResponse;
+    expect(catalog).toMatchObject({ id: expect.stringMatching(/^f\d+$/), source: 'sql.catalog.json' });
+    const text = incident('10b-legacy-function-call-drop.json');
+    const withFile = (await (await post('/api/replays', { text, source: '10b.json', catalog: catalog.id })).json()) as ReplayResponse;
+    expect(withFile).toMatchObject({ catalogName: catalog.name, catalogChoice: 'sql.catalog.json' });
+    expect(withFile.refusalCount).toBeGreaterThan(0);
+    const unknown = await get(`/api/replays/${withFile.id}?catalog=f999`);
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { error: string }).error).toMatch(/^unknown catalog 'f999'/);
   });
 
   it('reports a taken port clearly', async () => {

@@ -27,4 +27,4 @@ export {
   type TranscriptStep,
 } from './steps.js';
 export { type JsonlEvent } from './jsonl.js';
-export { readTranscript, readTranscriptEvents } from './read-transcript.js';
+export { readTranscript, readTranscriptEvents, TRANSCRIPT_FORMATS } from './read-transcript.js';

@@ -24,11 +24,24 @@ import { CODEX_LINE_TYPES, readEntry, RESPONSES_TYPES } from './read-entry.js';
 import { ownString, StepBuilder, type Json } from './step-builder.js';
 import type { ReadOptions, TranscriptRun, TranscriptStep } from './steps.js';
 
+/** The formats `readTranscript` and `readTranscriptEvents` read, as a user names them (the visualizer and the CLI's help list them). */
+export const TRANSCRIPT_FORMATS: readonly string[] = [
+  'OpenAI chat and tau-bench runs',
+  'OpenAI legacy function_call',
+  'OpenAI Responses items',
+  'Anthropic messages',
+  'Claude Code session JSONL',
+  'Gemini CLI chat history and session files',
+  'Codex rollout JSONL',
+  'opencode exports and run JSON lines',
+  'Qwen Code chat recordings',
+  'Kiro CLI saved conversations',
+  'Copilot CLI session events',
+  'pulse-safety JSONL events',
+];
+
 /** The formats `readTranscript` knows, for the error that says none was recognised. */
-const SUPPORTED_FORMATS =
-  'OpenAI chat and tau-bench runs, OpenAI legacy function_call, OpenAI Responses items, Anthropic messages, ' +
-  'Claude Code session JSONL, Gemini CLI chat history and session files, Codex rollout JSONL, opencode exports and run JSON lines, ' +
-  'Qwen Code chat recordings, Kiro CLI saved conversations, Copilot CLI session events, pulse-safety JSONL events';
+const SUPPORTED_FORMATS = TRANSCRIPT_FORMATS.join(', ');
 
 /** Claude Code session line types that carry no conversation. */
 const CLAUDE_OTHER_TYPES = new Set(['summary', 'system', 'file-history-snapshot', 'queue-operation', 'result', 'progress', 'attachment']);

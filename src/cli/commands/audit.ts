@@ -20,6 +20,7 @@ import { Option, type Command } from 'commander';
 import {
   AUDIT_POLICIES,
   AuditSummarizer,
+  DEFAULT_AUDIT_POLICY,
   RunAuditor,
   type AuditDetail,
   type AuditOptions,
@@ -28,51 +29,14 @@ import {
   type RunAudit,
 } from '../../audit/audit.js';
 import { formatAuditHeader, formatPolicyComparison, formatRunText, formatSummaryText } from '../../audit/format.js';
-import {
-  builtinCatalogs,
-  compileCatalog,
-  pickCatalog,
-  type BuiltinCatalogName,
-  type Catalog,
-  type CompiledCatalog,
-} from '../../classify/catalog/index.js';
+import { builtinCatalogs, compileCatalog, type CompiledCatalog } from '../../classify/catalog/index.js';
+import { AUTO_CATALOG, autoCatalog } from '../../audit/catalog-choice.js';
 import { DEMO_SOURCE, demoRuns } from '../../audit/demo.js';
 import { CatalogError } from '../../errors/index.js';
 import { TranscriptError } from '../../errors/transcript-error.js';
 import { printable } from '../../util/printable.js';
-import { readTranscriptEvents, type JsonlEvent } from '../../audit/transcripts/index.js';
+import { readTranscriptEvents, TRANSCRIPT_FORMATS, type JsonlEvent } from '../../audit/transcripts/index.js';
 import { EXIT, InputError, readCatalog, withDefaults, type CommandIo } from '../io.js';
-
-/**
- * `--catalog auto`: the catalog of the agent whose log format the reader
- * recognised (`format`: every run named the same one, issue 25 item 4: a
- * Claude Code log whose calls are all MCP tools is still a Claude Code log),
- * else the shipped catalog that knows the most of the tool names; with a
- * note for the report, and a warning when it knows fewer than half of them
- * (the rest are judged as writes).
- */
-function autoCatalog(
-  names: Iterable<string>,
-  format: BuiltinCatalogName | null,
-): { catalog: CompiledCatalog; label: string; warning: string | null } {
-  const choice =
-    format === null ? pickCatalog(names) : pickCatalog(names, { [format]: builtinCatalogs[format] } as Record<BuiltinCatalogName, Catalog>);
-  const how = format === null ? '' : ", the log's format";
-  const tie = choice.tiedWith.length > 0 ? `; a tie with ${choice.tiedWith.join(', ')}, the strictest chosen` : '';
-  const label = `auto: ${choice.name}${how}, knows ${choice.known} of ${choice.total} tool names${tie}`;
-  const warning =
-    choice.total > 0 && choice.known * 2 < choice.total
-      ? `warning: catalog '${choice.name}' knows only ${choice.known} of the ${choice.total} tool names in the input; the others are judged as writes, or by the catalog's fallback where it has one (name a catalog with --catalog)`
-      : null;
-  return { catalog: compileCatalog(builtinCatalogs[choice.name]), label, warning };
-}
-
-/** The catalog every run's log format names, when they all name the same shipped one; else null. */
-function formatCatalog(hints: ReadonlySet<string | undefined>): BuiltinCatalogName | null {
-  if (hints.size !== 1) return null;
-  const [hint] = hints;
-  return hint !== undefined && Object.hasOwn(builtinCatalogs, hint) ? (hint as BuiltinCatalogName) : null;
-}
 
 interface AuditCommandOptions {
   policy: AuditPolicy;
@@ -248,14 +212,14 @@ async function chooseCatalog(
   options: AuditCommandOptions,
   err: (text: string) => void,
 ): Promise<{ catalog: CompiledCatalog; label: string }> {
-  if (options.catalog !== 'auto') return { catalog: compileCatalog(readCatalog(options.catalog)), label: options.catalog };
+  if (options.catalog !== AUTO_CATALOG) return { catalog: compileCatalog(readCatalog(options.catalog)), label: options.catalog };
   const names = new Set<string>();
   const formats = new Set<string | undefined>();
   for await (const event of eventsOf(files, options.demo === true)) {
     if (event.type === 'run') formats.add(event.catalog);
     else if (event.step.type === 'call') names.add(event.step.name);
   }
-  const auto = autoCatalog(names, formatCatalog(formats));
+  const auto = autoCatalog(names, formats);
   if (auto.warning !== null) err(`pulse-safety audit: ${printable(auto.warning)}\n`);
   return { catalog: auto.catalog, label: auto.label };
 }
@@ -327,14 +291,11 @@ export function registerAuditCommand(program: Command, io: CommandIo = {}): Comm
   program
     .command('audit')
     .description('Audit recorded agent transcripts in shadow mode: what would the gate have refused?')
-    .argument(
-      '[files...]',
-      'transcripts: OpenAI chat, Responses or legacy function-call JSON, tau-bench JSON, Anthropic messages JSON, Claude Code session JSONL, Gemini CLI chat JSON, Codex rollout JSONL, opencode export JSON or run JSONL, Qwen Code chat JSONL, Kiro CLI saved conversation JSON, or pulse-safety JSONL',
-    )
+    .argument('[files...]', `transcripts: ${TRANSCRIPT_FORMATS.join(', ')}`)
     .option(
       '--catalog <name|path>',
-      `tool catalog: auto (the catalog of the log's agent, else the shipped catalog that knows the most tool names), ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`,
-      'auto',
+      `tool catalog: ${AUTO_CATALOG} (the catalog of the log's agent, else the shipped catalog that knows the most tool names), ${Object.keys(builtinCatalogs).join(', ')}, or a JSON catalog file`,
+      AUTO_CATALOG,
     )
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--demo', 'audit the embedded demo transcript (exits 0 even with refusals)')
@@ -346,7 +307,7 @@ export function registerAuditCommand(program: Command, io: CommandIo = {}): Comm
         'rules to replay with: spec (session-wide), targets (target-aware), full (targets and self-verifying writes)',
       )
         .choices([...AUDIT_POLICIES])
-        .default('full'),
+        .default(DEFAULT_AUDIT_POLICY),
     )
     // --compare-policies replays under every policy: a --policy beside it would choose nothing, so it is a usage error.
     .addOption(

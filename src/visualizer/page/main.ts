@@ -115,10 +115,14 @@ async function start(): Promise<void> {
   await newPlaygroundSession();
   const params = new URLSearchParams(location.search);
   const mode = params.get('mode');
+  // The replay's settings from the address (`?catalog=&policy=&strictFailedWrites=`), as the server's API takes them.
   const catalog = params.get('catalog');
-  if (catalog !== null && state.info.catalogs.some((c) => c.name === catalog)) {
+  if (catalog !== null && (catalog === state.info.autoCatalog || state.info.catalogs.some((c) => c.name === catalog))) {
     byId<HTMLSelectElement>('replay-catalog').value = catalog;
   }
+  const policy = params.get('policy');
+  if (policy !== null && state.info.policies.some((p) => p === policy)) byId<HTMLSelectElement>('replay-policy').value = policy;
+  byId<HTMLInputElement>('replay-strict').checked = params.get('strictFailedWrites') === 'true';
   if (params.get('replay') !== null) await openReplay(params.get('replay')!);
   selectMode(MODES.includes(mode as Mode) ? (mode as Mode) : params.get('replay') !== null ? 'replay' : 'playground');
   await render();

@@ -54,7 +54,11 @@ async function playgroundCommand(command: PlaygroundCommand, errorId = 'session-
   }
 }
 
-/** Starts a playground session with the options chosen in the form, or shows why the server refused it. */
+/**
+ * Starts a playground session with the options chosen in the form, and
+ * makes its default catalog the call form's; or shows why the server
+ * refused it.
+ */
 export async function newPlaygroundSession(): Promise<void> {
   byId('session-error').textContent = '';
   try {
@@ -63,6 +67,8 @@ export async function newPlaygroundSession(): Promise<void> {
       autoCompleteVerification: byId<HTMLInputElement>('new-auto').checked,
       strictFailedWrites: byId<HTMLInputElement>('new-strict').checked,
     });
+    byId<HTMLSelectElement>('call-catalog').value = state.playground.catalog;
+    renderExamples();
     await render();
   } catch (error) {
     byId('session-error').textContent = errorText(error);
