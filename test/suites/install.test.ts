@@ -181,7 +181,7 @@ describe('installed from a clone as the README says', () => {
     const example = fencedAfter(readFileSync(join(root, 'docs/install.md'), 'utf8'), '## ESM only', 'js');
     writeFileSync(join(app, 'index.cjs'), example);
     expect(run(process.execPath, ['index.cjs'], app).trim()).toBe('RESOLVING');
-    expect(() => run(process.execPath, ['-e', "require('pulse-safety-fsm')"], app)).toThrow(/pulse-safety-fsm/);
+    expect(() => run(process.execPath, ['-e', "require('pulse-safety-fsm')"], app)).toThrow(/pulse-safety-fsm is ESM only: import it/);
   });
 
   test('the command line runs from the project', () => {

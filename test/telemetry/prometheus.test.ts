@@ -167,13 +167,14 @@ describe('createPrometheusMetrics without a registry', () => {
 describe('the subpath', () => {
   it('is pulse-safety-fsm/prometheus, built from src/telemetry/prometheus.ts, with prom-client an optional peer', () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      exports: Record<string, { types: string; import: string }>;
+      exports: Record<string, { types: string; import: string; require: string }>;
       peerDependencies: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
     expect(pkg.exports['./prometheus']).toEqual({
       types: './dist/src/telemetry/prometheus.d.ts',
       import: './dist/src/telemetry/prometheus.js',
+      require: './esm-only.cjs',
     });
     expect(existsSync(new URL('../../src/telemetry/prometheus.ts', import.meta.url))).toBe(true);
     expect(pkg.peerDependencies['prom-client']).toBeDefined();
