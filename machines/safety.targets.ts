@@ -85,7 +85,7 @@ function namedKindOf(target: string): string | null {
 }
 
 /** `table:` and the other named places, `<argument>=<value>` ids, URLs (`s3://bucket/key`) and unknown places are exact; everything else is a path. */
-function isPathForm(target: string): boolean {
+export function isPathForm(target: string): boolean {
   if (namedKindOf(target) !== null || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return false;
   if (target.startsWith('/') || target === '~' || target.startsWith('~/')) return true;
   const equals = target.indexOf('=');

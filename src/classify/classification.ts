@@ -8,7 +8,7 @@
  * (destructive writes).
  */
 import type { ToolKind } from '../../machines/safety.types.js';
-import { canonicalTarget, cutTarget, foldedTarget } from '../../machines/safety.targets.js';
+import { canonicalTarget, cutTarget, foldedTarget, isPathForm, isUnknownPlace, unknownPlace } from '../../machines/safety.targets.js';
 
 export { UNKNOWN_PLACE, unknownPlace } from '../../machines/safety.targets.js';
 
@@ -91,7 +91,10 @@ export const MAX_TARGETS_PER_CALL = 32;
  * folded, `..` above `~` or `.` kept, so `~/../etc` is not `etc`; a
  * trailing slash dropped; past `MAX_TARGET_LENGTH` characters, cut). `~`
  * and `~/x` stay as written (the home directory is not known here).
- * Returns null for an empty path.
+ * Returns null for an empty path. A relative path with no working directory
+ * that would read as a named place or an id (`table:users`, `order_id=A1`)
+ * is an unknown place instead, so reading such a file never establishes the
+ * table or the order.
  *
  * @example pathTarget('src/../b/', '/repo') === '/repo/b'
  */
@@ -99,7 +102,11 @@ export function pathTarget(path: string, cwd?: string): string | null {
   if (typeof path !== 'string' || path === '') return null;
   const home = path === '~' || path.startsWith('~/');
   const joined = !home && !path.startsWith('/') && typeof cwd === 'string' && cwd.startsWith('/') ? `${cwd}/${path}` : path;
-  return canonicalTarget(joined);
+  const target = canonicalTarget(joined);
+  // A relative path with no working directory can spell a named place or an id (`table:users`, `./order_id=A1`):
+  // it names neither, so it is an unknown place (a URL stays itself: it names what it says).
+  if (isPathForm(target) || isUnknownPlace(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return target;
+  return unknownPlace(`<relative path ${target.slice(0, 64)}>`);
 }
 
 /**

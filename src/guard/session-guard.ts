@@ -26,6 +26,8 @@ import type {
 } from '../../machines/safety.types.js';
 import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
+import { unknownPlace } from '../../machines/safety.targets.js';
+import { assertKnownKeys } from '../util/known-keys.js';
 import type { Classification } from '../classify/classification.js';
 import { classifyCall } from '../classify/catalog/index.js';
 import { SessionGuardError } from '../errors/index.js';
@@ -92,7 +94,7 @@ export interface SessionGuard {
    * (DESIGN.md §1, §5.8): a read named `self_verify` is recorded and
    * verification completes at once (whatever `autoCompleteVerification` says).
    * @throws TypeError on a malformed call, an outcome other than `'success'` / `'error'`,
-   *   or `options` that is not an object.
+   *   or `options` that is not an object or has a key it does not know (`possibleApplied`).
    */
   record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): RecordResult;
   /** Decides whether the assistant may give its final answer (CanFinalAnswer). */
@@ -164,6 +166,9 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
     return { kind: undefined, targets: [], destructive: false, echoes: false, links: [] };
   }
 }
+
+/** The options `record` takes (`RecordOptions`); any other key is refused. */
+const RECORD_OPTIONS: readonly string[] = ['result', 'possiblyApplied'];
 
 /**
  * A guard's session, read without a copy: its state and context as they are
@@ -340,7 +345,8 @@ class Guard implements ReplayGuard {
     try {
       classified = readClassification(this.classify(call.name, call.args));
     } catch {
-      classified = { kind: undefined, targets: [], destructive: false, echoes: true, links: [] }; // a classifier that throws fails closed, its result trusted for nothing
+      // A classifier that throws fails closed: a write on a place nobody named, its result trusted for nothing.
+      classified = { kind: undefined, targets: [unknownPlace('<classifier threw>')], destructive: false, echoes: true, links: [] };
     }
     if (this.unknownTools !== null) {
       const watch = (this.unknownTools ??= new UnknownToolsWatch(this.classify));
@@ -348,11 +354,13 @@ class Guard implements ReplayGuard {
       if (watch.done) this.unknownTools = null;
       if (warning !== null) this.report(this.onWarning, warning);
     }
-    const targets = call.targets ?? classified.targets;
+    const known = TOOL_KINDS.includes(classified.kind as ToolKind);
+    // A kind the classifier did not give is a write; one naming no target is on a place nobody named.
+    const targets = call.targets ?? (known || classified.targets.length > 0 ? classified.targets : [unknownPlace('<no kind>')]);
     const destructive = call.destructive ?? classified.destructive;
     const links = call.links ?? classified.links;
     const echoes = call.echoes ?? classified.echoes;
-    return TOOL_KINDS.includes(classified.kind as ToolKind)
+    return known
       ? { kind: classified.kind as ToolKind, targets, destructive, links, stated: call.args !== undefined, echoes }
       : { kind: 'write', targets, destructive, links, stated: false, echoes };
   }
@@ -521,9 +529,12 @@ class Guard implements ReplayGuard {
     let result: unknown;
     let possiblyApplied: unknown;
     try {
+      // A misspelt option (`possibleApplied`) would silently drop a safety check: refused.
+      if (options !== undefined) assertKnownKeys(options, RECORD_OPTIONS, 'record');
       result = options?.result;
       possiblyApplied = options?.possiblyApplied;
     } catch (error) {
+      if (error instanceof TypeError && error.message.startsWith('record: options.')) throw error;
       throw new TypeError('record: options could not be read (a getter or proxy trap threw)', { cause: error });
     }
     if (possiblyApplied !== undefined && typeof possiblyApplied !== 'boolean') {

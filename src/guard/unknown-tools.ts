@@ -65,9 +65,10 @@ function messageOf(catalog: string, tools: readonly string[]): string {
   const first = tools[0] ?? 'my_tool';
   return (
     `pulse-safety-fsm: none of the first ${UNKNOWN_TOOLS_AFTER} tool calls of this session guard names a tool of catalog ` +
-    `'${catalog}' (${tools.join(', ')}). A tool the catalog does not list is taken for a write, and a write is refused ` +
-    `until something was read: calls that only read are refused too. Declare your tools: createSessionGuard({ classify: ` +
-    `createCallClassifier({ name: 'my-agent', tools: { ${propertyKey(first)}: 'read', ... } }) }) ` +
+    `'${catalog}' (${tools.join(', ')}). A tool the catalog does not list is taken for a write on a place nobody named, ` +
+    `refused until the user confirms it: calls that only read are refused too. Declare your tools, each with its kind: ` +
+    `createSessionGuard({ classify: createCallClassifier({ name: 'my-agent', tools: { ${propertyKey(first)}: ` +
+    `{ kind: 'read' or 'write', targets: { <argument>: 'path' or 'id' } }, ... } }) }) ` +
     `(the format: docs/catalogs.md in the package). The guard's onWarning option receives this warning instead.`
   );
 }

@@ -9,6 +9,7 @@
  * input: each save carries the decision's time, epoch milliseconds).
  */
 import { openSqliteTable } from './open-sqlite-table.js';
+import { assertKnownKeys } from '../util/known-keys.js';
 
 /**
  * Where persisted snapshots live: JSON text (`PersistedSnapshot`) by session
@@ -81,9 +82,10 @@ export interface SqliteStoreOptions {
  *
  * @param path the database file (created if absent), or `:memory:`.
  * @throws Error when better-sqlite3 is not installed, or the database cannot be opened.
- * @throws TypeError on a bad table name.
+ * @throws TypeError on a bad table name, or an option it does not know.
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SnapshotStore {
+  if (typeof options === 'object' && options !== null) assertKnownKeys(options, ['table', 'synchronous'], 'createSqliteStore');
   const { db, table } = openSqliteTable('createSqliteStore', path, {
     table: options.table ?? 'safety_sessions',
     synchronous: options.synchronous,

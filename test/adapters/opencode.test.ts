@@ -247,14 +247,14 @@ describe('opencode plugin: options and module shape', () => {
     expect((await h.run('s1', 'c3', 'poke', {})).refused).toBeNull();
   });
 
-  it('an unknown tool (an MCP tool) is a write', async () => {
+  it('an unknown tool (an MCP tool) is a write on a place nobody named: no read admits it', async () => {
     const h = await harness();
     await h.run('s1', 'c1', 'read', { filePath: `${DIR}/a.txt` });
     await h.run('s1', 'c2', 'write', { filePath: `${DIR}/a.txt`, content: 'x' });
     await h.run('s1', 'c3', 'read', { filePath: `${DIR}/a.txt` });
-    await h.run('s1', 'c4', 'github_create_issue', { title: 'x' });
+    expect((await h.run('s1', 'c4', 'github_create_issue', { title: 'x' })).refused).toContain('rule unknown-target');
     await h.idle('s1');
-    expect(h.prompts).toHaveLength(1);
+    expect(h.prompts).toHaveLength(0);
   });
 
   it('the default export is a plugin module opencode loads: { id, server }', () => {

@@ -24,6 +24,7 @@ import {
 } from '../classification.js';
 import { own } from '../../util/own.js';
 import { isUnknownPlace, unknownPlace } from '../../../machines/safety.targets.js';
+import { assertKnownKeys } from '../../util/known-keys.js';
 import { patchFiles } from '../patch.js';
 import { parseCatalog, type Catalog, type ToolRule } from './schema.js';
 
@@ -354,8 +355,10 @@ function argumentTargets(
  *
  * @param catalog a `Catalog` object or any JSON value to validate as one.
  * @throws CatalogError when the catalog does not validate (at compile time only).
+ * @throws TypeError when `options` has a key it does not know (`trustd`).
  */
 export function compileCatalog(catalog: unknown, options: CompileOptions = {}): CompiledCatalog {
+  if (typeof options === 'object' && options !== null) assertKnownKeys(options, ['annotations', 'trusted'], 'compileCatalog');
   return compileValidCatalog(parseCatalog(catalog), options);
 }
 
@@ -409,7 +412,10 @@ export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {
     const argsObject = argumentsObject(args) ?? (compiled === undefined ? null : freeformArguments(compiled, args));
     if (compiled === undefined) {
       const kind = byWords(tool, argsObject);
-      return kind === 'write' ? failClosed(`'${tool.slice(0, 64)}' is not in catalog '${parsed.name}'`) : ofKind(kind);
+      // An unlisted tool's write changes a place nobody named: an unknown place, so no unrelated read admits it.
+      return kind === 'write'
+        ? placed(failClosed(`'${tool.slice(0, 64)}' is not in catalog '${parsed.name}'`), `${tool.slice(0, 64)} <not in the catalog>`)
+        : ofKind(kind);
     }
     const cwdValue = compiled.cwd !== undefined && argsObject !== null ? own(argsObject, compiled.cwd) : undefined;
     const given = typeof cwdValue === 'string' && cwdValue.trim() !== '' ? cwdValue.trim() : context?.cwd;
@@ -435,7 +441,8 @@ export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {
     try {
       return judge(name, args, context);
     } catch {
-      return failClosed('the call could not be read'); // args whose getters or proxy traps throw fail closed
+      // Args whose getters or proxy traps throw fail closed, on a place nobody named.
+      return placed(failClosed('the call could not be read'), '<unreadable call>');
     }
   };
   const compiled: CompiledCatalog = {

@@ -452,7 +452,7 @@ describe('createGatingProxy, an upstream that does not declare tools', () => {
     };
     const upstream = await connect(upstreamServer);
     expect(upstream.getServerCapabilities()?.tools).toBeUndefined();
-    const proxy = await createGatingProxy(upstream, { catalog: { name: 'toolless', tools: { look: 'read' } } });
+    const proxy = await createGatingProxy(upstream, { catalog: { name: 'toolless', tools: { look: 'read', change: 'write' } } });
     const client = await connect(proxy);
 
     const refused = await call(client, 'change');
@@ -461,6 +461,8 @@ describe('createGatingProxy, an upstream that does not declare tools', () => {
     expect(seen).toEqual([]);
 
     expect(textOf(await call(client, 'look'))).toBe('ran');
+    // A tool the catalog does not list is a write on a place nobody named: no read admits it.
+    expect(refusalOf(await call(client, 'erase')).error).toMatchObject({ tool: 'erase', kind: 'write', rule: 'unknown-target' });
     // Admitted after the read, run, failed upstream: its JSON-RPC error carries the answer state in data._meta.
     const error = (await call(client, 'change').catch((thrown: unknown) => thrown)) as McpError;
     expect(error).toBeInstanceOf(McpError);

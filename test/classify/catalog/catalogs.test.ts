@@ -355,7 +355,7 @@ describe('claude-code: names it does not list are writes', () => {
       tool: 'mcp__github__create_issue',
       args: { owner: 'acme', repo: 'app', title: 'Bug' },
       kind: 'write',
-      targets: [],
+      targets: ['?/mcp__github__create_issue <not in the catalog>'],
       note: 'an MCP tool is unknown',
     },
     {

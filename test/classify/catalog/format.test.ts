@@ -149,7 +149,7 @@ describe('targets, destructive, self-verifying, failure markers', () => {
   it('an unknown tool is a write that says why', () => {
     expect(createCallClassifier(catalog({}))('nope', {})).toMatchObject({
       kind: 'write',
-      targets: [],
+      targets: ['?/nope <not in the catalog>'],
       destructive: false,
       reason: expect.stringContaining("'nope' is not in catalog 't'"),
     });
