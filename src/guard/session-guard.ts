@@ -16,6 +16,7 @@ import { createActor, type Actor } from 'xstate';
 import { isCallIdInFlight, safetyMachine, toolEventOf, type SafetyMachine } from '../../machines/safety.machine.js';
 import { hasWriteInFlight } from '../../machines/safety.events.js';
 import type {
+  AnswerRequestedEvent,
   GateDecidedEvent,
   RecoverySucceededEvent,
   SafetyContext,
@@ -28,6 +29,7 @@ import { TOOL_KINDS } from '../../machines/safety.types.js';
 import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import type { Classification } from '../classify/classification.js';
 import { classifyCall } from '../classify/catalog/index.js';
+import { detectClaims } from '../claims/detect.js';
 import { SessionGuardError } from '../errors/index.js';
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from '../interpreter/index.js';
 import { blockedError, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
@@ -93,8 +95,16 @@ export interface SessionGuard {
    *   or `options` that is not an object.
    */
   record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): RecordResult;
-  /** Decides whether the assistant may give its final answer (CanFinalAnswer). */
-  finalAnswer(): FinalAnswerDecision;
+  /**
+   * Decides whether the assistant may give its final answer (CanFinalAnswer).
+   * Given the answer's `text`, and unless the guard's `phantomClaims` is
+   * false, its claims of a change (src/claims/, `detectClaims`) go with the
+   * request: a claim no recorded write supports refuses the answer, rule
+   * `phantom-claim` (issue 28 item 2). Without `text` no claim is checked,
+   * only the spec's rules.
+   * @throws TypeError when `text` is given and is not a string.
+   */
+  finalAnswer(text?: string): FinalAnswerDecision;
   /** CompleteVerification: VERIFYING with read-after-write returns to READING. True when it did. */
   completeVerification(): boolean;
   /** Reset: RESOLVING, all tracking cleared. */
@@ -200,6 +210,8 @@ class Guard implements ReplayGuard {
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
+  /** Check the final answer's claims of a change (`SessionGuardOptions.phantomClaims`). */
+  private readonly phantomClaims: boolean;
   /**
    * The session while no actor exists, the guard's own (the interpreter
    * steps it in place: nothing else holds its context); null once the actor drives.
@@ -226,6 +238,7 @@ class Guard implements ReplayGuard {
     this.onDecision = options.onDecision;
     this.onRecovery = options.onRecovery;
     this.selfVerifying = options.selfVerifying;
+    this.phantomClaims = options.phantomClaims !== false;
     if (options.snapshot === undefined) {
       const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
@@ -526,15 +539,19 @@ class Guard implements ReplayGuard {
     return { recovered: recovered.recovery };
   }
 
-  finalAnswer(): FinalAnswerDecision {
-    const decision = this.decideAnswer();
+  finalAnswer(text?: string): FinalAnswerDecision {
+    const decision = this.decideAnswer(text);
     return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
   }
 
   /** `finalAnswer`'s decision as the machine emitted it, without an `FSMBlockedError` (see `ReplayGuard`). */
-  decideAnswer(): GateDecidedEvent {
+  decideAnswer(text?: string): GateDecidedEvent {
+    if (text !== undefined && typeof text !== 'string') throw new TypeError('finalAnswer: text must be a string when given');
     this.enter('finalAnswer');
-    return this.decide('finalAnswer', { type: 'answer.requested', at: this.clock() });
+    const claims = text === undefined || !this.phantomClaims ? [] : detectClaims(text);
+    const event: AnswerRequestedEvent = { type: 'answer.requested', at: this.clock() };
+    if (claims.length > 0) event.claims = claims.map((c) => ({ text: c.text, places: c.places }));
+    return this.decide('finalAnswer', event);
   }
 
   completeVerification(): boolean {
@@ -581,7 +598,7 @@ export interface ReplayGuard extends SessionGuard {
    */
   decideCall(call: ToolCall): GateDecidedEvent;
   /** As `finalAnswer`, returning the decision event. @throws as `finalAnswer`. */
-  decideAnswer(): GateDecidedEvent;
+  decideAnswer(text?: string): GateDecidedEvent;
 }
 
 /**

@@ -213,7 +213,7 @@ class Sessions implements SessionStore {
       },
       check: (call) => act((guard) => guard.check(call)),
       record: (call, outcome, options) => act((guard) => guard.record(call, outcome, options)),
-      finalAnswer: () => act((guard) => guard.finalAnswer()),
+      finalAnswer: (text) => act((guard) => guard.finalAnswer(text)),
       completeVerification: () => act((guard) => guard.completeVerification()),
       reset: () => act((guard) => guard.reset()),
       resetKeepProgress: () => act((guard) => guard.resetKeepProgress()),

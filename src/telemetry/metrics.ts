@@ -24,6 +24,8 @@ export const METRIC_NAMES = {
   recoveryAttempts: 'auto_recovery_attempt_total',
   /** Pending recoveries cleared by a later successful call of the tool, labels `error_code`, `tool`. */
   recoverySuccesses: 'auto_recovery_success_total',
+  /** Final answers refused as phantom-execution claims (rule `phantom-claim`, issue 28 item 2), labels `provider`, `model`. */
+  phantomDetected: 'pulse_ai_phantom_detected_total',
 } as const;
 
 /** The `tool` label of tool names past the cardinality or length limit. */
@@ -55,6 +57,14 @@ export interface SafetyMetricsOptions {
   maxToolLabels?: number;
   /** Tool names longer than this many UTF-16 units are counted under `_other`; default 128. */
   maxToolLabelLength?: number;
+  /**
+   * The `provider` label of `pulse_ai_phantom_detected_total` (the model's
+   * provider, e.g. `openai`), as the caller knows it; default `''`. One set
+   * of metrics per provider and model gives a series each.
+   */
+  provider?: string;
+  /** The `model` label of `pulse_ai_phantom_detected_total` (e.g. `gpt-4o`); default `''`. */
+  model?: string;
 }
 
 /** The counters of one process (or of whatever the hooks are attached to). */
@@ -63,7 +73,7 @@ export interface SafetyMetrics {
   readonly onDecision: (decision: GateDecidedEvent) => void;
   /** The guard's `onRecovery` hook: counts recoveries. */
   readonly onRecovery: (event: RecoverySucceededEvent) => void;
-  /** The four counters, each with its series so far (fresh objects). */
+  /** The five counters, each with its series so far (fresh objects). */
   collect(): CounterFamily[];
   /** The count of one series, 0 when it has none; e.g. `value('fsm_final_block_total', { state: 'VERIFYING' })`. */
   value(name: string, labels: Readonly<Record<string, string>>): number;
@@ -100,7 +110,11 @@ function increment(counter: Counter, labels: Record<string, string>): void {
  * - `auto_recovery_attempt_total{error_code,tool}`: every refused tool call,
  *   as each opens or bumps a pending recovery the model may recover from;
  * - `auto_recovery_success_total{error_code,tool}`: every pending recovery
- *   cleared by a later successful call of its tool.
+ *   cleared by a later successful call of its tool;
+ * - `pulse_ai_phantom_detected_total{provider,model}`: every final answer
+ *   refused as a phantom-execution claim (rule `phantom-claim`), also
+ *   counted in `fsm_final_block_total`; the labels are `options.provider`
+ *   and `options.model`.
  *
  * Never throws from its hooks, whatever the events hold.
  */
@@ -117,7 +131,12 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
     'error_code',
     'tool',
   ]);
-  const counters = [toolBlocks, finalBlocks, attempts, successes];
+  const phantoms = counter(METRIC_NAMES.phantomDetected, 'Final answers refused for claiming a change no tool made.', [
+    'provider',
+    'model',
+  ]);
+  const phantomLabels = { provider: String(options.provider ?? ''), model: String(options.model ?? '') };
+  const counters = [toolBlocks, finalBlocks, attempts, successes, phantoms];
   const toolLabels = new Set<string>();
 
   /** The `tool` label of a tool name: itself, or `_other` past the limits. */
@@ -135,6 +154,7 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
       const state = String(decision.state);
       if (decision.subject === 'answer') {
         increment(finalBlocks, { state });
+        if (decision.rule === 'phantom-claim') increment(phantoms, { ...phantomLabels });
         return;
       }
       const tool = toolLabel(decision.tool);
