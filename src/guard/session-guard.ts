@@ -55,6 +55,8 @@ export { type RecordOptions, type ToolCall } from './tool-call.js';
 export interface SessionGuard {
   /** The current state. */
   readonly state: SafetyState;
+  /** Whether `finalAnswer(text)` checks the answer's claims of a change (`SessionGuardOptions.phantomClaims`). */
+  readonly phantomClaims: boolean;
   /** A frozen copy of the machine context; pending recoveries past their TTL at `now()` are left out. */
   readonly context: Readonly<SafetyContext>;
   /**
@@ -210,8 +212,7 @@ class Guard implements ReplayGuard {
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
-  /** Check the final answer's claims of a change (`SessionGuardOptions.phantomClaims`). */
-  private readonly phantomClaims: boolean;
+  readonly phantomClaims: boolean;
   /**
    * The session while no actor exists, the guard's own (the interpreter
    * steps it in place: nothing else holds its context); null once the actor drives.

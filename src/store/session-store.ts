@@ -205,6 +205,9 @@ class Sessions implements SessionStore {
       get state() {
         return use().state;
       },
+      get phantomClaims() {
+        return use().phantomClaims;
+      },
       get context() {
         return use().context;
       },
