@@ -25,7 +25,8 @@ export interface Claim {
   /**
    * The places the claim names as changed: back-quoted names, paths and file
    * names, ids (upper-case letters and digits, both, 5 to 12 characters), in
-   * the words after an active verb ("I deleted `/tmp/x`"), or in the subject
+   * the words after an active verb up to a preposition other than "to" or
+   * "into" ("I deleted `/tmp/x`"; not "... for flight HAT045"), or in the subject
    * of a passive or a state ("reservation ABC123 has been cancelled"; not
    * "changed to flight HAT266", a new value). At most `MAX_PLACES_PER_CLAIM`,
    * in order, without repeats. Empty when it names none.
@@ -49,7 +50,8 @@ const SENTENCE = /[^\n]+?(?:[.!?](?=\s|$)|(?=\n)|$)/gu;
 
 /** Places a sentence names (`Claim.places`). */
 const BACKQUOTED = /`([^`\n]{1,200})`/gu;
-const PATH = /(?:~|\.{1,2})?\/[\w.@+~-]+(?:\/[\w.@+~-]+)*\/?|\b[\w@+-]+(?:\/[\w.@+-]+)+|\b[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}\b/gu;
+const PATH =
+  /(?:~|\.{1,2})?\/[\w.@+~-]+(?:\/[\w.@+~-]+)*\/?|\b[\w@+-]+(?:\/[\w.@+-]+)+\/?|\b[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}\b|\b[\w.@+-]+\/(?![\w.@+~-])/gu;
 const ID = /\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12}\b/gu;
 /** Abbreviations a file-name match must not take for a file ("e.g", "i.e"). */
 const NOT_A_FILE = /^(?:e\.g|i\.e|etc|vs|a\.m|p\.m)$/iu;
@@ -75,6 +77,10 @@ export function placesOf(sentence: string): string[] {
   }
   return places;
 }
+
+/** A preposition that ends the direct object of an active claim: what follows names no changed place. */
+const ADJUNCT =
+  /\s(?:about|after|as|at|because|before|by|despite|due|during|for|from|in|of|on|over|per|since|through|under|using|via|with|within|without)\s/iu;
 
 /** Markdown emphasis and list markers, which are no words. */
 function plain(sentence: string): string {
@@ -135,7 +141,9 @@ function claimIn(sentence: string, words: CompiledClaimWords): { verb: string; o
     const object = active ? after : (before ?? after);
     // The words that name what changed: after an active verb, the subject of a passive or a state
     // ("flight X has been changed to flight Y" changed X; Y is its new value, no place).
-    const about = active || before === undefined ? sentence.slice(end) : sentence.slice(0, m.index);
+    // After an active verb, up to the first preposition but "to" or "into" ("issued a certificate for the delay
+    // of flight X" changed no flight X; "pushed the commits to origin/main" changed origin/main).
+    const about = active || before === undefined ? (sentence.slice(end).split(ADJUNCT, 1)[0] ?? '') : sentence.slice(0, m.index);
     return object === undefined ? { verb, about } : { verb, object, about };
   }
   return null;

@@ -74,8 +74,10 @@ describe('detectClaims: claims of a change', () => {
     expect(detectClaims('Your flight has been changed to flight HAT266.')[0]!.places).toEqual([]);
   });
 
-  it('the places of an active claim follow the verb', () => {
+  it('the places of an active claim follow the verb, up to a preposition other than "to" or "into"', () => {
     expect(detectClaims('I pushed your two commits to origin/main.')[0]!.places).toEqual(['origin/main']);
+    expect(detectClaims("I've issued a certificate for the delay of flight HAT045.")[0]!.places).toEqual([]);
+    expect(detectClaims('I moved q1.csv into out/ for you.')[0]!.places).toEqual(['q1.csv', 'out/']);
   });
 
   it('reads no more than MAX_CLAIMS claims, and nothing from a non-string', () => {

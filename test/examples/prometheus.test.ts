@@ -22,6 +22,8 @@ describe('the Prometheus example', () => {
         '# HELP auto_recovery_success_total Pending recoveries cleared by a later successful call of the same tool.',
         '# TYPE auto_recovery_success_total counter',
         'auto_recovery_success_total{error_code="FSM_BLOCKED",tool="pulse_control"} 1',
+        '# HELP pulse_ai_phantom_detected_total Final answers refused for claiming a change no tool made.',
+        '# TYPE pulse_ai_phantom_detected_total counter',
         '',
       ].join('\n'),
     );
