@@ -40,6 +40,7 @@ import {
   withoutSettled,
 } from './safety.events.js';
 import { establish, keepLinks } from './safety.targets.js';
+import { phantomClaimOf, phantomClaimReason, withWrittenTargets } from './safety.claims.js';
 import type {
   AnswerBlockRule,
   BlockRule,
@@ -253,6 +254,7 @@ const settleCall: SafetyActionLogic = (context, event) => ({ context: { inFlight
 const recordWrite: SafetyActionLogic = (context, event) => {
   const booked = booking(context, event);
   const call = booked === null ? undefined : context.inFlight[booked.applied];
+  const writtenTargets = withWrittenTargets(context.writtenTargets, appliedTargets(context, event, booked));
   return {
     context: {
       wroteThisEpisode: true,
@@ -264,6 +266,7 @@ const recordWrite: SafetyActionLogic = (context, event) => {
       writeTargets: verificationTargets(appliedTargets(context, event, booked)),
       writeDestructive: call === undefined ? isDestructiveEvent(event) : call.destructive === true,
       confirmedSinceWrite: false,
+      ...(writtenTargets === undefined ? {} : { writtenTargets }),
     },
   };
 };
@@ -371,9 +374,16 @@ const allowAnswer: SafetyActionLogic<StateParams> = (_context, event, params) =>
   ],
 });
 
-/** Refuse the final answer: count it and emit the refusal; the reason names the target it is about, if any. */
+/**
+ * Refuse the final answer: count it and emit the refusal; the reason names the target it is about, if any.
+ * A `phantom-claim` refusal's reason names the claim and what would support it; its target is the place
+ * no write touched (`phantomClaimOf`).
+ */
 const refuseAnswer: SafetyActionLogic<AnswerBlockParams> = (context, event, params) => {
-  const target = blockedTargetOf(context, event, params.rule);
+  const phantom = params.rule === 'phantom-claim' ? phantomClaimOf(context, event) : null;
+  const target = phantom === null ? blockedTargetOf(context, event, params.rule) : phantom.place;
+  const reason =
+    phantom === null ? reasonWithTarget(ANSWER_BLOCK_REASONS[params.rule], target) : phantomClaimReason(phantom.claim, phantom.place);
   return {
     context: { finalAnswerBlocks: context.finalAnswerBlocks + 1 },
     emitted: [
@@ -386,7 +396,7 @@ const refuseAnswer: SafetyActionLogic<AnswerBlockParams> = (context, event, para
         kind: null,
         callId: null,
         rule: params.rule,
-        reason: reasonWithTarget(ANSWER_BLOCK_REASONS[params.rule], target),
+        reason,
         recoveryId: null,
         ...(target === null ? {} : { target }),
         at: timeOf(event),
@@ -399,10 +409,11 @@ const refuseAnswer: SafetyActionLogic<AnswerBlockParams> = (context, event, para
 const completeVerification: SafetyActionLogic = () => ({ context: { readAfterWrite: false, consecutiveVerifyBlocks: 0 } });
 
 /**
- * Reset: clear all tracking, pending recoveries, established targets and
- * kept links included (DESIGN.md §3.2); the session's settings stay. Links
- * are cleared by assigning `undefined` only when there are some (an assign
- * cannot drop a field, and a context that never had links keeps its shape).
+ * Reset: clear all tracking, pending recoveries, established targets,
+ * kept links and written targets included (DESIGN.md §3.2); the session's
+ * settings stay. Links and written targets are cleared by assigning
+ * `undefined` only when there are some (an assign cannot drop a field, and a
+ * context that never had them keeps its shape).
  */
 const resetSession: SafetyActionLogic = (context) => ({
   context: {
@@ -413,6 +424,7 @@ const resetSession: SafetyActionLogic = (context) => ({
     }),
     checksCalls: context.checksCalls,
     ...(context.links === undefined ? {} : { links: undefined }),
+    ...(context.writtenTargets === undefined ? {} : { writtenTargets: undefined }),
   },
 });
 

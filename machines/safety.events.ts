@@ -178,6 +178,8 @@ interface EventFields {
   readonly kindUnstated: unknown;
   readonly replyTo: unknown;
   readonly links: unknown;
+  /** `answer.requested`'s claims (issue 28 item 2), as given; optional, so the tool-event fast path need not name it. */
+  readonly claims?: unknown;
 }
 
 /**
@@ -202,6 +204,7 @@ class NormalizedEvent {
   declare readonly kindUnstated?: unknown;
   declare readonly replyTo?: unknown;
   declare readonly links?: unknown;
+  declare readonly claims?: unknown;
 
   /**
    * From `fields`, the fields' values, each read once by the caller; the
@@ -223,6 +226,7 @@ class NormalizedEvent {
     if (kindUnstated !== undefined) own.kindUnstated = kindUnstated;
     if (replyTo !== undefined) own.replyTo = replyTo;
     if (links !== undefined) own.links = links;
+    if (fields.claims !== undefined) own.claims = fields.claims;
     // The readings, by the same rules as the readers' for any event.
     const known = isToolKind(kind);
     const unstated = kindUnstated === true;
@@ -340,6 +344,7 @@ export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEven
     kindUnstated: field(event, 'kindUnstated'),
     replyTo: field(event, 'replyTo'),
     links: cutTargets(field(event, 'links')),
+    claims: field(event, 'claims'),
   });
   return Object.freeze(normalized) as unknown as TEvent;
 }

@@ -50,6 +50,7 @@ import {
   unknownTargetOf,
   withoutSettled,
 } from './safety.events.js';
+import { phantomClaimOf } from './safety.claims.js';
 import type { SafetyContext, SafetyEmitted, SafetyEvent, SafetyInput } from './safety.types.js';
 
 export { initialSafetyContext } from './safety.actions.js';
@@ -195,6 +196,13 @@ export const safetyMachine = setup({
     /** The failure is booked to a write (unambiguously its, `booking`), the last write in flight. */
     isLastWriteInFlight: ({ context, event }) =>
       outcomeKind(context, event) === 'write' && !hasWriteInFlight(withoutSettled(context, event)),
+    /**
+     * Phantom-execution claim (issue 28 item 2): the final answer claims a
+     * change (`answer.requested`'s `claims`) and no write was recorded in the
+     * session, or a claim names places and no recorded write touched any
+     * (`phantomClaimOf`).
+     */
+    isPhantomClaim: ({ context, event }) => phantomClaimOf(context, event) !== null,
     /** No read or resolve has run since the last write succeeded. */
     lacksReadAfterWrite: ({ context }) => !context.readAfterWrite,
     /**
@@ -313,10 +321,17 @@ export const safetyMachine = setup({
           actions: ['dropVerificationTracking'],
           description: 'ResetKeepProgress: no target was established, so the session stays RESOLVING.',
         },
-        'answer.requested': {
-          actions: [{ type: 'allowAnswer', params: { state: 'RESOLVING' } }],
-          description: 'Nothing was changed: the final answer is allowed.',
-        },
+        'answer.requested': [
+          {
+            guard: 'isPhantomClaim',
+            actions: [{ type: 'refuseAnswer', params: { state: 'RESOLVING', rule: 'phantom-claim' } }],
+            description: 'Phantom-execution claim: the final answer claims a change no recorded write made (issue 28 item 2).',
+          },
+          {
+            actions: [{ type: 'allowAnswer', params: { state: 'RESOLVING' } }],
+            description: 'Nothing was changed, and the answer claims no change: the final answer is allowed.',
+          },
+        ],
       },
     },
     READING: {
@@ -392,10 +407,17 @@ export const safetyMachine = setup({
           actions: ['dropVerificationTracking'],
           description: 'ResetKeepProgress: the target, and the established targets, stay; wroteThisEpisode is cleared.',
         },
-        'answer.requested': {
-          actions: [{ type: 'allowAnswer', params: { state: 'READING' } }],
-          description: 'No write is unverified or in flight: the final answer is allowed.',
-        },
+        'answer.requested': [
+          {
+            guard: 'isPhantomClaim',
+            actions: [{ type: 'refuseAnswer', params: { state: 'READING', rule: 'phantom-claim' } }],
+            description: 'Phantom-execution claim: the final answer claims a change no recorded write made (issue 28 item 2).',
+          },
+          {
+            actions: [{ type: 'allowAnswer', params: { state: 'READING' } }],
+            description: 'No write is unverified or in flight: the final answer is allowed.',
+          },
+        ],
       },
     },
     WRITING: {
@@ -564,6 +586,11 @@ export const safetyMachine = setup({
             guard: 'hasWriteInFlight',
             actions: [{ type: 'refuseAnswer', params: { state: 'VERIFYING', rule: 'write-in-flight' } }],
             description: 'No final answer while a write is in flight.',
+          },
+          {
+            guard: 'isPhantomClaim',
+            actions: [{ type: 'refuseAnswer', params: { state: 'VERIFYING', rule: 'phantom-claim' } }],
+            description: 'Phantom-execution claim: the final answer claims a change no recorded write made (issue 28 item 2).',
           },
           {
             actions: [{ type: 'allowAnswer', params: { state: 'VERIFYING' } }],

@@ -110,6 +110,8 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
     'POLICY_BLOCKED: state-changing tools need a validated target; nothing resolved or read in this session has touched this target',
   'needs-confirmation':
     "POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation, and none was given since the last state-changing call",
+  // Never a tool call's: the final answer's (`ANSWER_BLOCK_REASONS`), here because every rule has a reason.
+  'phantom-claim': 'POLICY_BLOCKED: the final answer claims a change no tool made',
 };
 
 /**
@@ -140,13 +142,16 @@ export const ANSWER_BLOCK_REASONS: Readonly<Record<AnswerBlockRule, string>> = {
   'unverified-write': 'POLICY_BLOCKED: the previous state-changing call needs verification evidence before responding about its result',
   'write-in-flight':
     'POLICY_BLOCKED: a state-changing call is still in flight; its outcome must be known before responding about its result',
+  // The claim, and what would support it, follow in the reason (`phantomClaimReason`, machines/safety.claims.ts).
+  'phantom-claim': 'POLICY_BLOCKED: the final answer claims a change no tool made',
 };
 
 /**
  * The kinds of call that clear a block of each rule. A write in flight is
  * cleared by its own recorded outcome, which is no new call: empty. An
  * unknown target, or an unverified write with known targets, is cleared
- * only by a resolve or read that touches the target the reason names.
+ * only by a resolve or read that touches the target the reason names. A
+ * phantom claim, by a write that makes the change (or an answer without it).
  */
 export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'no-target': ['resolve', 'read'],
@@ -154,6 +159,7 @@ export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'write-in-flight': [],
   'unknown-target': ['resolve', 'read'],
   'needs-confirmation': ['user_input'],
+  'phantom-claim': ['write'],
 };
 
 /**

@@ -39,11 +39,14 @@ export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'W
  *   input clears it.
  * - `needs-confirmation`: a destructive write, with `confirmDestructive`,
  *   and no user input succeeded since the last write (DESIGN.md §5.6).
+ * - `phantom-claim`: the final answer only (issue 28 item 2): it claims a
+ *   change (`AnswerRequestedEvent.claims`) and no write was recorded in the
+ *   session, or the claim names places and no recorded write touched any.
  */
-export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight' | 'unknown-target' | 'needs-confirmation';
+export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight' | 'unknown-target' | 'needs-confirmation' | 'phantom-claim';
 
 /** The rules that can refuse the final answer. */
-export type AnswerBlockRule = 'unverified-write' | 'write-in-flight';
+export type AnswerBlockRule = 'unverified-write' | 'write-in-flight' | 'phantom-claim';
 
 /**
  * A pending recovery: a blocked operation the session remembers until a later
@@ -188,6 +191,14 @@ export interface SafetyContext {
    * persisted before links existed): present only when non-empty.
    */
   links?: string[];
+  /**
+   * The known targets of every write recorded in this session (issue 28
+   * item 2), canonical, least recently written first, at most
+   * `MAX_ESTABLISHED_TARGETS`: a final answer's claim naming places is
+   * supported only by a write that touched one. Cleared by Reset; kept by
+   * ResetKeepProgress. Absent means none: present only when non-empty.
+   */
+  writtenTargets?: string[];
 }
 
 /** Input of the machine (`createActor(safetyMachine, { input })`). */
@@ -294,10 +305,25 @@ export interface ToolFailedEvent extends ToolOutcomeBase {
    */
   possiblyApplied?: boolean;
 }
+/**
+ * A claim of a change in the final answer (issue 28 item 2), found in its
+ * text outside the machine (src/claims/): the sentence, and the places it
+ * names as changed (paths, file names, ids; free text, not canonical).
+ */
+export interface AnswerClaim {
+  text: string;
+  places: string[];
+}
 /** The assistant wants to give its final answer: the gate decides (sent to `replyTo` or the parent too). */
 export interface AnswerRequestedEvent extends ReplyTo {
   type: 'answer.requested';
   at: number;
+  /**
+   * The answer's claims of a change (`AnswerClaim`, issue 28 item 2). Absent
+   * or empty: the answer claims nothing, or its text was not checked; no
+   * `phantom-claim` refusal. Read totally (`claimsOf`, machines/safety.claims.ts).
+   */
+  claims?: AnswerClaim[];
 }
 /** CompleteVerification: a verified session goes from VERIFYING back to READING. */
 export interface VerificationCompletedEvent {
@@ -350,7 +376,8 @@ export interface GateDecidedEvent {
   /**
    * Refusals naming a target only (DESIGN.md §5.3-5.4): for `unknown-target`
    * the first target not established, for `unverified-write` the last
-   * write's first target. Absent otherwise.
+   * write's first target, for `phantom-claim` the first place of the claim
+   * that no write touched. Absent otherwise.
    */
   target?: string;
   at: number;

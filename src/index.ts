@@ -29,6 +29,7 @@ export {
   type InFlightCall,
   type BlockRule,
   type AnswerBlockRule,
+  type AnswerClaim,
 } from '../machines/safety.types.js';
 export {
   MAX_IN_FLIGHT,
@@ -88,6 +89,8 @@ export { classifyShellCommand, defaultShellTable, shellTableSchema, type ShellTa
 export { classifySql, type SqlDialect } from './classify/sql/index.js';
 export { outcomeOf, failureReason, resultText, DEFAULT_FAILURE_MARKERS, type OutcomeOptions } from './guard/outcome.js';
 export { mayAnswer } from './guard/may-answer.js';
+export { detectClaims, type Claim } from './claims/detect.js';
+export { compileClaimWords, ENGLISH_CLAIM_WORDS, type ClaimWords, type CompiledClaimWords } from './claims/words.js';
 export { mayCall } from './guard/may-call.js';
 export { AdapterConfigError } from './adapters/common.js';
 export { refusalText } from './guard/refusal-text.js';

@@ -497,14 +497,16 @@ export function previewCall(request: CallToPreview): MaybePromise<CallAdmission>
 }
 
 /**
- * What `finalAnswer()` would decide now, with no side effect: `mayAnswer`
+ * What `finalAnswer(text)` would decide now, with no side effect: `mayAnswer`
  * on a `SessionGuard`; on a `SharedSessionGuard`, `mayAnswer` on the session
- * as stored now (a promise). For a stream that must not show an answer
- * before the counted decision is made.
+ * as stored now (a promise), the claims of `text` checked (the store's
+ * `phantomClaims` is not known here). For a stream that must not show an
+ * answer before the counted decision is made.
  */
-export function peekAnswer(guard: AdapterGuard): MaybePromise<FinalAnswerDecision> {
-  if ('actor' in guard) return mayAnswer(guard);
-  return guard.getPersistedSnapshot().then((snapshot) => mayAnswer(createSessionGuard({ snapshot })));
+export function peekAnswer(guard: AdapterGuard, text?: string): MaybePromise<FinalAnswerDecision> {
+  if ('actor' in guard) return mayAnswer(guard, text);
+  // A shared session's guard options are its store's: the claims are checked as by default.
+  return guard.getPersistedSnapshot().then((snapshot) => mayAnswer(createSessionGuard({ snapshot }), text));
 }
 
 /** The words given to the model for a call the guard could not check (`CallAdmission.failure`). */

@@ -42,6 +42,14 @@ export interface AuditOptions {
   strictFailedWrites?: boolean;
   /** As `createSessionGuard`; default true. */
   autoCompleteVerification?: boolean;
+  /**
+   * Check each final answer's claims of a change (`createSessionGuard`'s
+   * `phantomClaims`, rule `phantom-claim`, issue 28 item 2); default true,
+   * except under the `spec` policy (the spec's rules only) and with a
+   * kind-only `classify`: both know no targets, so no claim's place could
+   * be found written.
+   */
+  phantomClaims?: boolean;
   /** The audit clock's start, epoch ms; default 0. Transcripts carry no times. */
   startAt?: number;
   /** Milliseconds the clock advances per step; default 1000. `clock` steps add their own advance. */
@@ -205,6 +213,7 @@ const auditOptionsSchema = z.strictObject({
   policy: z.enum(AUDIT_POLICIES as ['spec', 'targets', 'full'], { message: `must be one of ${AUDIT_POLICIES.join(', ')}` }).optional(),
   strictFailedWrites: z.boolean({ message: 'must be a boolean' }).optional(),
   autoCompleteVerification: z.boolean({ message: 'must be a boolean' }).optional(),
+  phantomClaims: z.boolean({ message: 'must be a boolean' }).optional(),
   startAt: z
     .number({ message: 'must be a number' })
     .min(-MAX_TIME_MS, { message: `must be within ±${MAX_TIME_MS} ms` })
@@ -268,13 +277,14 @@ export type AuditGate = Pick<
 
 /**
  * Makes the gate of one run from the audit's settings: `now` (the audit
- * clock, epoch ms), the two flags, and `selfVerifying` (tools whose success
+ * clock, epoch ms), the three flags, and `selfVerifying` (tools whose success
  * verifies itself, with the `full` policy and a catalog).
  */
 export type AuditGateOf = (settings: {
   now: () => number;
   autoCompleteVerification: boolean;
   strictFailedWrites: boolean;
+  phantomClaims: boolean;
   selfVerifying?: (name: string) => boolean;
 }) => AuditGate;
 
@@ -349,6 +359,7 @@ export class RunAuditor {
       now: () => this.at,
       autoCompleteVerification: options.autoCompleteVerification ?? true,
       strictFailedWrites: options.strictFailedWrites ?? false,
+      phantomClaims: options.phantomClaims ?? (this.policy !== 'spec' && this.kindOnly === null),
       ...(this.policy === 'full' && catalog !== undefined ? { selfVerifying: (name: string) => catalog.isSelfVerifying(name) } : {}),
     });
     this.audit = {
@@ -523,7 +534,7 @@ export class RunAuditor {
   /** A final answer: asked for (what the gate would have said, counted). */
   private answer(step: AnswerStep, index: number, stateBefore: SafetyState): StepDecision {
     this.answeredSinceWrite = true;
-    const decided = this.guard.decideAnswer();
+    const decided = this.guard.decideAnswer(step.text);
     if (decided.allowed) {
       return { allowed: true, kind: null, targets: [], destructive: false, rule: null, reason: null, message: null, toolResult: null };
     }

@@ -43,6 +43,10 @@ const RULE_WORDS: Readonly<Record<BlockRule, { why: string; clearedBy: string }>
     why: 'a destructive write the user has not confirmed since the last write',
     clearedBy: "the user's answer to a question",
   },
+  'phantom-claim': {
+    why: 'a final answer claiming a change no successful write of the session made',
+    clearedBy: 'a successful write that makes the change (touching the place the claim names), or an answer that does not claim it',
+  },
 };
 
 /** The prefix of every rule's reason in the protocol (the original's marker), left out of the report's lines. */

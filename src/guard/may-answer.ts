@@ -8,7 +8,8 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants" (no final answer about an
  * unverified change); DESIGN.md §1 (CanFinalAnswer).
  */
-import type { SafetyContext, SafetyState } from '../../machines/safety.types.js';
+import type { AnswerRequestedEvent, SafetyContext, SafetyState } from '../../machines/safety.types.js';
+import { detectClaims } from '../claims/detect.js';
 import { sessionStateOf, type FinalAnswerDecision, type SessionGuard } from './session-guard.js';
 import { FSMBlockedError } from '../errors/index.js';
 import { safetyInterpreter, type InterpreterState } from '../interpreter/index.js';
@@ -20,19 +21,24 @@ import { safetyInterpreter, type InterpreterState } from '../interpreter/index.j
  * created (a guard of `createSessionGuard` is read as it is; any other
  * object with an `actor` is read from the actor's snapshot). Nothing about
  * the session changes. The decision does not depend on time (the
- * final-answer rules read no clock).
+ * final-answer rules read no clock). Given the answer's `text`, its claims
+ * of a change are checked as `finalAnswer(text)` checks them, unless the
+ * guard says `phantomClaims: false`.
  *
  * @returns `{ allowed: true }` or `{ allowed: false, error }` with the
  *   `FSMBlockedError` `finalAnswer()` would give (rule, reason, state).
  * @throws Error only when the machine makes no decision (a bug).
  */
-export function mayAnswer(guard: Pick<SessionGuard, 'actor'>): FinalAnswerDecision {
+export function mayAnswer(guard: Pick<SessionGuard, 'actor'> & { phantomClaims?: boolean }, text?: string): FinalAnswerDecision {
   let state: InterpreterState<SafetyContext> | null = sessionStateOf(guard);
   if (state === null) {
     const snapshot = guard.actor.getSnapshot();
     state = { value: snapshot.value as SafetyState, context: snapshot.context };
   }
-  const { emitted } = safetyInterpreter.transition(state, { type: 'answer.requested', at: 0 });
+  const event: AnswerRequestedEvent = { type: 'answer.requested', at: 0 };
+  const claims = typeof text === 'string' && guard.phantomClaims !== false ? detectClaims(text) : [];
+  if (claims.length > 0) event.claims = claims.map((c) => ({ text: c.text, places: c.places }));
+  const { emitted } = safetyInterpreter.transition(state, event);
   for (const event of emitted) {
     if (event.type !== 'gate.decided') continue;
     if (event.allowed) return { allowed: true };

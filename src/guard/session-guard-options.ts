@@ -54,6 +54,14 @@ export interface SessionGuardOptions {
    */
   strictFailedWrites?: boolean;
   /**
+   * Check the final answer's claims of a change (issue 28 item 2): given its
+   * text, `finalAnswer(text)` refuses an answer claiming a change no recorded
+   * write made (rule `phantom-claim`). Default true: on the tau-bench and
+   * incident transcripts every answer it flagged was a claim without a
+   * change (docs/claims.md). False: the text is not read.
+   */
+  phantomClaims?: boolean;
+  /**
    * A snapshot from `guard.getPersistedSnapshot()` (or its JSON string) to
    * resume from; validated first (`parsePersistedSnapshot`).
    */
@@ -97,6 +105,7 @@ const sessionGuardOptionsSchema = z.strictObject({
   selfVerifying: callable.optional(),
   autoCompleteVerification: z.boolean().optional(),
   strictFailedWrites: z.boolean().optional(),
+  phantomClaims: z.boolean().optional(),
   snapshot: z.unknown().optional(),
   onDecision: callable.optional(),
   onRecovery: callable.optional(),

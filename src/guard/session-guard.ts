@@ -16,6 +16,7 @@ import { createActor, type Actor } from 'xstate';
 import { isCallIdInFlight, safetyMachine, toolEventOf, type SafetyMachine } from '../../machines/safety.machine.js';
 import { hasWriteInFlight } from '../../machines/safety.events.js';
 import type {
+  AnswerRequestedEvent,
   GateDecidedEvent,
   RecoverySucceededEvent,
   SafetyContext,
@@ -30,6 +31,7 @@ import { unknownPlace } from '../../machines/safety.targets.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import type { Classification } from '../classify/classification.js';
 import { classifyCall } from '../classify/catalog/index.js';
+import { detectClaims } from '../claims/detect.js';
 import { SessionGuardError } from '../errors/index.js';
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from '../interpreter/index.js';
 import { blockedError, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
@@ -57,6 +59,8 @@ export { type RecordOptions, type ToolCall } from './tool-call.js';
 export interface SessionGuard {
   /** The current state. */
   readonly state: SafetyState;
+  /** Whether `finalAnswer(text)` checks the answer's claims of a change (`SessionGuardOptions.phantomClaims`). */
+  readonly phantomClaims: boolean;
   /** A frozen copy of the machine context; pending recoveries past their TTL at `now()` are left out. */
   readonly context: Readonly<SafetyContext>;
   /**
@@ -97,8 +101,16 @@ export interface SessionGuard {
    *   or `options` that is not an object or has a key it does not know (`possibleApplied`).
    */
   record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): RecordResult;
-  /** Decides whether the assistant may give its final answer (CanFinalAnswer). */
-  finalAnswer(): FinalAnswerDecision;
+  /**
+   * Decides whether the assistant may give its final answer (CanFinalAnswer).
+   * Given the answer's `text`, and unless the guard's `phantomClaims` is
+   * false, its claims of a change (src/claims/, `detectClaims`) go with the
+   * request: a claim no recorded write supports refuses the answer, rule
+   * `phantom-claim` (issue 28 item 2). Without `text` no claim is checked,
+   * only the spec's rules.
+   * @throws TypeError when `text` is given and is not a string.
+   */
+  finalAnswer(text?: string): FinalAnswerDecision;
   /** CompleteVerification: VERIFYING with read-after-write returns to READING. True when it did. */
   completeVerification(): boolean;
   /** Reset: RESOLVING, all tracking cleared. */
@@ -210,6 +222,7 @@ class Guard implements ReplayGuard {
   private readonly onWarning: (warning: SessionGuardWarning) => void;
   /** The unknown-tools warning's watch (unknown-tools.ts): made on the first classified call, dropped (null) once done. */
   private unknownTools: UnknownToolsWatch | null | undefined;
+  readonly phantomClaims: boolean;
   /**
    * The session while no actor exists, the guard's own (the interpreter
    * steps it in place: nothing else holds its context); null once the actor drives.
@@ -237,6 +250,7 @@ class Guard implements ReplayGuard {
     this.onRecovery = options.onRecovery;
     this.selfVerifying = options.selfVerifying;
     this.onWarning = options.onWarning ?? emitProcessWarning;
+    this.phantomClaims = options.phantomClaims !== false;
     if (options.snapshot === undefined) {
       const { value, context } = safetyInterpreter.initial({
         strictFailedWrites: options.strictFailedWrites === true,
@@ -549,15 +563,19 @@ class Guard implements ReplayGuard {
     return { recovered: recovered.recovery };
   }
 
-  finalAnswer(): FinalAnswerDecision {
-    const decision = this.decideAnswer();
+  finalAnswer(text?: string): FinalAnswerDecision {
+    const decision = this.decideAnswer(text);
     return decision.allowed ? { allowed: true } : { allowed: false, error: blockedError(decision) };
   }
 
   /** `finalAnswer`'s decision as the machine emitted it, without an `FSMBlockedError` (see `ReplayGuard`). */
-  decideAnswer(): GateDecidedEvent {
+  decideAnswer(text?: string): GateDecidedEvent {
+    if (text !== undefined && typeof text !== 'string') throw new TypeError('finalAnswer: text must be a string when given');
     this.enter('finalAnswer');
-    return this.decide('finalAnswer', { type: 'answer.requested', at: this.clock() });
+    const claims = text === undefined || !this.phantomClaims ? [] : detectClaims(text);
+    const event: AnswerRequestedEvent = { type: 'answer.requested', at: this.clock() };
+    if (claims.length > 0) event.claims = claims.map((c) => ({ text: c.text, places: c.places }));
+    return this.decide('finalAnswer', event);
   }
 
   completeVerification(): boolean {
@@ -604,7 +622,7 @@ export interface ReplayGuard extends SessionGuard {
    */
   decideCall(call: ToolCall): GateDecidedEvent;
   /** As `finalAnswer`, returning the decision event. @throws as `finalAnswer`. */
-  decideAnswer(): GateDecidedEvent;
+  decideAnswer(text?: string): GateDecidedEvent;
 }
 
 /**

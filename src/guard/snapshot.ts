@@ -86,6 +86,7 @@ const ARRAY_CAPS: Readonly<Record<string, readonly [cap: number, what: string]>>
   targets: [MAX_ESTABLISHED_TARGETS, 'established targets (MAX_ESTABLISHED_TARGETS)'],
   writeTargets: [MAX_TARGETS_PER_EVENT, 'targets of a write (MAX_TARGETS_PER_EVENT)'],
   links: [MAX_LINKS, 'kept links (MAX_LINKS)'],
+  written: [MAX_ESTABLISHED_TARGETS, 'written targets (MAX_ESTABLISHED_TARGETS)'],
 };
 
 /** Names of the tuple positions, for error messages. */
@@ -177,6 +178,13 @@ const shapeSchema = z.strictObject({
    * `MAX_LINKS`. Absent: none (as in every snapshot written before links existed).
    */
   links: z.array(target).min(1).max(MAX_LINKS).optional(),
+  /**
+   * `writtenTargets`: the known targets of every write recorded in the
+   * session (issue 28 item 2), canonical, least recently written first, at
+   * most `MAX_ESTABLISHED_TARGETS`. Absent: none (as in every snapshot
+   * written before they were kept).
+   */
+  written: z.array(target).min(1).max(MAX_ESTABLISHED_TARGETS).optional(),
   /** `confirmDestructive`; absent means false. */
   confirm: z.literal(true).optional(),
   /** `autoCompleteVerification`; absent means true (the machine completes verification by itself). */
@@ -184,7 +192,17 @@ const shapeSchema = z.strictObject({
 });
 
 /** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
-const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm', 'autoComplete', 'links'] as const;
+const VERSION_2_FIELDS = [
+  'wrote',
+  'targets',
+  'writeTargets',
+  'destructive',
+  'confirmed',
+  'confirm',
+  'autoComplete',
+  'links',
+  'written',
+] as const;
 
 /** A version-1 snapshot using what only version 2 has. */
 function version1Issues(s: PersistedSnapshot): Issue[] {
@@ -321,6 +339,7 @@ function targetIssues(s: PersistedSnapshot, issues: Issue[]): void {
   list(['targets'], s.targets);
   list(['writeTargets'], s.writeTargets);
   list(['links'], s.links);
+  list(['written'], s.written);
   // Unknown places are never established nor verification targets (issue 24).
   for (const field of ['targets', 'writeTargets'] as const) {
     (s[field] ?? []).forEach((t, i) => {
@@ -528,6 +547,7 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     confirmDestructive: s.confirm === true,
     ...(s.autoComplete === false ? { autoCompleteVerification: false } : {}), // absent means true, as initialSafetyContext
     ...(s.links === undefined ? {} : { links: [...s.links] }), // absent means none, as initialSafetyContext
+    ...(s.written === undefined ? {} : { writtenTargets: [...s.written] }), // absent means none, as initialSafetyContext
   };
 }
 
@@ -598,5 +618,7 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
   if (context.autoCompleteVerification === false) snapshot.autoComplete = false;
   const links = context.links ?? [];
   if (links.length > 0) snapshot.links = [...links];
+  const written = context.writtenTargets ?? [];
+  if (written.length > 0) snapshot.written = [...written];
   return snapshot;
 }

@@ -205,6 +205,9 @@ class Sessions implements SessionStore {
       get state() {
         return use().state;
       },
+      get phantomClaims() {
+        return use().phantomClaims;
+      },
       get context() {
         return use().context;
       },
@@ -213,7 +216,7 @@ class Sessions implements SessionStore {
       },
       check: (call) => act((guard) => guard.check(call)),
       record: (call, outcome, options) => act((guard) => guard.record(call, outcome, options)),
-      finalAnswer: () => act((guard) => guard.finalAnswer()),
+      finalAnswer: (text) => act((guard) => guard.finalAnswer(text)),
       completeVerification: () => act((guard) => guard.completeVerification()),
       reset: () => act((guard) => guard.reset()),
       resetKeepProgress: () => act((guard) => guard.resetKeepProgress()),

@@ -127,8 +127,8 @@ export interface SharedSessionGuard {
   check(call: ToolCall): Promise<Decision>;
   /** `SessionGuard.record(call, outcome?, options?)`, committed. */
   record(...args: Parameters<SessionGuard['record']>): Promise<RecordResult>;
-  /** `SessionGuard.finalAnswer`, committed. */
-  finalAnswer(): Promise<FinalAnswerDecision>;
+  /** `SessionGuard.finalAnswer(text?)`, committed. */
+  finalAnswer(text?: string): Promise<FinalAnswerDecision>;
   /** `SessionGuard.completeVerification`, committed. */
   completeVerification(): Promise<boolean>;
   /** `SessionGuard.reset`, committed. */
@@ -445,7 +445,7 @@ class SharedSessions implements SharedSessionStore {
       sessionId,
       check: (call) => value((guard) => guard.check(call)),
       record: (...args) => value((guard) => guard.record(...args)),
-      finalAnswer: () => value((guard) => guard.finalAnswer()),
+      finalAnswer: (text) => value((guard) => guard.finalAnswer(text)),
       completeVerification: () => value((guard) => guard.completeVerification()),
       reset: () => value((guard) => guard.reset()),
       resetKeepProgress: () => value((guard) => guard.resetKeepProgress()),

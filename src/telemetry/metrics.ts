@@ -56,6 +56,12 @@ export const SAFETY_COUNTERS = deepFreeze({
     help: 'Pending recoveries cleared by a later successful call of the same tool.',
     labelNames: ['error_code', 'tool'],
   },
+  /** Final answers refused as phantom-execution claims (rule `phantom-claim`, issue 28 item 2). */
+  phantomDetected: {
+    name: 'pulse_ai_phantom_detected_total',
+    help: 'Final answers refused for claiming a change no tool made.',
+    labelNames: ['provider', 'model'],
+  },
 } as const satisfies Record<string, CounterDefinition>);
 
 /** The key of a counter in `SAFETY_COUNTERS`, e.g. `'toolBlocks'`. */
@@ -101,6 +107,14 @@ export interface SafetyMetricsOptions {
   maxToolLabels?: number;
   /** Tool names longer than this many UTF-16 units are counted under `_other`; default 128. */
   maxToolLabelLength?: number;
+  /**
+   * The `provider` label of `pulse_ai_phantom_detected_total` (the model's
+   * provider, e.g. `openai`), as the caller knows it; default `''`. One set
+   * of metrics per provider and model gives a series each.
+   */
+  provider?: string;
+  /** The `model` label of `pulse_ai_phantom_detected_total` (e.g. `gpt-4o`); default `''`. */
+  model?: string;
 }
 
 /** The guard's two hooks, for `createSessionGuard({ onDecision, onRecovery })` (or a session store's `guard` options). */
@@ -131,7 +145,11 @@ export interface CounterHooks extends SafetyHooks {
  * - `auto_recovery_attempt_total{error_code,tool}`: every refused tool call,
  *   as each opens or bumps a pending recovery the model may recover from;
  * - `auto_recovery_success_total{error_code,tool}`: every pending recovery
- *   cleared by a later successful call of its tool.
+ *   cleared by a later successful call of its tool;
+ * - `pulse_ai_phantom_detected_total{provider,model}`: every final answer
+ *   refused as a phantom-execution claim (rule `phantom-claim`), also
+ *   counted in `fsm_final_block_total`; the labels are `options.provider`
+ *   and `options.model`.
  *
  * Each increment goes to `sink` (an exporter's counters: an OpenTelemetry
  * `Counter.add(1, labels)`, a StatsD client). The hooks never throw on
@@ -140,6 +158,7 @@ export interface CounterHooks extends SafetyHooks {
 export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOptions = {}): CounterHooks {
   const maxToolLabels = options.maxToolLabels ?? 200;
   const maxToolLabelLength = options.maxToolLabelLength ?? 128;
+  const phantomLabels = { provider: String(options.provider ?? ''), model: String(options.model ?? '') };
   const toolLabels = new Set<string>();
 
   /** The `tool` label of a tool name: itself, or `_other` past the limits. */
@@ -157,6 +176,7 @@ export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOpti
       const state = String(decision.state);
       if (decision.subject === 'answer') {
         sink('finalBlocks', { state });
+        if (decision.rule === 'phantom-claim') sink('phantomDetected', { ...phantomLabels });
         return;
       }
       const tool = toolLabel(decision.tool);

@@ -134,16 +134,21 @@ export function abstractTargetState(snapshot: SessionView): string {
 /**
  * The vertex key of the shortest paths with targets: `abstractTargetState`
  * and the transitions that led to it (`selectedTransitions`), so every
- * transition into every such state is taken; except the final answer,
- * CompleteVerification and the clock jump, which no target rule changes
- * (the paths without targets take each of them in every state): a state
- * they lead to is keyed by itself alone, which keeps the graph to about
- * half.
+ * transition into every such state is taken; except the final answer
+ * without claims, CompleteVerification and the clock jump, which no target
+ * rule changes (the paths without targets take each of them in every
+ * state): a state they lead to is keyed by itself alone, which keeps the
+ * graph to about half. An answer claiming a change (issue 28 item 2) is
+ * only in these paths, so it is keyed as a transition to cover.
  */
 export function targetCoverageKey(snapshot: SafetySnapshot, event: SafetyEvent | undefined, previous: SafetySnapshot | undefined): string {
   const state = abstractTargetState(snapshot);
   if (previous === undefined || event === undefined) return state;
-  if (event.type === 'answer.requested' || event.type === 'verification.completed' || event.type === 'clock.ticked') return state;
+  // An answer claiming a change (issue 28 item 2) is kept apart: its refusal (`phantom-claim`) is a transition to cover.
+  const claiming = event.type === 'answer.requested' && event.claims !== undefined;
+  if ((event.type === 'answer.requested' && !claiming) || event.type === 'verification.completed' || event.type === 'clock.ticked') {
+    return state;
+  }
   return `${state} via ${selectedTransitions(previous, event)}`;
 }
 

@@ -62,6 +62,15 @@ export const PATH_TARGETS: readonly [string, string] = ['/srv/app', '/srv/app/ap
  */
 export const UNKNOWN_PATH_TARGET = '?/$DIR/';
 
+/**
+ * The text of the final answer the target paths also ask for (`claimCases`):
+ * a claim of a change to a place no path writes. Its event carries the
+ * claims `detectClaims` finds in it; a loop under test gives the guard this
+ * text (`guard.finalAnswer(CLAIM_PATH_ANSWER)`) on an `answer.requested`
+ * event with `claims`.
+ */
+export const CLAIM_PATH_ANSWER = 'I deleted /srv/elsewhere.';
+
 /** Which event cases a path set tries: the tool kinds, and writes recorded without an id. */
 export interface EventCaseSet {
   kinds: readonly ToolKind[];
@@ -76,6 +85,12 @@ export interface EventCaseSet {
    */
   targetLists: readonly (readonly string[])[];
   targetCases: boolean;
+  /**
+   * The final answer is also asked with a claim of a change (issue 28 item
+   * 2): `CLAIM_PATH_ANSWER`, naming a place no path writes, so the gate
+   * refuses it (rule `phantom-claim`). Default false.
+   */
+  claimCases?: boolean;
   /** With `includeUncheckedOutcomes`: the kinds whose outcomes are also recorded without a check (default all of `kinds`). */
   uncheckedKinds?: readonly ToolKind[];
 }
@@ -98,6 +113,7 @@ export const TARGET_PATH_CASES: EventCaseSet = {
   anonymousWrites: true,
   targetLists: [[], [PATH_TARGETS[0]], [PATH_TARGETS[1]], [UNKNOWN_PATH_TARGET]],
   targetCases: true,
+  claimCases: true,
   uncheckedKinds: ['write'],
 };
 
@@ -199,6 +215,9 @@ export function safetyEventCases(
   }
   if (waiting) return events;
   events.push({ type: 'answer.requested', at });
+  if (cases.claimCases === true) {
+    events.push({ type: 'answer.requested', at, claims: [{ text: CLAIM_PATH_ANSWER, places: ['/srv/elsewhere'] }] });
+  }
   if (options.autoCompleteVerification === false) events.push({ type: 'verification.completed', at });
   events.push(
     { type: 'session.reset', at },

@@ -82,7 +82,7 @@ function label(event: SafetyEvent): string {
     case 'tool.failed':
       return `fail ${event.callId ?? event.tool}`;
     case 'answer.requested':
-      return 'answer';
+      return event.claims === undefined ? 'answer' : 'answer claiming a change';
     case 'verification.completed':
       return 'complete verification';
     case 'session.reset':

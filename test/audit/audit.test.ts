@@ -94,6 +94,17 @@ describe('shadow mode', () => {
     expect(audit.findings.at(-1)!.decision).toMatchObject({ allowed: true });
   });
 
+  test('an answer claiming a change no call made is refused as a phantom claim; the spec policy and the option turn it off', () => {
+    const steps = run(call('r', 'pulse_query'), ok('r'), answer('I restarted the web server.'), answer('The web server is up.'));
+    const audit = auditRun(steps);
+    expect(audit.refusals.map((r) => [r.subject, r.rule, r.state, r.position])).toEqual([['answer', 'phantom-claim', 'READING', 'line 3']]);
+    expect(audit.refusals[0]!.reason).toContain('"I restarted the web server."');
+    expect(audit.refusalsByReason).toMatchObject([{ subject: 'answer', rule: 'phantom-claim', count: 1 }]);
+    expect(formatRunText(audit)).toContain('refused final answer in READING [phantom-claim]');
+    expect(auditRun(steps, { policy: 'spec' }).refusals).toEqual([]);
+    expect(auditRun(steps, { phantomClaims: false }).refusals).toEqual([]);
+  });
+
   test('reads are never refused, in any state', () => {
     const audit = auditRun(
       run(
@@ -606,7 +617,7 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
     expect(rows).toEqual([
       ['spec', 75, 184, 119, 32, 87],
       ['targets', 97, 219, 119, 32, 87],
-      ['full', 14, 23, 18, 10, 8],
+      ['full', 14, 24, 18, 10, 8],
     ]);
   });
 

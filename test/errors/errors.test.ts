@@ -327,7 +327,7 @@ describe('target-aware refusals (DESIGN §5.3-5.6)', () => {
   });
 
   it('the final answer has no reason for the rules that never refuse it', () => {
-    expect(Object.keys(ANSWER_BLOCK_REASONS).sort()).toEqual(['unverified-write', 'write-in-flight']);
+    expect(Object.keys(ANSWER_BLOCK_REASONS).sort()).toEqual(['phantom-claim', 'unverified-write', 'write-in-flight']);
   });
 });
 

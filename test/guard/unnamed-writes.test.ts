@@ -40,11 +40,13 @@ describe('a write whose place nobody named', () => {
   it('a classifier that throws, or answers no kind, gives a write on an unknown place', () => {
     for (const classify of [
       (name: string) => {
-        if (name === 'get_order') return { kind: 'read' as const, targets: ['order_id=A1'] };
+        if (name === 'get_order') return { kind: 'read' as const, targets: ['order_id=A1'], destructive: false };
         throw new Error('boom');
       },
       (name: string) =>
-        name === 'get_order' ? { kind: 'read' as const, targets: ['order_id=A1'] } : { kind: 'maybe' as never, targets: [] },
+        name === 'get_order'
+          ? { kind: 'read' as const, targets: ['order_id=A1'], destructive: false }
+          : { kind: 'maybe' as never, targets: [], destructive: false },
     ]) {
       const guard = createSessionGuard({ classify });
       read(guard, '1', 'get_order', { order_id: 'A1' });

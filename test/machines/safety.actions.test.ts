@@ -75,7 +75,8 @@ describe('safetyActionLogic', () => {
 
   it('returns only context fields that exist', () => {
     const context = createActor(safetyMachine).start().getSnapshot().context;
-    const fields = Object.keys(context);
+    // Plus the optional fields, present only when non-empty (SafetyContext).
+    const fields = [...Object.keys(context), 'links', 'writtenTargets'];
     for (const [name, logic] of Object.entries(safetyActionLogic)) {
       const result = (logic as SafetyActionLogic<unknown>)(context, SESSION[1]!, PARAMS[name]);
       for (const key of Object.keys(result.context ?? {})) expect(fields, `${name} assigns ${key}`).toContain(key);

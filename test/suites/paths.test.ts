@@ -44,6 +44,7 @@ import {
   TARGET_PATH_CASES,
   toolCallOf,
   SIMPLE_PATH_CASES,
+  CLAIM_PATH_ANSWER,
   type SafetyPathOptions,
   type SafetySnapshot,
 } from '../../src/testing/index.js';
@@ -313,11 +314,14 @@ class System {
         return;
       }
       case 'answer.requested': {
-        const decision = guard.finalAnswer();
+        // An answer claiming a change (target paths): the loop gives the guard its text.
+        const claiming = event.claims !== undefined;
+        const decision = guard.finalAnswer(claiming ? CLAIM_PATH_ANSWER : undefined);
         const unverified = before.state === 'VERIFYING' && !before.context.readAfterWrite;
         const inFlight = before.state === 'WRITING' || writeInFlight(before.context);
-        // No final answer while a write is unverified or in flight; otherwise it is allowed.
-        expect(decision.allowed, `final answer in ${before.state}`).toBe(!unverified && !inFlight);
+        // No final answer while a write is unverified or in flight, nor one claiming a change to a place no
+        // write touched (issue 28 item 2); otherwise it is allowed.
+        expect(decision.allowed, `final answer in ${before.state}`).toBe(!unverified && !inFlight && !claiming);
         expect(decision.allowed).toBe(expected?.allowed);
         if (!decision.allowed) expect(decision.error.rule).toBe(expected?.rule);
         expect(guard.state).toBe(before.state);

@@ -237,13 +237,14 @@ describe('the counters', () => {
     expect(metrics.collect().every((family) => family.samples.length === 0)).toBe(true);
   });
 
-  it('collect the four families of the original, with their label names', () => {
+  it('collect the five families of the original, with their label names', () => {
     const families = createSafetyMetrics().collect();
     expect(families.map((f) => [f.name, f.type, f.labelNames])).toEqual([
       ['fsm_tool_block_total', 'counter', ['state', 'tool', 'kind']],
       ['fsm_final_block_total', 'counter', ['state']],
       ['auto_recovery_attempt_total', 'counter', ['error_code', 'tool']],
       ['auto_recovery_success_total', 'counter', ['error_code', 'tool']],
+      ['pulse_ai_phantom_detected_total', 'counter', ['provider', 'model']],
     ]);
   });
 

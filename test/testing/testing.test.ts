@@ -13,6 +13,7 @@ import { TOOL_KINDS, type SafetyEvent } from '../../machines/safety.types.js';
 import { createSessionGuard, type SessionGuardOptions } from '../../src/guard/session-guard.js';
 import { compileCatalog, builtinCatalogs } from '../../src/classify/catalog/index.js';
 import {
+  CLAIM_PATH_ANSWER,
   abstractDecisionState,
   abstractSafetyState,
   DEFAULT_PATH_START,
@@ -83,7 +84,7 @@ function mismatches(path: SafetyPath, options: SafetyPathOptions = {}, guardOpti
             ?.recoveryId ?? null;
         break;
       case 'answer.requested': {
-        const d = guard.finalAnswer();
+        const d = guard.finalAnswer(step.event.claims === undefined ? undefined : CLAIM_PATH_ANSWER);
         decision = d.allowed ? { allowed: true, rule: null } : { allowed: false, rule: d.error.rule };
         break;
       }
@@ -304,7 +305,7 @@ describe('getShortestSafetyPaths and getSimpleSafetyPaths', () => {
         if (step.event.type === 'tool.failed') guard.record(call!, 'error');
         if (step.event.type === 'session.reset') guard.reset();
         if (step.event.type === 'session.resetKeepingProgress') guard.resetKeepProgress();
-        if (step.event.type === 'answer.requested') guard.finalAnswer();
+        if (step.event.type === 'answer.requested') guard.finalAnswer(step.event.claims === undefined ? undefined : CLAIM_PATH_ANSWER);
         return step.event.type === 'clock.ticked' && pending > 0 && Object.keys(guard.context.pendingRecoveries).length === 0;
       });
     });

@@ -17,7 +17,7 @@ import type { FSMBlockedError } from '../../errors/index.js';
 import { refusalText } from '../../guard/refusal-text.js';
 import { peekAnswer, type AdapterGuard } from '../common.js';
 import { guardGetter, type GuardSourceOptions } from './guard-source.js';
-import { refusedCallsOf, type RefusedCalls } from './refused-calls.js';
+import { refusedCallsOf, withheldTextOf, type RefusedCalls } from './refused-calls.js';
 
 /** The step content parts that carry what the model said: taken out of a step whose text the gate refused. */
 const SAID = new Set<unknown>(['text', 'reasoning', 'reasoning-file']);
@@ -104,8 +104,10 @@ export interface AnswerGate<TOOLS extends ToolSet = ToolSet> {
 
 /**
  * The final-answer gate of one `generateText` / `streamText` call. Its
- * `onStepEnd` asks the guard (`finalAnswer()`, which counts a refusal) on
- * every step without tool calls; when refused, it steers the refusal into the
+ * `onStepEnd` asks the guard (`finalAnswer(text)`, which counts a refusal
+ * and checks the text's claims of a change, issue 28 item 2) on every step
+ * without tool calls, with the step's text, or the text the stream gate
+ * withheld from it; when refused, it steers the refusal into the
  * run (`steering.steer`, so the loop continues even after a truncated
  * answer) and records the step as `refused` in `answer`. Anything the guard
  * throws refuses the answer too (the SDK swallows what `onStepEnd` throws,
@@ -140,6 +142,7 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
   const words = options.answerRefusal ?? refusalText;
   const userOnStepEnd = options.onStepEnd;
   const refused = refusedCallsOf(options);
+  const withheld = withheldTextOf(options);
   let answer: AnswerState = { state: 'none' };
 
   async function onStepEnd(event: StepResult<TOOLS>): Promise<void> {
@@ -147,6 +150,9 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
     const toolCalls = Array.isArray(step?.toolCalls) ? step.toolCalls.length : 0;
     const stepNumber = typeof step?.stepNumber === 'number' ? step.stepNumber : -1;
     const text = typeof step?.text === 'string' ? step.text : '';
+    // A step whose text the stream gate withheld is left with none: the guard decides on what it said.
+    const withheldText = withheld.take();
+    const answerText = text === '' ? withheldText : text;
     const content = (event as { content?: unknown } | undefined)?.content;
     const said = Array.isArray(content) && (content as ContentPart[]).some((part) => SAID.has(part?.type));
     if (toolCalls > 0) {
@@ -156,7 +162,7 @@ export function createAnswerGate<TOOLS extends ToolSet = ToolSet>(
       let error: FSMBlockedError | Error | null;
       let refusal: string;
       try {
-        const decision = await getGuard().finalAnswer();
+        const decision = await getGuard().finalAnswer(answerText);
         error = decision.allowed ? null : decision.error;
         refusal = decision.allowed ? '' : words(decision.error);
       } catch (thrown) {

@@ -58,3 +58,40 @@ export function refusedCallsOf(source: GuardSourceOptions): RefusedCalls {
     has: (toolCallId) => ids.has(toolCallId),
   };
 }
+
+const withheldBySource = new WeakMap<object, Map<string, { text: string }>>();
+
+/**
+ * The text the stream gate last withheld from a step of one guard source
+ * (the step's answer, taken out of the stream, the step and the result), for
+ * the answer gate of the same source to decide on that text and not on the
+ * empty one its step is left with: `put` by the stream gate, `take` (which
+ * empties it) by the answer gate at the step's end. Never throws.
+ */
+export interface WithheldText {
+  put(text: string): void;
+  take(): string;
+}
+
+/** The withheld text of the session `source` names (shared by every gate built with the same source). */
+export function withheldTextOf(source: GuardSourceOptions): WithheldText {
+  const owner: unknown = source.guard ?? source.getGuard;
+  let slot = { text: '' };
+  if ((typeof owner === 'object' || typeof owner === 'function') && owner !== null) {
+    const key = source.guard === undefined ? `key:${source.sessionKey ?? ''}` : 'guard';
+    let sessions = withheldBySource.get(owner);
+    if (sessions === undefined) withheldBySource.set(owner, (sessions = new Map<string, { text: string }>()));
+    slot = sessions.get(key) ?? slot;
+    sessions.set(key, slot);
+  }
+  return {
+    put(text) {
+      slot.text = text;
+    },
+    take() {
+      const text = slot.text;
+      slot.text = '';
+      return text;
+    },
+  };
+}

@@ -9,7 +9,7 @@
 import type { StreamTextTransform, TextStreamPart, ToolSet } from 'ai';
 import { andThen, isBlockedToolResult, isPromise, peekAnswer, type AdapterGuard, type MaybePromise } from '../common.js';
 import { guardGetter, type GuardSourceOptions } from './guard-source.js';
-import { refusedCallsOf, type RefusedCalls } from './refused-calls.js';
+import { refusedCallsOf, withheldTextOf, type RefusedCalls, type WithheldText } from './refused-calls.js';
 
 type Part<TOOLS extends ToolSet> = TextStreamPart<TOOLS>;
 
@@ -55,8 +55,8 @@ function callIdOf(part: unknown): string | undefined {
  *   tells (`gateTools` / `withSafetyGate` with the same guard source note
  *   the refused `toolCallId`s), whatever your `refusal` returns; a tool
  *   result shaped as the default refusal counts as refused too;
- * - `peekAnswer(guard)` allows an answer now (no unverified write, none in
- *   flight). It has no side effect: `gateAnswer`'s `onStepEnd`, which runs
+ * - `peekAnswer(guard, text)` allows the step's text as an answer now (no
+ *   unverified write, none in flight, no claim of a change no tool made). It has no side effect: `gateAnswer`'s `onStepEnd`, which runs
  *   after this transform has passed the step's `finish-step`, makes the
  *   counted decision on the same state.
  *
@@ -72,8 +72,9 @@ function callIdOf(part: unknown): string | undefined {
 export function gateTextStream<TOOLS extends ToolSet = ToolSet>(options: GuardSourceOptions): StreamTextTransform<TOOLS> {
   const getGuard = guardGetter(options);
   const refused = refusedCallsOf(options);
+  const withheld = withheldTextOf(options);
   return () => {
-    const step = new HeldStep<TOOLS>(getGuard, refused);
+    const step = new HeldStep<TOOLS>(getGuard, refused, withheld);
     return new TransformStream<Part<TOOLS>, Part<TOOLS>>({
       transform(part, controller) {
         switch (part.type) {
@@ -107,10 +108,13 @@ class HeldStep<TOOLS extends ToolSet> {
   private readonly calls = new Set<string>();
   /** A call of this step had a result shaped as a refusal. */
   private refused = false;
+  /** The step's text so far (its `text-delta` parts): the answer whose claims the gate checks. */
+  private text = '';
 
   constructor(
     private readonly getGuard: () => AdapterGuard,
     private readonly refusedCalls: RefusedCalls,
+    private readonly withheld: WithheldText,
   ) {}
 
   /** A call of this step was refused (or not checked) by the gate, as its own decision or its result's shape tells. */
@@ -123,6 +127,10 @@ class HeldStep<TOOLS extends ToolSet> {
   /** A part of the step: held from the first that says something on, passed on before. */
   take(part: Part<TOOLS>, controller: TransformStreamDefaultController<Part<TOOLS>>): void {
     this.track(part);
+    if (part.type === 'text-delta') {
+      const delta = (part as { text?: unknown }).text;
+      if (typeof delta === 'string') this.text += delta;
+    }
     if (isSaid(part.type)) this.said = true;
     if (this.said) this.held.push(part);
     else controller.enqueue(part);
@@ -132,7 +140,7 @@ class HeldStep<TOOLS extends ToolSet> {
   mayShow(): MaybePromise<boolean> {
     if (this.open.size > 0 || this.anyRefused()) return false;
     try {
-      const decision = peekAnswer(this.getGuard());
+      const decision = peekAnswer(this.getGuard(), this.text);
       return isPromise(decision)
         ? decision.then(
             (d) => d.allowed,
@@ -147,8 +155,11 @@ class HeldStep<TOOLS extends ToolSet> {
   /** The held parts out, the text only when `keepText`; the step starts over. */
   release(controller: TransformStreamDefaultController<Part<TOOLS>>, keepText: boolean): void {
     for (const part of this.held) if (keepText || !isSaid(part.type)) controller.enqueue(part);
+    // The answer gate decides on the text the step said, not on the empty text it is left with.
+    this.withheld.put(keepText ? '' : this.text);
     this.held = [];
     this.said = false;
+    this.text = '';
     this.open.clear();
     this.calls.clear();
     this.refused = false;
