@@ -36,6 +36,22 @@ export const MAX_IN_FLIGHT = 64;
 export const MAX_PENDING_RECOVERIES = 32;
 
 /**
+ * The most failed writes a session remembers for `repeated-write` (issue 28,
+ * `SafetyContext.failedWrites`). Past it the oldest is dropped, so a loop
+ * failing many different writes cannot grow the context without bound; a
+ * dropped one is simply no longer refused when repeated (32 failed writes
+ * none of whose targets was read since is far past any real session).
+ */
+export const MAX_FAILED_WRITES = 32;
+
+/**
+ * The recoverable error code the Pulse catalog lists (`recoveryCodes`,
+ * issue 28): a tool refused to act on a resource that was not resolved
+ * strictly (DESIGN.md §1, the sibling code of `FSM_BLOCKED`).
+ */
+export const ErrCodeStrictResolution = 'STRICT_RESOLUTION';
+
+/**
  * The most targets a session keeps established (DESIGN.md §5.3). Past it the
  * target established least recently (by a successful resolve or read) is
  * dropped: a write on it is then refused (`unknown-target`) until it is read
@@ -110,6 +126,8 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
     'POLICY_BLOCKED: state-changing tools need a validated target; nothing resolved or read in this session has touched this target',
   'needs-confirmation':
     "POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation, and none was given since the last state-changing call",
+  'repeated-write':
+    'POLICY_BLOCKED: this same state-changing call (same tool, same arguments) failed or timed out before and may still have happened; its target must be read before it can run again',
 };
 
 /**
@@ -154,6 +172,7 @@ export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'write-in-flight': [],
   'unknown-target': ['resolve', 'read'],
   'needs-confirmation': ['user_input'],
+  'repeated-write': ['resolve', 'read'],
 };
 
 /**
