@@ -1,18 +1,25 @@
 /**
  * Counters of the gate's decisions under the Go original's metric names, fed
- * by the guard's `onDecision` and `onRecovery` hooks, and collected as plain
+ * by the guard's `onDecision`, `onRecovery` and `onRecoveryRaised` hooks, and collected as plain
  * data any exporter can render (examples/prometheus.ts renders the Prometheus
  * text format in a few lines).
  *
- * Spec: DESIGN.md §1 (metric names and labels), §3.5 (pending recoveries).
+ * Spec: DESIGN.md §1 (metric names and labels), §3.5 (pending recoveries);
+ * issue 28 (recoveries a tool raises).
  *
  * @example
  * const metrics = createSafetyMetrics();
- * const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
+ * const guard = createSessionGuard({
+ *   onDecision: metrics.onDecision,
+ *   onRecovery: metrics.onRecovery,
+ *   onRecoveryRaised: metrics.onRecoveryRaised,
+ * });
  * // ... later, on a scrape:
  * for (const family of metrics.collect()) for (const { labels, value } of family.samples) ...
  */
+import { ErrCodeStrictResolution } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
+import type { RaisedRecovery } from '../guard/session-guard-options.js';
 
 /** The metric names of the original (DESIGN.md §1). */
 export const METRIC_NAMES = {
@@ -24,6 +31,19 @@ export const METRIC_NAMES = {
   recoveryAttempts: 'auto_recovery_attempt_total',
   /** Pending recoveries cleared by a later successful call of the tool, labels `error_code`, `tool`. */
   recoverySuccesses: 'auto_recovery_success_total',
+  /**
+   * Results of a tool that raised `STRICT_RESOLUTION` (issue 28), labels
+   * `tool`, `action` (the call's `action` argument, else `operation`; `''`
+   * when it has none).
+   */
+  strictResolutionBlocks: 'pulse_ai_strict_resolution_block_total',
+  /**
+   * Every pending recovery opened or bumped (issue 28): a refusal of the gate
+   * (`FSM_BLOCKED`) and a recoverable code a tool's result raised, labels
+   * `error_code`, `tool`. The original's full name for what
+   * `auto_recovery_attempt_total` counts of the gate's own refusals.
+   */
+  allRecoveryAttempts: 'pulse_ai_auto_recovery_attempt_total',
 } as const;
 
 /** The `tool` label of tool names past the cardinality or length limit. */
@@ -63,7 +83,9 @@ export interface SafetyMetrics {
   readonly onDecision: (decision: GateDecidedEvent) => void;
   /** The guard's `onRecovery` hook: counts recoveries. */
   readonly onRecovery: (event: RecoverySucceededEvent) => void;
-  /** The four counters, each with its series so far (fresh objects). */
+  /** The guard's `onRecoveryRaised` hook: counts recoverable codes tools raised (issue 28). */
+  readonly onRecoveryRaised: (event: RaisedRecovery) => void;
+  /** The six counters, each with its series so far (fresh objects). */
   collect(): CounterFamily[];
   /** The count of one series, 0 when it has none; e.g. `value('fsm_final_block_total', { state: 'VERIFYING' })`. */
   value(name: string, labels: Readonly<Record<string, string>>): number;
@@ -100,7 +122,11 @@ function increment(counter: Counter, labels: Record<string, string>): void {
  * - `auto_recovery_attempt_total{error_code,tool}`: every refused tool call,
  *   as each opens or bumps a pending recovery the model may recover from;
  * - `auto_recovery_success_total{error_code,tool}`: every pending recovery
- *   cleared by a later successful call of its tool.
+ *   cleared by a later successful call of its tool (of any code);
+ * - `pulse_ai_strict_resolution_block_total{tool,action}`: every failed
+ *   result that raised `STRICT_RESOLUTION` (issue 28);
+ * - `pulse_ai_auto_recovery_attempt_total{error_code,tool}`: every pending
+ *   recovery opened or bumped, by a refused call or by a code a result raised.
  *
  * Never throws from its hooks, whatever the events hold.
  */
@@ -117,7 +143,13 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
     'error_code',
     'tool',
   ]);
-  const counters = [toolBlocks, finalBlocks, attempts, successes];
+  const strictBlocks = counter(METRIC_NAMES.strictResolutionBlocks, 'Tool results that raised STRICT_RESOLUTION.', ['tool', 'action']);
+  const allAttempts = counter(
+    METRIC_NAMES.allRecoveryAttempts,
+    'Pending recoveries opened or bumped: refused tool calls and recoverable codes tools raised.',
+    ['error_code', 'tool'],
+  );
+  const counters = [toolBlocks, finalBlocks, attempts, successes, strictBlocks, allAttempts];
   const toolLabels = new Set<string>();
 
   /** The `tool` label of a tool name: itself, or `_other` past the limits. */
@@ -126,6 +158,17 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
     if (toolLabels.has(name)) return name;
     if (name.length > maxToolLabelLength || toolLabels.size >= maxToolLabels) return OTHER_TOOL_LABEL;
     toolLabels.add(name);
+    return name;
+  }
+
+  const actionLabels = new Set<string>();
+
+  /** The `action` label: the action, or `''` for none; `_other` past the same limits as tool names (actions come from the model too). */
+  function actionLabel(action: unknown): string {
+    const name = typeof action === 'string' ? action : '';
+    if (actionLabels.has(name)) return name;
+    if (name.length > maxToolLabelLength || actionLabels.size >= maxToolLabels) return OTHER_TOOL_LABEL;
+    actionLabels.add(name);
     return name;
   }
 
@@ -143,6 +186,17 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
         // A tool block always carries the recovery id `<error code>:<tool>`.
         const errorCode = String(decision.recoveryId).split(':', 1)[0]!;
         increment(attempts, { error_code: errorCode, tool });
+        increment(allAttempts, { error_code: errorCode, tool });
+      }
+    },
+    onRecoveryRaised(event) {
+      const recovery = event?.recovery;
+      if (recovery === undefined) return;
+      const tool = toolLabel(recovery.tool);
+      const errorCode = String(recovery.errorCode);
+      increment(allAttempts, { error_code: errorCode, tool });
+      if (errorCode === ErrCodeStrictResolution) {
+        increment(strictBlocks, { tool, action: actionLabel(event.action) });
       }
     },
     onRecovery(event) {
@@ -166,6 +220,7 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
     reset() {
       for (const c of counters) c.series.clear();
       toolLabels.clear();
+      actionLabels.clear();
     },
   };
 }
