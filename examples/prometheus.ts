@@ -54,7 +54,11 @@ export function toPrometheusText(families: readonly CounterFamily[]): string {
 /** A short session with a refused write, a refused final answer and a recovery; returns the exposition. */
 export function demo(): string {
   const metrics = createSafetyMetrics();
-  const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
+  const guard = createSessionGuard({
+    onDecision: metrics.onDecision,
+    onRecovery: metrics.onRecovery,
+    onRecoveryRaised: metrics.onRecoveryRaised,
+  });
   guard.check({ id: '1', name: 'pulse_control', args: { action: 'restart' } }); // refused: no target yet
   guard.check({ id: '2', name: 'pulse_query' });
   guard.record({ id: '2', name: 'pulse_query' });

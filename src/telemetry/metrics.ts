@@ -116,6 +116,25 @@ function increment(counter: Counter, labels: Record<string, string>): void {
 }
 
 /**
+ * Label values from the model, bounded: `label(value)` is the value (`''`
+ * for a non-string), or `_other` once `maxCount` distinct values are kept or
+ * when it is longer than `maxLength`; `clear()` forgets the values kept.
+ */
+function boundedLabels(maxCount: number, maxLength: number): { label: (value: unknown) => string; clear: () => void } {
+  const seen = new Set<string>();
+  return {
+    label(value) {
+      const name = typeof value === 'string' ? value : '';
+      if (seen.has(name)) return name;
+      if (name.length > maxLength || seen.size >= maxCount) return OTHER_TOOL_LABEL;
+      seen.add(name);
+      return name;
+    },
+    clear: () => seen.clear(),
+  };
+}
+
+/**
  * Creates the counters of DESIGN.md §1:
  * - `fsm_tool_block_total{state,tool,kind}`: every refused tool call;
  * - `fsm_final_block_total{state}`: every refused final answer;
@@ -150,27 +169,10 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
     ['error_code', 'tool'],
   );
   const counters = [toolBlocks, finalBlocks, attempts, successes, strictBlocks, allAttempts];
-  const toolLabels = new Set<string>();
-
-  /** The `tool` label of a tool name: itself, or `_other` past the limits. */
-  function toolLabel(tool: unknown): string {
-    const name = typeof tool === 'string' ? tool : '';
-    if (toolLabels.has(name)) return name;
-    if (name.length > maxToolLabelLength || toolLabels.size >= maxToolLabels) return OTHER_TOOL_LABEL;
-    toolLabels.add(name);
-    return name;
-  }
-
-  const actionLabels = new Set<string>();
-
-  /** The `action` label: the action, or `''` for none; `_other` past the same limits as tool names (actions come from the model too). */
-  function actionLabel(action: unknown): string {
-    const name = typeof action === 'string' ? action : '';
-    if (actionLabels.has(name)) return name;
-    if (name.length > maxToolLabelLength || actionLabels.size >= maxToolLabels) return OTHER_TOOL_LABEL;
-    actionLabels.add(name);
-    return name;
-  }
+  // Tool names and actions come from the model: both labels are bounded alike.
+  const toolLabels = boundedLabels(maxToolLabels, maxToolLabelLength);
+  const toolLabel = toolLabels.label;
+  const actionLabels = boundedLabels(maxToolLabels, maxToolLabelLength);
 
   return {
     onDecision(decision) {
@@ -196,7 +198,7 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
       const errorCode = String(recovery.errorCode);
       increment(allAttempts, { error_code: errorCode, tool });
       if (errorCode === ErrCodeStrictResolution) {
-        increment(strictBlocks, { tool, action: actionLabel(event.action) });
+        increment(strictBlocks, { tool, action: actionLabels.label(event.action) });
       }
     },
     onRecovery(event) {

@@ -22,6 +22,11 @@ describe('the Prometheus example', () => {
         '# HELP auto_recovery_success_total Pending recoveries cleared by a later successful call of the same tool.',
         '# TYPE auto_recovery_success_total counter',
         'auto_recovery_success_total{error_code="FSM_BLOCKED",tool="pulse_control"} 1',
+        '# HELP pulse_ai_strict_resolution_block_total Tool results that raised STRICT_RESOLUTION.',
+        '# TYPE pulse_ai_strict_resolution_block_total counter',
+        '# HELP pulse_ai_auto_recovery_attempt_total Pending recoveries opened or bumped: refused tool calls and recoverable codes tools raised.',
+        '# TYPE pulse_ai_auto_recovery_attempt_total counter',
+        'pulse_ai_auto_recovery_attempt_total{error_code="FSM_BLOCKED",tool="pulse_control"} 1',
         '',
       ].join('\n'),
     );
