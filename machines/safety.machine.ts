@@ -25,6 +25,13 @@
  * (`?/…`, or a path through a link an admitted write created,
  * `SafetyContext.links`) is admitted only when user input succeeded since
  * the last write (issue 24).
+ *
+ * Issue 28: a failure whose result raised a recoverable code (`errorCode`,
+ * e.g. `STRICT_RESOLUTION`) opens a pending recovery of its tool for that
+ * code (`trackRaisedRecovery`), cleared as a block's is; a failed write is
+ * remembered by its key (`recordFailedWrite`) until a successful resolve or
+ * read touches its target (`clearFailedWrites`), and the same write again is
+ * refused in every state (`isRepeatedWrite`, rule `repeated-write`).
  */
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import {
@@ -325,10 +332,7 @@ export const safetyMachine = setup({
             actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: a failed write may have applied, so it needs verification.',
           },
-          {
-            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
-            description: 'A failed call causes no transition; a failed write is remembered, a recoverable code it raised opens a recovery.',
-          },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'session.resetKeepingProgress': {
           actions: ['dropVerificationTracking'],
@@ -413,10 +417,7 @@ export const safetyMachine = setup({
             actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: a failed write may have applied, so it needs verification.',
           },
-          {
-            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
-            description: 'A failed call causes no transition; a failed write is remembered, a recoverable code it raised opens a recovery.',
-          },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'session.resetKeepingProgress': {
           actions: ['dropVerificationTracking'],
@@ -497,10 +498,7 @@ export const safetyMachine = setup({
             actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
             description: 'The write failed: nothing changed, back to READING.',
           },
-          {
-            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
-            description: 'A failed call causes no transition; a failed write is remembered, a recoverable code it raised opens a recovery.',
-          },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'answer.requested': {
           actions: [{ type: 'refuseAnswer', params: { state: 'WRITING', rule: 'write-in-flight' } }],
@@ -597,10 +595,7 @@ export const safetyMachine = setup({
             actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: the write may have applied, so it needs verification.',
           },
-          {
-            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
-            description: 'A failed call causes no transition; a failed write is remembered, a recoverable code it raised opens a recovery.',
-          },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'answer.requested': [
           {
