@@ -8,7 +8,7 @@
  * `STRICT_RESOLUTION` opens a pending recovery of its tool, cleared by its
  * next successful call.
  */
-import { generateText, isStepCount, jsonSchema, tool, type ModelMessage } from 'ai';
+import { generateText, isStepCount, jsonSchema, tool, type JSONSchema7, type ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { withSafetyGate } from '../../src/adapters/ai-sdk.js';
 import type { PendingRecovery } from '../../machines/safety.types.js';
@@ -27,7 +27,8 @@ const STRICT = { ok: false, error: { code: 'STRICT_RESOLUTION', message: "custom
 
 /** The billing tools: `charge_card` throws a ReadTimeout (the charge may have gone through) for the ids in `timesOut`. */
 function billingTools(charged: unknown[], timesOut: string[]) {
-  const object = (properties: Record<string, unknown>) => jsonSchema<Record<string, unknown>>({ type: 'object', properties });
+  const object = (properties: NonNullable<JSONSchema7['properties']>) =>
+    jsonSchema<Record<string, unknown>>({ type: 'object', properties });
   return {
     get_customer: tool({
       description: 'Look a customer up',
