@@ -289,22 +289,20 @@ const recordFailedWrite: SafetyActionLogic = (context, event) => {
 
 /**
  * A successful resolve or read clears the failed writes it is evidence
- * about (issue 28): those recorded before the read was admitted (at or
- * before its `admittedAt`; a read recorded without a check, in a session
- * that never checks its calls, at its own time) whose targets it touches,
- * any read for a failed write without known targets (as verification,
- * DESIGN.md §5.4). In a session that checks its calls, a read recorded
- * without its check clears nothing (as it verifies nothing).
+ * about (issue 28): those whose targets it touches, any read for a failed
+ * write without known targets (as verification, DESIGN.md §5.4). Timeless,
+ * as the machine is: a read that ran beside the failed write clears it too
+ * (the model sees the target as it is after the write was sent). In a
+ * session that checks its calls, a read recorded without its check clears
+ * nothing (as it verifies nothing).
  */
 const clearFailedWrites: SafetyActionLogic = (context, event) => {
   const failed = context.failedWrites;
   if (failed === undefined || failed.length === 0) return NOTHING;
   const booked = booking(context, event);
-  const call = booked === null ? undefined : context.inFlight[booked.applied];
-  if (call === undefined && context.checksCalls) return NOTHING;
-  const readAt = call === undefined ? timeOf(event) : call.admittedAt;
+  if (booked === null && context.checksCalls) return NOTHING;
   const reads = establishableTargets(context, appliedTargets(context, event, booked));
-  const left = failed.filter((entry) => !(entry.at <= readAt && touchesAny(reads, entry.targets ?? [])));
+  const left = failed.filter((entry) => !touchesAny(reads, entry.targets ?? []));
   if (left.length === failed.length) return NOTHING;
   return { context: { failedWrites: left.length === 0 ? undefined : left } };
 };

@@ -119,14 +119,14 @@ export interface InFlightCall {
  * A write whose failure was recorded, which may still have happened (issue
  * 28): the same write again is refused (`repeated-write`) until a successful
  * resolve or read touches one of its targets (any one, for a write without
- * known targets) after the failure was recorded.
+ * known targets).
  */
 export interface FailedWrite {
   /** The write's key (`ToolRequestedEvent.writeKey`). */
   key: string;
   /** Its tool name. */
   tool: string;
-  /** When its failure was recorded (epoch ms); a read admitted before it clears nothing. */
+  /** When its failure was recorded (epoch ms); reported, never decides. */
   at: number;
   /** Its known targets, canonical, as its failure applied them; absent when none. */
   targets?: string[];

@@ -36,10 +36,14 @@ function abstractInFlight(snapshot: SessionView, kinds: readonly ToolKind[]): un
  * session without targets or confirmations, so the abstraction of paths
  * without targets is what it always was.
  */
-/** The keys of the failed writes a repeat of which is refused (issue 28), sorted; nothing when none, so other states keep their keys. */
+/**
+ * How many failed writes a repeat of which is refused (issue 28): a count,
+ * not their keys (a guard computes its own key from a call's arguments,
+ * `toolCallOf`); nothing when none, so other states keep their keys.
+ */
 function abstractFailedWrites(snapshot: SessionView): unknown[] {
-  const failed = snapshot.context.failedWrites ?? [];
-  return failed.length === 0 ? [] : [failed.map((entry) => entry.key).sort()];
+  const count = snapshot.context.failedWrites?.length ?? 0;
+  return count === 0 ? [] : [{ failedWrites: count }];
 }
 
 function abstractTargets(snapshot: SessionView): unknown[] {
