@@ -525,7 +525,11 @@ export const safetyMachine = setup({
         'tool.requested': [
           {
             guard: 'isRepeatedWrite',
-            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'VERIFYING', rule: 'repeated-write' } }],
+            actions: [
+              'trackPendingRecovery',
+              'countVerifyBlock',
+              { type: 'announceBlocked', params: { state: 'VERIFYING', rule: 'repeated-write' } },
+            ],
             description:
               'The same write (same tool, same arguments) as one that failed or timed out, whose target was not read since: it may have happened, so it is blocked (FSM_BLOCKED, issue 28).',
           },
