@@ -207,7 +207,8 @@ export function safetyEventCases(
     const write = { tool: tools.write, kind: 'write' as const, at };
     events.push(...outcomes(write));
     // Its failure with the write's key: remembered, so the same write asked for again is refused (issue 28).
-    events.push({ type: 'tool.failed', ...write, writeKey: PATH_WRITE_KEY });
+    // Not with target cases: the rule is target-blind, and the graph stays the size it was.
+    if (!cases.targetCases) events.push({ type: 'tool.failed', ...write, writeKey: PATH_WRITE_KEY });
   }
   if (waiting) return events;
   events.push({ type: 'answer.requested', at });
