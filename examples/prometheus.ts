@@ -21,7 +21,11 @@ import { createPrometheusMetrics } from '../src/telemetry/prometheus.js';
 /** A short session with a refused write, a recovery and a refused final answer, counted into `registry`. */
 export function demo(registry: Registry = register): void {
   const metrics = createPrometheusMetrics({ registry });
-  const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
+  const guard = createSessionGuard({
+    onDecision: metrics.onDecision,
+    onRecovery: metrics.onRecovery,
+    onRecoveryRaised: metrics.onRecoveryRaised,
+  });
   guard.check({ id: '1', name: 'pulse_control', args: { action: 'restart' } }); // refused: no target yet
   guard.check({ id: '2', name: 'pulse_query' });
   guard.record({ id: '2', name: 'pulse_query' });

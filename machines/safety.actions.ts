@@ -12,6 +12,7 @@
 import {
   ANSWER_BLOCK_REASONS,
   ErrCodeFSMBlocked,
+  MAX_FAILED_WRITES,
   MAX_IN_FLIGHT,
   MAX_PENDING_RECOVERIES,
   SELF_VERIFY_TOOL,
@@ -24,11 +25,13 @@ import {
   blockedTargetOf,
   booking,
   callIdOf,
+  errorCodeOf,
   establishableTargets,
   idKeyOf,
   isDestructiveEvent,
   isDiscovery,
   isExpired,
+  isNeverRanEvent,
   kindOf,
   leeway,
   liveRecoveries,
@@ -38,12 +41,14 @@ import {
   toolOf,
   verificationTargets,
   withoutSettled,
+  writeKeyOf,
 } from './safety.events.js';
-import { establish, keepLinks } from './safety.targets.js';
+import { establish, keepLinks, touchesAny } from './safety.targets.js';
 import { phantomClaimOf, phantomClaimReason, withWrittenTargets } from './safety.claims.js';
 import type {
   AnswerBlockRule,
   BlockRule,
+  FailedWrite,
   InFlightCall,
   PendingRecovery,
   SafetyContext,
@@ -142,6 +147,8 @@ const admitCall: SafetyActionLogic<AdmitParams> = (context, event, params) => {
   };
   if (targets.length > 0) call.targets = [...targets];
   if (isDestructiveEvent(event)) call.destructive = true;
+  const writeKey = kind === 'write' ? writeKeyOf(event) : null;
+  if (writeKey !== null) call.writeKey = writeKey;
   // An id still in flight checked again (the adapter refuses this; a raw
   // actor may send it): both calls share the key, so a record of the id is
   // ambiguous and is booked worst case (`booking`). A write is kept
@@ -214,15 +221,23 @@ const announceBlocked: SafetyActionLogic<BlockParams> = (context, event, params)
  * code, `attempts` counting repeated blocks, the TTL running from the
  * latest block. Expired entries are dropped on the way.
  */
-const trackPendingRecovery: SafetyActionLogic = (context, event) => {
-  const at = timeOf(event);
-  const tool = toolOf(event);
-  const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
+const trackPendingRecovery: SafetyActionLogic = (context, event) => ({
+  context: { pendingRecoveries: bumpedRecoveries(context, toolOf(event), ErrCodeFSMBlocked, timeOf(event)) },
+});
+
+/**
+ * The pending recoveries once `tool` is blocked with `errorCode` at `at`
+ * (epoch ms): its entry opened, or bumped (`attempts`, `lastBlockedAt`);
+ * expired entries dropped; past `MAX_PENDING_RECOVERIES` the entry blocked
+ * least recently dropped. A new object.
+ */
+function bumpedRecoveries(context: SafetyContext, tool: string, errorCode: string, at: number): Record<string, PendingRecovery> {
+  const recoveryId = recoveryIdFor(errorCode, tool);
   const pendingRecoveries = liveRecoveries(context.pendingRecoveries, at);
   const previous = Object.prototype.hasOwnProperty.call(pendingRecoveries, recoveryId) ? pendingRecoveries[recoveryId] : undefined;
   pendingRecoveries[recoveryId] = previous
     ? { ...previous, lastBlockedAt: at, attempts: previous.attempts + 1 }
-    : { recoveryId, errorCode: ErrCodeFSMBlocked, tool, createdAt: at, lastBlockedAt: at, attempts: 1 };
+    : { recoveryId, errorCode, tool, createdAt: at, lastBlockedAt: at, attempts: 1 };
   const ids = Object.keys(pendingRecoveries);
   if (ids.length > MAX_PENDING_RECOVERIES) {
     const stalest = ids
@@ -230,7 +245,67 @@ const trackPendingRecovery: SafetyActionLogic = (context, event) => {
       .reduce((a, b) => (pendingRecoveries[b]!.lastBlockedAt < pendingRecoveries[a]!.lastBlockedAt ? b : a));
     delete pendingRecoveries[stalest];
   }
-  return { context: { pendingRecoveries } };
+  return pendingRecoveries;
+}
+
+/**
+ * A failure whose result raised a recoverable error code
+ * (`ToolFailedEvent.errorCode`, issue 28: `STRICT_RESOLUTION` in the Pulse
+ * catalog) opens or bumps the pending recovery of its tool for that code,
+ * exactly as a block of the gate does for `FSM_BLOCKED`, and emits
+ * `recovery.raised` with it. Nothing for a failure without a code.
+ */
+const trackRaisedRecovery: SafetyActionLogic = (context, event) => {
+  const errorCode = errorCodeOf(event);
+  if (errorCode === null) return NOTHING;
+  const at = timeOf(event);
+  const tool = toolOf(event);
+  const pendingRecoveries = bumpedRecoveries(context, tool, errorCode, at);
+  const recovery = pendingRecoveries[recoveryIdFor(errorCode, tool)]!;
+  return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.raised', recovery, at }] };
+};
+
+/**
+ * A failure booked to a write (the admitted write's, or a write recorded
+ * without a check) that may still have happened is remembered for
+ * `repeated-write` (issue 28), under the write's key: the admitted call's
+ * `writeKey`, or the event's own for a record booked to no call. Nothing
+ * for a failure that is no write's, a call that never ran (`neverRan`), or
+ * a write without a key. The same key again replaces its entry (now the
+ * latest); past `MAX_FAILED_WRITES` the oldest is dropped. In every policy.
+ */
+const recordFailedWrite: SafetyActionLogic = (context, event) => {
+  if (isNeverRanEvent(event)) return NOTHING;
+  const booked = booking(context, event);
+  const call = booked === null ? undefined : context.inFlight[booked.applied];
+  if ((call?.kind ?? kindOf(event)) !== 'write') return NOTHING;
+  const key = call === undefined ? writeKeyOf(event) : (call.writeKey ?? null);
+  if (key === null) return NOTHING;
+  const targets = appliedTargets(context, event, booked);
+  const entry: FailedWrite = { key, tool: call?.tool ?? toolOf(event), at: timeOf(event) };
+  if (targets.length > 0) entry.targets = [...targets];
+  const failedWrites = [...(context.failedWrites ?? []).filter((failed) => failed.key !== key), entry];
+  return { context: { failedWrites: failedWrites.length > MAX_FAILED_WRITES ? failedWrites.slice(1) : failedWrites } };
+};
+
+/**
+ * A successful resolve or read clears the failed writes it is evidence
+ * about (issue 28): those whose targets it touches, any read for a failed
+ * write without known targets (as verification, DESIGN.md §5.4). Timeless,
+ * as the machine is: a read that ran beside the failed write clears it too
+ * (the model sees the target as it is after the write was sent). In a
+ * session that checks its calls, a read recorded without its check clears
+ * nothing (as it verifies nothing).
+ */
+const clearFailedWrites: SafetyActionLogic = (context, event) => {
+  const failed = context.failedWrites;
+  if (failed === undefined || failed.length === 0) return NOTHING;
+  const booked = booking(context, event);
+  if (booked === null && context.checksCalls) return NOTHING;
+  const reads = establishableTargets(context, appliedTargets(context, event, booked));
+  const left = failed.filter((entry) => !touchesAny(reads, entry.targets ?? []));
+  if (left.length === failed.length) return NOTHING;
+  return { context: { failedWrites: left.length === 0 ? undefined : left } };
 };
 
 /** A write blocked in VERIFYING: count it. Telemetry only; it never waives anything. */
@@ -317,24 +392,36 @@ const recordSelfVerification: SafetyActionLogic = (_context, event) => ({
 const recordConfirmation: SafetyActionLogic = () => ({ context: { confirmedSinceWrite: true } });
 
 /**
- * A successful call of a blocked tool clears its pending recovery (a
- * recovery) and emits `recovery.succeeded`. Expired entries are dropped on
- * the way; nothing changes when none is pending or expired.
+ * A successful call of a blocked tool clears its pending recoveries (a
+ * recovery), of every code (`FSM_BLOCKED`, and any a result of it raised),
+ * and emits `recovery.succeeded` for each, in their order. Expired entries
+ * are dropped on the way; nothing changes when none is pending or expired.
  */
 const clearPendingRecovery: SafetyActionLogic = (context, event) => {
   const pending = context.pendingRecoveries;
   if (isEmpty(pending)) return NOTHING; // the common case: nothing to clear or expire, nothing copied
   const at = timeOf(event);
-  const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, toolOf(event));
-  const own = Object.prototype.hasOwnProperty.call(pending, recoveryId) ? pending[recoveryId]! : undefined;
-  const recovery = own !== undefined && !isExpired(own, at) ? own : undefined;
+  const tool = toolOf(event);
+  const own = liveOf(pending, tool, at);
   // Nothing of this tool pending and nothing expired (a blocked tool, then other calls): nothing changes, nothing copied.
-  if (recovery === undefined && !hasExpired(pending, at)) return NOTHING;
-  // The live ones but this tool's, copied without it (no `delete`: it would turn the copy into a slow dictionary).
-  const pendingRecoveries = liveRecoveries(pending, at, recoveryId);
-  if (recovery === undefined) return { context: { pendingRecoveries } };
-  return { context: { pendingRecoveries }, emitted: [{ type: 'recovery.succeeded', recovery, at }] };
+  if (own.length === 0 && !hasExpired(pending, at)) return NOTHING;
+  // The live ones but this tool's, copied without them (no `delete`: it would turn the copy into a slow dictionary).
+  let pendingRecoveries = liveRecoveries(pending, at);
+  if (own.length === 0) return { context: { pendingRecoveries } };
+  for (const recovery of own) pendingRecoveries = liveRecoveries(pendingRecoveries, at, recovery.recoveryId);
+  return { context: { pendingRecoveries }, emitted: own.map((recovery) => ({ type: 'recovery.succeeded', recovery, at })) };
 };
+
+/** The pending recoveries of `tool` alive at `at` (epoch ms), of every code, in their order. */
+function liveOf(recoveries: Record<string, PendingRecovery>, tool: string, at: number): PendingRecovery[] {
+  const live: PendingRecovery[] = [];
+  for (const id in recoveries) {
+    if (!Object.prototype.hasOwnProperty.call(recoveries, id)) continue;
+    const recovery = recoveries[id]!;
+    if (recovery.tool === tool && !isExpired(recovery, at)) live.push(recovery);
+  }
+  return live;
+}
 
 /** Whether a pending recovery has expired at `at` (epoch ms), without copying them. */
 function hasExpired(recoveries: Record<string, PendingRecovery>, at: number): boolean {
@@ -410,10 +497,10 @@ const completeVerification: SafetyActionLogic = () => ({ context: { readAfterWri
 
 /**
  * Reset: clear all tracking, pending recoveries, established targets,
- * kept links and written targets included (DESIGN.md §3.2); the session's
- * settings stay. Links and written targets are cleared by assigning
- * `undefined` only when there are some (an assign cannot drop a field, and a
- * context that never had them keeps its shape).
+ * kept links, written targets and failed writes included (DESIGN.md §3.2);
+ * the session's settings stay. Links, written targets and failed writes are
+ * cleared by assigning `undefined` only when there are some (an assign
+ * cannot drop a field, and a context that never had them keeps its shape).
  */
 const resetSession: SafetyActionLogic = (context) => ({
   context: {
@@ -425,6 +512,7 @@ const resetSession: SafetyActionLogic = (context) => ({
     checksCalls: context.checksCalls,
     ...(context.links === undefined ? {} : { links: undefined }),
     ...(context.writtenTargets === undefined ? {} : { writtenTargets: undefined }),
+    ...(context.failedWrites === undefined ? {} : { failedWrites: undefined }),
   },
 });
 
@@ -432,8 +520,8 @@ const resetSession: SafetyActionLogic = (context) => ({
  * ResetKeepProgress: drop verification tracking (flags, counters, calls in
  * flight, the last write's targets, a confirmation) and
  * `wroteThisEpisode` (DESIGN.md §1: the original's own test); keep the
- * established targets, the kept links, the last read/write records and
- * pending recoveries.
+ * established targets, the kept links, the last read/write records,
+ * pending recoveries and failed writes (issue 28: they may still have happened).
  */
 const dropVerificationTracking: SafetyActionLogic = () => ({
   context: {
@@ -459,6 +547,9 @@ export const safetyActionLogic = {
   announceAllowed,
   announceBlocked,
   trackPendingRecovery,
+  trackRaisedRecovery,
+  recordFailedWrite,
+  clearFailedWrites,
   countVerifyBlock,
   settleCall,
   recordWrite,

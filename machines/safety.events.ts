@@ -20,7 +20,7 @@ import {
   touchesAny,
   unknownPlaceOf,
 } from './safety.targets.js';
-import type { BlockRule, InFlightCall, PendingRecovery, SafetyContext, SafetyEvent, ToolKind } from './safety.types.js';
+import type { BlockRule, FailedWrite, InFlightCall, PendingRecovery, SafetyContext, SafetyEvent, ToolKind } from './safety.types.js';
 import { TOOL_KINDS } from './safety.types.js';
 
 // ---------------------------------------------------------------------------
@@ -116,6 +116,33 @@ export function isPossiblyAppliedEvent(event: unknown): boolean {
   return field(event, 'possiblyApplied') === true;
 }
 
+/**
+ * The event's write key (`ToolRequestedEvent.writeKey`, issue 28), its first
+ * `MAX_NAME_LENGTH` characters; null when missing, empty or not a string.
+ */
+export function writeKeyOf(event: unknown): string | null {
+  const reading = readingOf(event);
+  return reading !== undefined ? reading.writeKey : clippedName(field(event, 'writeKey'));
+}
+
+/**
+ * The recoverable error code a failure raised (`ToolFailedEvent.errorCode`,
+ * issue 28), its first `MAX_NAME_LENGTH` characters; null when missing,
+ * empty, not a string, or on any event but a failure.
+ */
+export function errorCodeOf(event: unknown): string | null {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.errorCode;
+  return field(event, 'type') === 'tool.failed' ? clippedName(field(event, 'errorCode')) : null;
+}
+
+/** The failure says its call never ran: `neverRan: true` (issue 28). */
+export function isNeverRanEvent(event: unknown): boolean {
+  const reading = readingOf(event);
+  if (reading !== undefined) return reading.neverRan;
+  return field(event, 'neverRan') === true;
+}
+
 /** The event is a success (`tool.succeeded`); any other type reads as a failure where an outcome is booked. */
 function isSuccessEvent(event: unknown): boolean {
   const reading = readingOf(event);
@@ -139,6 +166,9 @@ interface EventReading {
   readonly selfVerified: boolean;
   readonly possiblyApplied: boolean;
   readonly kindUnstated: boolean;
+  readonly writeKey: string | null;
+  readonly errorCode: string | null;
+  readonly neverRan: boolean;
   /** The event's own `targets` (a frozen copy of an array, at most one entry past what is read). */
   readonly targetsField: unknown;
   targetsRead: { targets: readonly string[]; overflow: boolean } | undefined;
@@ -180,6 +210,9 @@ interface EventFields {
   readonly links: unknown;
   /** `answer.requested`'s claims (issue 28 item 2), as given; optional, so the tool-event fast path need not name it. */
   readonly claims?: unknown;
+  readonly writeKey: unknown;
+  readonly errorCode: unknown;
+  readonly neverRan: unknown;
 }
 
 /**
@@ -205,14 +238,33 @@ class NormalizedEvent {
   declare readonly replyTo?: unknown;
   declare readonly links?: unknown;
   declare readonly claims?: unknown;
+  declare readonly writeKey?: unknown;
+  declare readonly errorCode?: unknown;
+  declare readonly neverRan?: unknown;
 
   /**
    * From `fields`, the fields' values, each read once by the caller; the
    * object is read here and not kept (see `EventFields`).
    */
   constructor(fields: EventFields) {
-    const { type, success, tool, kind, callId, at, targets, destructive, selfVerified, possiblyApplied, kindUnstated, replyTo, links } =
-      fields;
+    const {
+      type,
+      success,
+      tool,
+      kind,
+      callId,
+      at,
+      targets,
+      destructive,
+      selfVerified,
+      possiblyApplied,
+      kindUnstated,
+      replyTo,
+      links,
+      writeKey,
+      errorCode,
+      neverRan,
+    } = fields;
     const own = this as { -readonly [K in keyof NormalizedEvent]: unknown };
     own.type = type;
     if (tool !== undefined) own.tool = tool;
@@ -227,6 +279,9 @@ class NormalizedEvent {
     if (replyTo !== undefined) own.replyTo = replyTo;
     if (links !== undefined) own.links = links;
     if (fields.claims !== undefined) own.claims = fields.claims;
+    if (writeKey !== undefined) own.writeKey = writeKey;
+    if (errorCode !== undefined) own.errorCode = errorCode;
+    if (neverRan !== undefined) own.neverRan = neverRan;
     // The readings, by the same rules as the readers' for any event.
     const known = isToolKind(kind);
     const unstated = kindUnstated === true;
@@ -243,6 +298,9 @@ class NormalizedEvent {
       selfVerified: selfVerified === true,
       possiblyApplied: possiblyApplied === true,
       kindUnstated: unstated,
+      writeKey: clippedName(writeKey),
+      errorCode: type === 'tool.failed' ? clippedName(errorCode) : null,
+      neverRan: neverRan === true,
       targetsField: targets,
       targetsRead: undefined,
       linksField: links,
@@ -315,7 +373,7 @@ function rawCallIdOf(event: unknown): string | null {
  * The event read once (issue 13): an immutable copy of the fields the
  * machine reads (`type`, as dispatched on, inherited too; `tool`, `kind`,
  * `callId`, `at`, `targets`, `destructive`, `selfVerified`, `kindUnstated`,
- * `replyTo`, `links`, own fields only, as the readers read them; of a `targets` array,
+ * `replyTo`, `links`, `writeKey`, `errorCode`, `neverRan`, own fields only, as the readers read them; of a `targets` array,
  * what is read of it: `cutTargets`), which every guard
  * and action reads exactly as it reads `event`, but from readings computed
  * once, with its booking against the calls in flight kept for the step.
@@ -345,6 +403,9 @@ export function normalizeEvent<TEvent extends SafetyEvent>(event: TEvent): TEven
     replyTo: field(event, 'replyTo'),
     links: cutTargets(field(event, 'links')),
     claims: field(event, 'claims'),
+    writeKey: field(event, 'writeKey'),
+    errorCode: field(event, 'errorCode'),
+    neverRan: field(event, 'neverRan'),
   });
   return Object.freeze(normalized) as unknown as TEvent;
 }
@@ -389,6 +450,9 @@ export function toolEventOf(
     possiblyApplied?: boolean;
     kindUnstated?: boolean;
     links?: readonly string[] | undefined;
+    writeKey?: string | undefined;
+    errorCode?: string | undefined;
+    neverRan?: boolean;
   },
 ): SafetyEvent {
   const normalized = new NormalizedEvent({
@@ -405,6 +469,9 @@ export function toolEventOf(
     kindUnstated: fields.kindUnstated,
     replyTo: undefined,
     links: cutTargets(fields.links),
+    writeKey: fields.writeKey,
+    errorCode: fields.errorCode,
+    neverRan: fields.neverRan,
   });
   return normalized as unknown as SafetyEvent;
 }
@@ -705,9 +772,22 @@ export function isUnconfirmedDestructive(context: SafetyContext, event: unknown)
   return context.confirmDestructive && !context.confirmedSinceWrite && isDestructiveEvent(event);
 }
 
+/**
+ * The failed write a requested write repeats (issue 28): the entry of
+ * `context.failedWrites` with the event's write key, when the event is a
+ * write with a key; else undefined.
+ */
+export function repeatedFailedWrite(context: SafetyContext, event: unknown): FailedWrite | undefined {
+  const failed = context.failedWrites;
+  if (failed === undefined || failed.length === 0 || kindOf(event) !== 'write') return undefined;
+  const key = writeKeyOf(event);
+  return key === null ? undefined : failed.find((entry) => entry.key === key);
+}
+
 /** The target a refusal of `rule` names, or null (see `GateDecidedEvent.target`). */
 export function blockedTargetOf(context: SafetyContext, event: unknown, rule: BlockRule): string | null {
   if (rule === 'unknown-target') return unknownTargetOf(context, event)?.target ?? null;
+  if (rule === 'repeated-write') return repeatedFailedWrite(context, event)?.targets?.[0] ?? null;
   if (rule === 'unverified-write') return context.writeTargets[0] ?? null;
   return null;
 }

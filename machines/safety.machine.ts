@@ -25,6 +25,13 @@
  * (`?/…`, or a path through a link an admitted write created,
  * `SafetyContext.links`) is admitted only when user input succeeded since
  * the last write (issue 24).
+ *
+ * Issue 28: a failure whose result raised a recoverable code (`errorCode`,
+ * e.g. `STRICT_RESOLUTION`) opens a pending recovery of its tool for that
+ * code (`trackRaisedRecovery`), cleared as a block's is; a failed write is
+ * remembered by its key (`recordFailedWrite`) until a successful resolve or
+ * read touches its target (`clearFailedWrites`), and the same write again is
+ * refused in every state (`isRepeatedWrite`, rule `repeated-write`).
  */
 import { enqueueActions, setup, type AnyActorRef } from 'xstate';
 import {
@@ -47,6 +54,7 @@ import {
   isUnconfirmedDestructive,
   kindOf,
   outcomeKind,
+  repeatedFailedWrite,
   unknownTargetOf,
   withoutSettled,
 } from './safety.events.js';
@@ -120,6 +128,14 @@ export const safetyMachine = setup({
   guards: {
     /** The requested call is a write (unknown kinds count as writes). */
     isWrite: ({ event }) => kindOf(event) === 'write',
+    /**
+     * The requested write repeats a failed one (issue 28): the same tool and
+     * arguments (`writeKey`) as a write whose failure was recorded and whose
+     * target no successful resolve or read has touched since. It may still
+     * have happened (a charge behind a timeout), so it is refused in every
+     * state and every policy.
+     */
+    isRepeatedWrite: ({ context, event }) => repeatedFailedWrite(context, event) !== undefined,
     /** The recorded outcome applies as a write's: the kind of the call it is booked to (`booking`), else its own. */
     isWriteOutcome: ({ context, event }) => outcomeKind(context, event) === 'write',
     /** The recorded outcome applies as a resolve's or read's (`booking`). */
@@ -226,6 +242,9 @@ export const safetyMachine = setup({
     announceAllowed: toAction<StateParams>(safetyActionLogic.announceAllowed),
     announceBlocked: toAction<BlockParams>(safetyActionLogic.announceBlocked),
     trackPendingRecovery: toAction(safetyActionLogic.trackPendingRecovery),
+    trackRaisedRecovery: toAction(safetyActionLogic.trackRaisedRecovery),
+    recordFailedWrite: toAction(safetyActionLogic.recordFailedWrite),
+    clearFailedWrites: toAction(safetyActionLogic.clearFailedWrites),
     countVerifyBlock: toAction(safetyActionLogic.countVerifyBlock),
     settleCall: toAction(safetyActionLogic.settleCall),
     recordWrite: toAction(safetyActionLogic.recordWrite),
@@ -265,6 +284,12 @@ export const safetyMachine = setup({
       on: {
         'tool.requested': [
           {
+            guard: 'isRepeatedWrite',
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'RESOLVING', rule: 'repeated-write' } }],
+            description:
+              'The same write (same tool, same arguments) as one that failed or timed out, whose target was not read since: it may have happened, so it is blocked (FSM_BLOCKED, issue 28).',
+          },
+          {
             guard: 'isWrite',
             actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'RESOLVING', rule: 'no-target' } }],
             description: 'No writing without a validated target: the write is blocked (FSM_BLOCKED).',
@@ -294,7 +319,7 @@ export const safetyMachine = setup({
           {
             guard: 'isDiscoveryOutcome',
             target: 'READING',
-            actions: ['recordRead', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description: 'A successful resolve or read establishes the target, and its known targets.',
           },
           {
@@ -312,10 +337,10 @@ export const safetyMachine = setup({
           {
             guard: 'isStrictFailedWrite',
             target: 'VERIFYING',
-            actions: ['recordWrite', 'settleCall'],
+            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: a failed write may have applied, so it needs verification.',
           },
-          { actions: ['settleCall'], description: 'A failed call causes no transition.' },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'session.resetKeepingProgress': {
           actions: ['dropVerificationTracking'],
@@ -338,6 +363,12 @@ export const safetyMachine = setup({
       description: 'A target is established: querying is allowed, and one write may be admitted.',
       on: {
         'tool.requested': [
+          {
+            guard: 'isRepeatedWrite',
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'READING', rule: 'repeated-write' } }],
+            description:
+              'The same write (same tool, same arguments) as one that failed or timed out, whose target was not read since: it may have happened, so it is blocked (FSM_BLOCKED, issue 28).',
+          },
           {
             guard: 'isAdmissibleWrite',
             target: 'WRITING',
@@ -384,7 +415,7 @@ export const safetyMachine = setup({
           },
           {
             guard: 'isDiscoveryOutcome',
-            actions: ['recordRead', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description: 'A successful resolve or read is recorded as the last read; its known targets are established.',
           },
           {
@@ -398,10 +429,10 @@ export const safetyMachine = setup({
           {
             guard: 'isStrictFailedWrite',
             target: 'VERIFYING',
-            actions: ['recordWrite', 'settleCall'],
+            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: a failed write may have applied, so it needs verification.',
           },
-          { actions: ['settleCall'], description: 'A failed call causes no transition.' },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'session.resetKeepingProgress': {
           actions: ['dropVerificationTracking'],
@@ -424,6 +455,12 @@ export const safetyMachine = setup({
       description: 'A write was admitted and its outcome is not known yet. Another write and the final answer are refused; reads are not.',
       on: {
         'tool.requested': [
+          {
+            guard: 'isRepeatedWrite',
+            actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'WRITING', rule: 'repeated-write' } }],
+            description:
+              'The same write (same tool, same arguments) as one that failed or timed out, whose target was not read since: it may have happened, so it is blocked (FSM_BLOCKED, issue 28).',
+          },
           {
             guard: 'isWrite',
             actions: ['trackPendingRecovery', { type: 'announceBlocked', params: { state: 'WRITING', rule: 'write-in-flight' } }],
@@ -460,7 +497,7 @@ export const safetyMachine = setup({
           },
           {
             guard: 'isDiscoveryOutcome',
-            actions: ['recordRead', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description: 'A read that ran beside the write is recorded (its targets established), but verifies nothing.',
           },
           {
@@ -474,16 +511,16 @@ export const safetyMachine = setup({
           {
             guard: 'isStrictFailedWrite',
             target: 'VERIFYING',
-            actions: ['recordWrite', 'settleCall'],
+            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: the write may have applied, so it needs verification.',
           },
           {
             guard: 'isLastWriteInFlight',
             target: 'READING',
-            actions: ['settleCall'],
+            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'],
             description: 'The write failed: nothing changed, back to READING.',
           },
-          { actions: ['settleCall'], description: 'A failed call causes no transition.' },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'answer.requested': {
           actions: [{ type: 'refuseAnswer', params: { state: 'WRITING', rule: 'write-in-flight' } }],
@@ -508,6 +545,16 @@ export const safetyMachine = setup({
       },
       on: {
         'tool.requested': [
+          {
+            guard: 'isRepeatedWrite',
+            actions: [
+              'trackPendingRecovery',
+              'countVerifyBlock',
+              { type: 'announceBlocked', params: { state: 'VERIFYING', rule: 'repeated-write' } },
+            ],
+            description:
+              'The same write (same tool, same arguments) as one that failed or timed out, whose target was not read since: it may have happened, so it is blocked (FSM_BLOCKED, issue 28).',
+          },
           {
             guard: 'isWrite',
             actions: [
@@ -546,19 +593,19 @@ export const safetyMachine = setup({
           },
           {
             guard: 'isVerifyingRead',
-            actions: ['recordRead', 'recordReadAfterWrite', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'recordReadAfterWrite', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description:
               'Read-after-write: a resolve or read admitted after the write succeeded verifies it, if it touches one of its known targets (DESIGN.md §5.4).',
           },
           {
             guard: 'isOffTargetRead',
-            actions: ['recordRead', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description:
               'Evidence must touch the target (DESIGN.md §5.4): a read after the write that touches none of its known targets verifies nothing.',
           },
           {
             guard: 'isDiscoveryOutcome',
-            actions: ['recordRead', 'settleCall', 'clearPendingRecovery'],
+            actions: ['recordRead', 'clearFailedWrites', 'settleCall', 'clearPendingRecovery'],
             description: 'A read admitted before the write succeeded is no evidence about it.',
           },
           {
@@ -571,10 +618,10 @@ export const safetyMachine = setup({
         'tool.failed': [
           {
             guard: 'isStrictFailedWrite',
-            actions: ['recordWrite', 'settleCall'],
+            actions: ['recordFailedWrite', 'trackRaisedRecovery', 'recordWrite', 'settleCall'],
             description: 'Strict failed writes: the write may have applied, so it needs verification.',
           },
-          { actions: ['settleCall'], description: 'A failed call causes no transition.' },
+          { actions: ['recordFailedWrite', 'trackRaisedRecovery', 'settleCall'], description: 'A failed call causes no transition.' },
         ],
         'answer.requested': [
           {

@@ -36,6 +36,22 @@ export const MAX_IN_FLIGHT = 64;
 export const MAX_PENDING_RECOVERIES = 32;
 
 /**
+ * The most failed writes a session remembers for `repeated-write` (issue 28,
+ * `SafetyContext.failedWrites`). Past it the oldest is dropped, so a loop
+ * failing many different writes cannot grow the context without bound; a
+ * dropped one is simply no longer refused when repeated (32 failed writes
+ * none of whose targets was read since is far past any real session).
+ */
+export const MAX_FAILED_WRITES = 32;
+
+/**
+ * The recoverable error code the Pulse catalog lists (`recoveryCodes`,
+ * issue 28): a tool refused to act on a resource that was not resolved
+ * strictly (DESIGN.md §1, the sibling code of `FSM_BLOCKED`).
+ */
+export const ErrCodeStrictResolution = 'STRICT_RESOLUTION';
+
+/**
  * The most targets a session keeps established (DESIGN.md §5.3). Past it the
  * target established least recently (by a successful resolve or read) is
  * dropped: a write on it is then refused (`unknown-target`) until it is read
@@ -112,6 +128,8 @@ export const TOOL_BLOCK_REASONS: Readonly<Record<BlockRule, string>> = {
     "POLICY_BLOCKED: a destructive state-changing call needs the user's confirmation, and none was given since the last state-changing call",
   // Never a tool call's: the final answer's (`ANSWER_BLOCK_REASONS`), here because every rule has a reason.
   'phantom-claim': 'POLICY_BLOCKED: the final answer claims a change no tool made',
+  'repeated-write':
+    'POLICY_BLOCKED: this same state-changing call (same tool, same arguments) failed or timed out before and may still have happened; its target must be read before it can run again',
 };
 
 /**
@@ -160,6 +178,7 @@ export const CLEARED_BY: Readonly<Record<BlockRule, readonly ToolKind[]>> = {
   'unknown-target': ['resolve', 'read'],
   'needs-confirmation': ['user_input'],
   'phantom-claim': ['write'],
+  'repeated-write': ['resolve', 'read'],
 };
 
 /**

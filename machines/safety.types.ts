@@ -42,8 +42,20 @@ export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'W
  * - `phantom-claim`: the final answer only (issue 28 item 2): it claims a
  *   change (`AnswerRequestedEvent.claims`) and no write was recorded in the
  *   session, or the claim names places and no recorded write touched any.
+ * - `repeated-write`: the same write (same tool, same arguments: its
+ *   `writeKey`) as one whose failure was recorded and whose target no
+ *   successful resolve or read has touched since (issue 28): the failed
+ *   write may still have happened. In every state and every policy; the
+ *   reason names the failed write's first target, if it had any.
  */
-export type BlockRule = 'no-target' | 'unverified-write' | 'write-in-flight' | 'unknown-target' | 'needs-confirmation' | 'phantom-claim';
+export type BlockRule =
+  | 'no-target'
+  | 'unverified-write'
+  | 'write-in-flight'
+  | 'unknown-target'
+  | 'needs-confirmation'
+  | 'phantom-claim'
+  | 'repeated-write';
 
 /** The rules that can refuse the final answer. */
 export type AnswerBlockRule = 'unverified-write' | 'write-in-flight' | 'phantom-claim';
@@ -57,7 +69,11 @@ export type AnswerBlockRule = 'unverified-write' | 'write-in-flight' | 'phantom-
 export interface PendingRecovery {
   /** Stable id, `<errorCode>:<tool>`; one entry per tool and code. */
   recoveryId: string;
-  /** The error code of the block, `FSM_BLOCKED`. */
+  /**
+   * The error code: `FSM_BLOCKED` for a block of the gate, or the
+   * recoverable code a tool's own result raised (`ToolFailedEvent.errorCode`,
+   * e.g. `STRICT_RESOLUTION`, issue 28).
+   */
   errorCode: string;
   /** The blocked tool's name. */
   tool: string;
@@ -102,6 +118,28 @@ export interface InFlightCall {
   targets?: string[];
   /** A destructive write (DESIGN.md §5.6); absent when not. Only writes carry it. */
   destructive?: true;
+  /**
+   * The write's identity for `repeated-write` (`ToolRequestedEvent.writeKey`):
+   * absent when the check gave none, and on calls that are not writes.
+   */
+  writeKey?: string;
+}
+
+/**
+ * A write whose failure was recorded, which may still have happened (issue
+ * 28): the same write again is refused (`repeated-write`) until a successful
+ * resolve or read touches one of its targets (any one, for a write without
+ * known targets).
+ */
+export interface FailedWrite {
+  /** The write's key (`ToolRequestedEvent.writeKey`). */
+  key: string;
+  /** Its tool name. */
+  tool: string;
+  /** When its failure was recorded (epoch ms); reported, never decides. */
+  at: number;
+  /** Its known targets, canonical, as its failure applied them; absent when none. */
+  targets?: string[];
 }
 
 /**
@@ -199,6 +237,14 @@ export interface SafetyContext {
    * ResetKeepProgress. Absent means none: present only when non-empty.
    */
   writtenTargets?: string[];
+  /**
+   * Failed writes that may still have happened (issue 28, `FailedWrite`),
+   * oldest first, at most `MAX_FAILED_WRITES` (the oldest dropped past it),
+   * one per key. Cleared by Reset; kept by ResetKeepProgress (the failed
+   * write may still have happened whatever the context holds). Absent means
+   * none: present only when non-empty.
+   */
+  failedWrites?: FailedWrite[];
 }
 
 /** Input of the machine (`createActor(safetyMachine, { input })`). */
@@ -265,6 +311,15 @@ export interface ReplyTo {
 /** A tool call asks to run: the gate decides (emits `gate.decided`, and sends it to `replyTo` or the parent). */
 export interface ToolRequestedEvent extends ToolEventBase, ReplyTo {
   type: 'tool.requested';
+  /**
+   * The call's identity for `repeated-write` (issue 28): the same string for
+   * the same tool and the same arguments (src/guard/write-key.ts computes it
+   * from the canonical JSON of the arguments). Kept with an admitted write;
+   * a write whose key matches a failed write's is refused. Anything but a
+   * non-empty string is none (its first `MAX_NAME_LENGTH` characters kept):
+   * a call checked without its arguments is never taken for another.
+   */
+  writeKey?: string;
 }
 /**
  * Fields of a recorded outcome. Which admitted call it settles is decided by
@@ -304,6 +359,27 @@ export interface ToolFailedEvent extends ToolOutcomeBase {
    * (issue 26). Anything but `true` is false.
    */
   possiblyApplied?: boolean;
+  /**
+   * The recoverable error code the tool's result raised (issue 28: `error.code`
+   * or the legacy `error_code`, when a catalog lists it in `recoveryCodes`,
+   * e.g. `STRICT_RESOLUTION`): it opens a pending recovery of the tool for
+   * that code, as a block of the gate does (emits `recovery.raised`).
+   * Anything but a non-empty string is none (its first `MAX_NAME_LENGTH`
+   * characters kept).
+   */
+  errorCode?: string;
+  /**
+   * The call surely never ran (a human rejected it, it was abandoned before
+   * it started): its failure is not remembered for `repeated-write`.
+   * Anything but `true` is false: a failure may have happened.
+   */
+  neverRan?: boolean;
+  /**
+   * For a record without a check (no call in flight it books to): the
+   * write's key, as `ToolRequestedEvent.writeKey`. A failure booked to an
+   * admitted write uses the key that write was checked with.
+   */
+  writeKey?: string;
 }
 /**
  * A claim of a change in the final answer (issue 28 item 2), found in its
@@ -383,6 +459,16 @@ export interface GateDecidedEvent {
   at: number;
 }
 
+/**
+ * A tool's result raised a recoverable error code (`ToolFailedEvent.errorCode`,
+ * issue 28): the pending recovery it opened or bumped, as it now is.
+ */
+export interface RecoveryRaisedEvent {
+  type: 'recovery.raised';
+  recovery: PendingRecovery;
+  at: number;
+}
+
 /** A pending recovery was cleared by a successful call of its tool (a recovery). */
 export interface RecoverySucceededEvent {
   type: 'recovery.succeeded';
@@ -391,7 +477,7 @@ export interface RecoverySucceededEvent {
 }
 
 /** Every event the safety machine emits. */
-export type SafetyEmitted = GateDecidedEvent | RecoverySucceededEvent;
+export type SafetyEmitted = GateDecidedEvent | RecoverySucceededEvent | RecoveryRaisedEvent;
 
 /**
  * The events a parent actor (or a `replyTo` actor) receives from the safety

@@ -41,7 +41,7 @@ import { createSessionGuard } from '../guard/session-guard.js';
 import { failClosed, type CallClassifier, type Classification } from '../classify/classification.js';
 import { compileCatalog, parseCatalog, type Catalog, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
 import type { FSMBlockedError } from '../errors/index.js';
-import { outcomeOf } from '../guard/outcome.js';
+import { outcomeOf, recoveryCodeOf } from '../guard/outcome.js';
 import type { SharedSessionGuard } from '../store/shared-session-store.js';
 
 /**
@@ -117,6 +117,13 @@ export interface ToolClassifier {
   failureMarkers(name: string): readonly string[];
   /** Whether the catalog marks the tool `selfVerifying` (DESIGN.md §5.8); false without a catalog. */
   isSelfVerifying(this: void, name: string): boolean;
+  /**
+   * The catalog's recoverable error codes (`recoveryCodes`, issue 28): a
+   * failed result carrying one opens a pending recovery of its tool.
+   * Undefined without a catalog: the guard's own `recoveryCodes` read the
+   * result (`recordCall` gives it the result).
+   */
+  readonly recoveryCodes: readonly string[] | undefined;
 }
 
 const READS: readonly ToolKind[] = ['read', 'resolve'];
@@ -229,6 +236,7 @@ export function createToolClassifier(options: ClassificationOptions, adapter: st
     },
     failureMarkers: (name) => compiled?.failureMarkers(name) ?? [],
     isSelfVerifying: (name) => compiled?.isSelfVerifying(name) ?? false,
+    recoveryCodes: compiled?.recoveryCodes,
   };
 }
 
@@ -416,7 +424,10 @@ export function verdictOf(classifier: ToolClassifier, call: ToolCall, outcome: C
  * it again. The tool's output (`content`, default the result) goes along so
  * a self-verifying write verifies itself (DESIGN.md §1, §5.8), unless the
  * call's arguments chose it (`echoes`). A failure is recorded as possibly
- * applied unless `options.strictFailedWrites` is false.
+ * applied unless `options.strictFailedWrites` is false, with its result and
+ * arguments: the recoverable error code the result raised (issue 28: the
+ * catalog's `recoveryCodes`, else the guard's) opens a pending recovery,
+ * and the arguments give its `action` to telemetry.
  */
 // eslint-disable-next-line max-params -- the four of every adapter's record, plus the adapter's one option
 export function recordCall(
@@ -430,7 +441,12 @@ export function recordCall(
   const { args: _args, ...classified } = call;
   if (verdict === 'error') {
     const possiblyApplied = options.strictFailedWrites !== false;
-    return andThen(guard.record(classified, 'error', { possiblyApplied }), () => verdict);
+    const result = outcome.threw ? undefined : outcome.result;
+    const codes = classifier.recoveryCodes;
+    // The catalog's codes decide when there is a catalog; otherwise the guard reads the result against its own.
+    const errorCode = codes === undefined ? undefined : recoveryCodeOf(result, codes);
+    const failedCall = call.args === undefined ? classified : { ...classified, args: call.args };
+    return andThen(guard.record(failedCall, 'error', { possiblyApplied, result, errorCode }), () => verdict);
   }
   const content = outcome.threw ? undefined : 'content' in outcome ? outcome.content : outcome.result;
   return andThen(guard.record(classified, 'success', { result: content }), () => verdict);
@@ -439,11 +455,12 @@ export function recordCall(
 /**
  * Records a call that was admitted but never ran (a human rejected it, the
  * run was abandoned before it started): a failure that did not apply, so
- * the session leaves no write in flight and needs no verification for it.
+ * the session leaves no write in flight and needs no verification for it,
+ * nor remembers it as a failed write (`neverRan`, issue 28).
  */
 export function recordRejected(guard: AdapterGuard, call: ToolCall): MaybePromise<void> {
   const { args: _args, ...classified } = call;
-  return andThen(guard.record(classified, 'error', { possiblyApplied: false }), () => undefined);
+  return andThen(guard.record(classified, 'error', { possiblyApplied: false, neverRan: true }), () => undefined);
 }
 
 /** The tool call a human's approval is recorded as: a `user_input` (ASSISTANT_SAFETY.md "Tool kinds"). */

@@ -14,7 +14,8 @@ import { createReplayGuard, refusalOf, type ReplayGuard } from '../guard/session
 import { z } from 'zod';
 import { ANSWER_BLOCK_REASONS, MAX_NAME_LENGTH, MAX_TIME_MS, TOOL_BLOCK_REASONS } from '../../machines/safety.policy.js';
 import type { CallClassifier } from '../classify/classification.js';
-import { classifyCall, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
+import { classifyCall, pulseRecoveryCodes, type Classifier, type CompiledCatalog } from '../classify/catalog/index.js';
+import { recoveryCodeOf } from '../guard/outcome.js';
 import { blockedMessage, blockedToolResult, type BlockedToolResult } from '../errors/index.js';
 import type { AnswerStep, CallStep, ClockStep, ResultStep, TranscriptRun, TranscriptStep } from './transcripts/index.js';
 import { TranscriptError } from '../errors/transcript-error.js';
@@ -23,8 +24,10 @@ import { TranscriptError } from '../errors/transcript-error.js';
 export interface AuditOptions {
   /**
    * A compiled catalog (`compileCatalog`): classifies the calls (kind,
-   * targets, destructive) and adds its failure markers to the reading of
-   * results (DESIGN.md §5.7). Default the Pulse catalog.
+   * targets, destructive), adds its failure markers to the reading of
+   * results (DESIGN.md §5.7), and names the recoverable error codes a
+   * failed result may raise (`recoveryCodes`, issue 28: one opens a
+   * pending recovery of its tool). Default the Pulse catalog.
    */
   catalog?: CompiledCatalog;
   /** A kind-only classifier, used instead of `catalog`'s when given (as before catalog format 2). */
@@ -306,6 +309,8 @@ export class RunAuditor {
   /** `options.classify`: a kind-only classifier, called without building a classification (no targets, not destructive). */
   private readonly kindOnly: Classifier | null;
   private readonly catalog: CompiledCatalog | undefined;
+  /** The recoverable error codes a failed result is read for (issue 28): the catalog's, else the Pulse catalog's. */
+  private readonly recoveryCodes: readonly string[];
   private readonly detail: AuditDetail;
   private readonly trace: boolean;
   private readonly guard: AuditGate;
@@ -354,6 +359,7 @@ export class RunAuditor {
     this.trace = Boolean(options.trace);
     const catalog = options.catalog;
     this.catalog = catalog;
+    this.recoveryCodes = catalog?.recoveryCodes ?? pulseRecoveryCodes();
     // Options of the types createSessionGuard checks (the flags just above): no schema pass per run.
     this.guard = gateOf({
       now: () => this.at,
@@ -508,8 +514,13 @@ export class RunAuditor {
     const result = this.guard.record(
       call ? { id, name, kind: call.kind } : { id, name },
       failed ? 'error' : 'success',
-      // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
-      this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true) ? { result: step.text } : undefined,
+      failed
+        ? // The recoverable code the result raised, if any, opens a pending recovery (issue 28).
+          { errorCode: recoveryCodeOf(step.text, this.recoveryCodes) }
+        : // A result its call's arguments chose (a shell command's output) is no verification (`Classification.echoes`).
+          this.policy === 'full' && !(call?.echoes ?? this.classify?.(name).echoes === true)
+          ? { result: step.text }
+          : undefined,
     );
     // A refused call that ran anyway clears its own pending recovery: that is no recovery.
     if (result.recovered && call?.allowed !== false) {

@@ -43,6 +43,10 @@ const RULE_WORDS: Readonly<Record<BlockRule, { why: string; clearedBy: string }>
     why: 'a destructive write the user has not confirmed since the last write',
     clearedBy: "the user's answer to a question",
   },
+  'repeated-write': {
+    why: 'the same write (same tool, same arguments) as one that failed or timed out and may still have happened',
+    clearedBy: "a successful read or lookup that touches that write's target",
+  },
   'phantom-claim': {
     why: 'a final answer claiming a change no successful write of the session made',
     clearedBy: 'a successful write that makes the change (touching the place the claim names), or an answer that does not claim it',

@@ -15,9 +15,15 @@ export type Decision = { allowed: true; kind: ToolKind } | { allowed: false; kin
 /** The gate's answer to `finalAnswer`. */
 export type FinalAnswerDecision = { allowed: true } | { allowed: false; error: FSMBlockedError };
 
-/** What `record` reports: the pending recovery this success cleared, if any. */
+/**
+ * What `record` reports: `recovered`, the pending recovery this success
+ * cleared, if any (the first, when it cleared several codes of its tool);
+ * `raised`, the pending recovery this failure's recoverable error code
+ * opened or bumped (issue 28), if any.
+ */
 export interface RecordResult {
   recovered?: PendingRecovery;
+  raised?: PendingRecovery;
 }
 
 /**

@@ -418,3 +418,52 @@ export function failureReason(result: unknown, options?: OutcomeOptions): string
 export function outcomeOf(result: unknown, options?: OutcomeOptions): 'success' | 'error' {
   return failureReason(result, options) === null ? 'success' : 'error';
 }
+
+/** The error code an object carries: `error.code` (top level), or the legacy `error_code`; a non-empty string, else null. */
+function objectErrorCode(value: Json): string | null {
+  const error = own(value, 'error');
+  const code = isRecord(error) ? own(error, 'code') : undefined;
+  if (typeof code === 'string' && code !== '') return code;
+  const legacy = own(value, 'error_code');
+  return typeof legacy === 'string' && legacy !== '' ? legacy : null;
+}
+
+/**
+ * The error code a tool result carries (issue 28): `error.code` at the top
+ * level of the result, or the legacy `error_code`, a non-empty string. The
+ * result is read as `failureReason` reads it: the object itself (an MCP
+ * `CallToolResult`'s `structuredContent` too), else its text when that is
+ * one JSON object (from its first `{` to its end, at most `MAX_JSON_TEXT`
+ * characters), e.g. `{"ok":false,"error":{"code":"STRICT_RESOLUTION"}}` as
+ * a tool's text. Null when none. Never throws: an unreadable result has none.
+ */
+export function errorCodeOf(result: unknown): string | null {
+  try {
+    if (isRecord(result)) {
+      const code = objectErrorCode(result);
+      if (code !== null) return code;
+      const structured = own(result, 'structuredContent');
+      if (isRecord(structured)) {
+        const inner = objectErrorCode(structured);
+        if (inner !== null) return inner;
+      }
+    }
+    const text = boundedText(result, MAX_JSON_TEXT);
+    if (text.length >= MAX_JSON_TEXT) return null;
+    const json = jsonObjectOf(text);
+    return json === null ? null : objectErrorCode(json);
+  } catch {
+    return null; // a getter or proxy trap that throws: no code read
+  }
+}
+
+/**
+ * The recoverable code a tool result raised (issue 28): its error code
+ * (`errorCodeOf`) when `codes` lists it (a catalog's `recoveryCodes`,
+ * exact match), else null. Never throws.
+ */
+export function recoveryCodeOf(result: unknown, codes: readonly string[]): string | null {
+  if (codes.length === 0) return null;
+  const code = errorCodeOf(result);
+  return code !== null && codes.includes(code) ? code : null;
+}

@@ -9,7 +9,7 @@
  * time as an input), §5.6 (confirmation), §5.8 (self-verifying writes).
  */
 import { z } from 'zod';
-import type { GateDecidedEvent, RecoverySucceededEvent, ToolKind } from '../../machines/safety.types.js';
+import type { GateDecidedEvent, RecoveryRaisedEvent, RecoverySucceededEvent, ToolKind } from '../../machines/safety.types.js';
 import type { Classification } from '../classify/classification.js';
 import type { SessionGuardWarning } from './unknown-tools.js';
 
@@ -92,6 +92,34 @@ export interface SessionGuardOptions {
    * never changes a decision.
    */
   onWarning?: (warning: SessionGuardWarning) => void;
+  /**
+   * Called when a recorded failure raised a recoverable error code (issue
+   * 28: its result's `error.code` is one of `recoveryCodes`, or the record
+   * gave `errorCode`) and so opened or bumped a pending recovery of its
+   * tool, e.g. to count `pulse_ai_strict_resolution_block_total`
+   * (src/telemetry/metrics.ts). A deep-frozen copy, no calls back,
+   * exceptions ignored, as for `onDecision`.
+   */
+  onRecoveryRaised?: (event: RaisedRecovery) => void;
+  /**
+   * The recoverable error codes a failed result may raise (issue 28): a
+   * failure recorded with a `result` whose `error.code` (or legacy
+   * `error_code`) is one of them opens a pending recovery of its tool for
+   * that code (`errorCodeOf`, src/guard/outcome.ts). Default the Pulse
+   * catalog's (`STRICT_RESOLUTION`); give a catalog's own
+   * (`compileCatalog(catalog).recoveryCodes`), or `[]` for none.
+   */
+  recoveryCodes?: readonly string[];
+}
+
+/**
+ * A pending recovery a failure's code opened or bumped (the machine's
+ * `recovery.raised`), with the `action` of the call that raised it: its
+ * arguments' `action` (else `operation`) when a string, else null. For the
+ * `action` label of `pulse_ai_strict_resolution_block_total`.
+ */
+export interface RaisedRecovery extends RecoveryRaisedEvent {
+  action: string | null;
 }
 
 /** A function-valued option (zod checks only that it is callable). */
@@ -110,6 +138,8 @@ const sessionGuardOptionsSchema = z.strictObject({
   onDecision: callable.optional(),
   onRecovery: callable.optional(),
   onWarning: callable.optional(),
+  onRecoveryRaised: callable.optional(),
+  recoveryCodes: z.array(z.string().min(1)).optional(),
 });
 
 /**
@@ -139,6 +169,11 @@ export function validateSessionGuardOptions(options: unknown, where: string, omi
   }
   if (issue.path.length === 0) throw new TypeError(`${where}: the options must be an object { ${known} } when given`);
   const key = String(issue.path[0]);
-  const expected = key === 'now' || key === 'classify' || key === 'selfVerifying' || key.startsWith('on') ? 'a function' : 'a boolean';
+  const expected =
+    key === 'now' || key === 'classify' || key === 'selfVerifying' || key.startsWith('on')
+      ? 'a function'
+      : key === 'recoveryCodes'
+        ? 'an array of non-empty strings'
+        : 'a boolean';
   throw new TypeError(`${where}: options.${key} must be ${expected} when given`);
 }

@@ -30,21 +30,23 @@ import { MAX_TIME_MS, RECOVERY_TTL_MS } from '../../machines/safety.policy.js';
 import { unknownPlace } from '../../machines/safety.targets.js';
 import { assertKnownKeys } from '../util/known-keys.js';
 import type { Classification } from '../classify/classification.js';
-import { classifyCall } from '../classify/catalog/index.js';
+import { classifyCall, pulseRecoveryCodes } from '../classify/catalog/index.js';
 import { detectClaims } from '../claims/detect.js';
 import { SessionGuardError } from '../errors/index.js';
 import { safetyInterpreter, type InterpreterState, type MutableInterpreterState } from '../interpreter/index.js';
 import { blockedError, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
 import { selfVerifies } from './self-verify.js';
-import { validateSessionGuardOptions, type SessionGuardOptions } from './session-guard-options.js';
+import { recoveryCodeOf } from './outcome.js';
+import { validateSessionGuardOptions, type RaisedRecovery, type SessionGuardOptions } from './session-guard-options.js';
 import { emitProcessWarning, UnknownToolsWatch, type SessionGuardWarning } from './unknown-tools.js';
+import { writeKeyOf } from './write-key.js';
 import { parsePersistedSnapshot, toPersistedSnapshot, type PersistedSnapshot } from './snapshot.js';
 import { validCall, type RecordOptions, type ToolCall } from './tool-call.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 
 // The guard's surface: what a caller gives it and what it answers, defined beside it and exported from here too.
 export { refusalOf, type Decision, type FinalAnswerDecision, type RecordResult } from './decision.js';
-export { type SessionGuardOptions } from './session-guard-options.js';
+export { type RaisedRecovery, type SessionGuardOptions } from './session-guard-options.js';
 export { UNKNOWN_TOOLS_AFTER, type SessionGuardWarning } from './unknown-tools.js';
 export { type RecordOptions, type ToolCall } from './tool-call.js';
 
@@ -97,8 +99,15 @@ export interface SessionGuard {
    * `selfVerifying` tool, verifies itself when it applies as a write
    * (DESIGN.md §1, §5.8): a read named `self_verify` is recorded and
    * verification completes at once (whatever `autoCompleteVerification` says).
+   *
+   * A failure (issue 28) whose result raised a recoverable code (`options.errorCode`,
+   * else its `options.result` read against `recoveryCodes`) opens a pending
+   * recovery of its tool for that code (`raised`). A failed write, unless
+   * `options.neverRan`, is remembered: the same write (same tool and
+   * arguments, `writeKeyOf`) is refused (`repeated-write`) until a
+   * successful resolve or read touches its target.
    * @throws TypeError on a malformed call, an outcome other than `'success'` / `'error'`,
-   *   or `options` that is not an object or has a key it does not know (`possibleApplied`).
+   *   or `options` that is not an object, has a key it does not know (`possibleApplied`), or fields of the wrong types.
    */
   record(call: ToolCall, outcome?: 'success' | 'error', options?: RecordOptions): RecordResult;
   /**
@@ -180,7 +189,7 @@ function readClassification(answer: unknown): { kind: unknown; targets: string[]
 }
 
 /** The options `record` takes (`RecordOptions`); any other key is refused. */
-const RECORD_OPTIONS: readonly string[] = ['result', 'possiblyApplied'];
+const RECORD_OPTIONS: readonly string[] = ['result', 'possiblyApplied', 'errorCode', 'neverRan'];
 
 /**
  * A guard's session, read without a copy: its state and context as they are
@@ -191,6 +200,22 @@ const RECORD_OPTIONS: readonly string[] = ['result', 'possiblyApplied'];
  */
 export function sessionStateOf(guard: unknown): InterpreterState<SafetyContext> | null {
   return guard instanceof Guard ? guard.current() : null;
+}
+
+/**
+ * The `action` of a call's arguments, for telemetry (`RaisedRecovery`): its
+ * `action`, else its `operation`, when a string (arguments given as a JSON
+ * string are parsed); else null. Never throws.
+ */
+function actionOf(args: unknown): string | null {
+  try {
+    const object: unknown = typeof args === 'string' ? JSON.parse(args) : args;
+    if (typeof object !== 'object' || object === null) return null;
+    const { action, operation } = object as { action?: unknown; operation?: unknown };
+    return typeof action === 'string' ? action : typeof operation === 'string' ? operation : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The last event of `type` a step emitted, if any. */
@@ -218,6 +243,9 @@ class Guard implements ReplayGuard {
   private readonly classify: (name: string, args?: unknown) => ToolKind | Classification;
   private readonly onDecision: ((decision: GateDecidedEvent) => void) | undefined;
   private readonly onRecovery: ((event: RecoverySucceededEvent) => void) | undefined;
+  private readonly onRecoveryRaised: ((event: RaisedRecovery) => void) | undefined;
+  /** The recoverable codes a failed result is read for (issue 28). */
+  private readonly recoveryCodes: readonly string[];
   private readonly selfVerifying: ((name: string) => boolean) | undefined;
   private readonly onWarning: (warning: SessionGuardWarning) => void;
   /** The unknown-tools warning's watch (unknown-tools.ts): made on the first classified call, dropped (null) once done. */
@@ -248,6 +276,8 @@ class Guard implements ReplayGuard {
     // Not `options` itself: the guard must not keep the snapshot it was given.
     this.onDecision = options.onDecision;
     this.onRecovery = options.onRecovery;
+    this.onRecoveryRaised = options.onRecoveryRaised;
+    this.recoveryCodes = options.recoveryCodes === undefined ? pulseRecoveryCodes() : [...options.recoveryCodes];
     this.selfVerifying = options.selfVerifying;
     this.onWarning = options.onWarning ?? emitProcessWarning;
     this.phantomClaims = options.phantomClaims !== false;
@@ -304,6 +334,9 @@ class Guard implements ReplayGuard {
       if (this.heard !== null) this.heard.push(event);
     });
     actor.on('recovery.succeeded', (event) => {
+      if (this.heard !== null) this.heard.push(event);
+    });
+    actor.on('recovery.raised', (event) => {
       if (this.heard !== null) this.heard.push(event);
     });
     actor.start();
@@ -472,17 +505,20 @@ class Guard implements ReplayGuard {
    * any; an outcome when it states them (given, or classified from its
    * arguments), even none: otherwise the admitted call's apply. `result`,
    * for a success: the tool's result, read for self-verification
-   * (`selfVerifiedBy`).
+   * (`selfVerifiedBy`). A write's check, and a write's failure, carry its
+   * write key (`writeKeyOf`, issue 28) when its arguments are given; a
+   * failure the code its result raised (`failure.errorCode`).
    */
   private toolEvent(
     type: 'tool.requested' | 'tool.succeeded' | 'tool.failed',
     call: ToolCall,
     result?: unknown,
-    possiblyApplied?: boolean,
+    failure?: { possiblyApplied: boolean; errorCode: string | null; neverRan: boolean },
   ): SafetyEvent {
     const requested = type === 'tool.requested';
     const { kind, targets, destructive, links, stated, echoes } = this.classificationOf(call, requested);
     const at = this.clock();
+    const writeKey = kind === 'write' && type !== 'tool.succeeded' ? writeKeyOf(call.name, call.args) : undefined;
     // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
     return toolEventOf(type, call.name, kind, at, {
       callId: call.id,
@@ -490,10 +526,13 @@ class Guard implements ReplayGuard {
       targets: (requested ? targets.length > 0 : call.targets !== undefined || (stated && call.kind === undefined)) ? targets : undefined,
       destructive: destructive ? true : undefined,
       selfVerified: type === 'tool.succeeded' && this.selfVerifiedBy(call.name, kind, echoes ? undefined : result) ? true : undefined,
-      possiblyApplied: type === 'tool.failed' && possiblyApplied === true ? true : undefined,
+      possiblyApplied: failure?.possiblyApplied === true ? true : undefined,
       kindUnstated: !requested && !stated ? true : undefined,
       // Only a check carries links (kept when the write is admitted); left out when none, the common case.
       links: requested && links.length > 0 ? links : undefined,
+      writeKey,
+      errorCode: failure?.errorCode ?? undefined,
+      neverRan: failure?.neverRan === true ? true : undefined,
     });
   }
 
@@ -538,15 +577,19 @@ class Guard implements ReplayGuard {
       throw new TypeError(`record: outcome must be 'success' or 'error', got ${JSON.stringify(outcome)}`);
     }
     if (options !== undefined && (typeof options !== 'object' || options === null)) {
-      throw new TypeError('record: options must be an object { result?, possiblyApplied? } when given');
+      throw new TypeError('record: options must be an object { result?, possiblyApplied?, errorCode?, neverRan? } when given');
     }
     let result: unknown;
     let possiblyApplied: unknown;
+    let errorCode: unknown;
+    let neverRan: unknown;
     try {
       // A misspelt option (`possibleApplied`) would silently drop a safety check: refused.
       if (options !== undefined) assertKnownKeys(options, RECORD_OPTIONS, 'record');
       result = options?.result;
       possiblyApplied = options?.possiblyApplied;
+      errorCode = options?.errorCode;
+      neverRan = options?.neverRan;
     } catch (error) {
       if (error instanceof TypeError && error.message.startsWith('record: options.')) throw error;
       throw new TypeError('record: options could not be read (a getter or proxy trap threw)', { cause: error });
@@ -554,13 +597,36 @@ class Guard implements ReplayGuard {
     if (possiblyApplied !== undefined && typeof possiblyApplied !== 'boolean') {
       throw new TypeError('record: options.possiblyApplied must be a boolean when given');
     }
-    const outcomeEvent = this.toolEvent(outcome === 'success' ? 'tool.succeeded' : 'tool.failed', valid, result, possiblyApplied === true);
+    if (neverRan !== undefined && typeof neverRan !== 'boolean') {
+      throw new TypeError('record: options.neverRan must be a boolean when given');
+    }
+    if (errorCode !== undefined && errorCode !== null && (typeof errorCode !== 'string' || errorCode === '')) {
+      throw new TypeError('record: options.errorCode must be a non-empty string or null when given');
+    }
+    const failed = outcome === 'error';
+    const failure = failed
+      ? {
+          possiblyApplied: possiblyApplied === true,
+          // Given, or read from the result against the guard's recoverable codes (issue 28).
+          errorCode: errorCode === undefined ? recoveryCodeOf(result, this.recoveryCodes) : (errorCode as string | null),
+          neverRan: neverRan === true,
+        }
+      : undefined;
+    const outcomeEvent = this.toolEvent(failed ? 'tool.failed' : 'tool.succeeded', valid, result, failure);
     // A verifying read completes verification in the same step when the session auto-completes
     // (the machine's eventless transition out of VERIFYING).
-    const recovered = lastEmitted(this.send('record', outcomeEvent), 'recovery.succeeded');
-    if (recovered === undefined) return {};
-    this.report(this.onRecovery, recovered);
-    return { recovered: recovered.recovery };
+    const emitted = this.send('record', outcomeEvent);
+    const answer: RecordResult = {};
+    for (const event of emitted) {
+      if (event.type === 'recovery.raised') {
+        answer.raised = event.recovery;
+        this.report(this.onRecoveryRaised, { ...event, action: actionOf(valid.args) });
+      } else if (event.type === 'recovery.succeeded') {
+        answer.recovered ??= event.recovery;
+        this.report(this.onRecovery, event);
+      }
+    }
+    return answer;
   }
 
   finalAnswer(text?: string): FinalAnswerDecision {

@@ -17,12 +17,19 @@
  * passes is one the machine could have produced, so a restored session never
  * admits a write the original would have refused.
  *
- * Versions: 2 (written) adds the targets of DESIGN.md §5 and the
+ * Versions: 3 (written) adds what issue 28 keeps: the error code of a
+ * pending recovery a tool's result raised (a fifth member of its tuple;
+ * absent, `FSM_BLOCKED`), the write key of a write in flight (an eighth
+ * member of its tuple, the destructive flag before it then given as a
+ * boolean), the failed writes (`failedWrites`) and the written targets
+ * (`written`); 2 (still read) is
+ * version 3 without them, so a version-2 snapshot is restored as the same
+ * session (no raised recovery, no key, no failed write) and persists again
+ * as version 3. Version 2 added the targets of DESIGN.md §5 and the
  * `wrote: false` of a session whose ResetKeepProgress cleared
  * `wroteThisEpisode`; 1 (still read) is version 2 without them, so a
  * version-1 snapshot is restored as the same session (no targets, no
- * confirmation, wrote this episode exactly when it records a write) and
- * persists again as version 2.
+ * confirmation, wrote this episode exactly when it records a write).
  *
  * Spec: ASSISTANT_SAFETY.md "States", "The invariants"; DESIGN.md §1,
  * §3.3-3.5, §5.3-5.6.
@@ -32,6 +39,7 @@ import { z } from 'zod';
 import {
   ErrCodeFSMBlocked,
   MAX_ESTABLISHED_TARGETS,
+  MAX_FAILED_WRITES,
   MAX_IN_FLIGHT,
   MAX_LINKS,
   MAX_NAME_LENGTH,
@@ -42,14 +50,14 @@ import {
   recoveryIdFor,
 } from '../../machines/safety.policy.js';
 import { canonicalTarget, CUT_TARGET_MARK, isCutTarget, isUnknownPlace, readLinks } from '../../machines/safety.targets.js';
-import type { InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../../machines/safety.types.js';
+import type { FailedWrite, InFlightCall, PendingRecovery, SafetyContext, SafetyState, ToolKind } from '../../machines/safety.types.js';
 import { SAFETY_STATES, TOOL_KINDS } from '../../machines/safety.types.js';
 
 /** The schema version this library writes. */
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 
-/** The schema versions this library reads: the current one, and 1 (migrated: see the module comment). */
-export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2];
+/** The schema versions this library reads: the current one, and 1 and 2 (migrated: see the module comment). */
+export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2, 3];
 
 // Times are bounded by MAX_TIME_MS, the range of JavaScript dates: the base time,
 // every offset and every base + offset, so every time restored is a valid date
@@ -73,6 +81,8 @@ const target = z
   );
 /** A tool name, at most the machine's `MAX_NAME_LENGTH`. */
 const toolName = z.string().max(MAX_NAME_LENGTH);
+/** An error code or a write key, as the machine keeps them: non-empty, at most `MAX_NAME_LENGTH`. */
+const keptName = z.string().min(1).max(MAX_NAME_LENGTH);
 const targetList = z.array(target).max(MAX_TARGETS_PER_EVENT);
 
 /**
@@ -87,19 +97,21 @@ const ARRAY_CAPS: Readonly<Record<string, readonly [cap: number, what: string]>>
   writeTargets: [MAX_TARGETS_PER_EVENT, 'targets of a write (MAX_TARGETS_PER_EVENT)'],
   links: [MAX_LINKS, 'kept links (MAX_LINKS)'],
   written: [MAX_ESTABLISHED_TARGETS, 'written targets (MAX_ESTABLISHED_TARGETS)'],
+  failedWrites: [MAX_FAILED_WRITES, 'failed writes (MAX_FAILED_WRITES)'],
 };
 
 /** Names of the tuple positions, for error messages. */
 const TUPLE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   write: ['tool', 'at', 'seq'],
   read: ['tool', 'at'],
-  recoveries: ['tool', 'createdAt', 'lastBlockedAt', 'attempts'],
-  inFlight: ['key', 'tool', 'kind', 'admittedAt', 'verifiesWrite', 'targets', 'destructive'],
+  recoveries: ['tool', 'createdAt', 'lastBlockedAt', 'attempts', 'errorCode'],
+  inFlight: ['key', 'tool', 'kind', 'admittedAt', 'verifiesWrite', 'targets', 'destructive', 'writeKey'],
+  failedWrites: ['key', 'tool', 'at', 'targets'],
 };
 
 const shapeSchema = z.strictObject({
-  /** Schema version: `SNAPSHOT_VERSION` (2), or 1 (read as version 2 without its new fields). */
-  v: z.union([z.literal(1), z.literal(SNAPSHOT_VERSION)]),
+  /** Schema version: `SNAPSHOT_VERSION` (3), or 2 or 1 (read as version 3 without the fields they lack). */
+  v: z.union([z.literal(1), z.literal(2), z.literal(SNAPSHOT_VERSION)]),
   /** The state. */
   state: z.enum(SAFETY_STATES as [SafetyState, ...SafetyState[]]),
   /**
@@ -121,18 +133,21 @@ const shapeSchema = z.strictObject({
   /** `finalAnswerBlocks`; absent means 0. */
   answerBlocks: count.optional(),
   /**
-   * Pending recoveries (code `FSM_BLOCKED`): `[tool, createdAt, lastBlockedAt, attempts]`,
-   * at most `MAX_PENDING_RECOVERIES`. Absent: none.
+   * Pending recoveries: `[tool, createdAt, lastBlockedAt, attempts]`, code
+   * `FSM_BLOCKED`, or `[..., errorCode]` for a code a tool's result raised
+   * (version 3), at most `MAX_PENDING_RECOVERIES`. Absent: none.
    */
   recoveries: z
-    .array(z.tuple([toolName, time, time, positive]))
+    .array(z.tuple([toolName, time, time, positive, keptName.optional()]))
     .min(1)
     .max(MAX_PENDING_RECOVERIES)
     .optional(),
   /**
    * Calls in flight, oldest first: `[key, tool, kind, admittedAt, verifiesWrite]`,
-   * then `targets` (canonical) when it names any or is destructive, then `true`
-   * for a destructive write. At most `MAX_IN_FLIGHT`. Absent: none.
+   * then `targets` (canonical) when it names any, is destructive or has a
+   * write key, then `true` for a destructive write (`false` when only a
+   * write key follows), then the write key (version 3). At most
+   * `MAX_IN_FLIGHT`. Absent: none.
    */
   inFlight: z
     .array(
@@ -143,7 +158,8 @@ const shapeSchema = z.strictObject({
         time,
         positive.nullable(),
         targetList.optional(),
-        z.literal(true).optional(),
+        z.boolean().optional(),
+        keptName.optional(),
       ]),
     )
     .min(1)
@@ -181,14 +197,24 @@ const shapeSchema = z.strictObject({
   /**
    * `writtenTargets`: the known targets of every write recorded in the
    * session (issue 28 item 2), canonical, least recently written first, at
-   * most `MAX_ESTABLISHED_TARGETS`. Absent: none (as in every snapshot
-   * written before they were kept).
+   * most `MAX_ESTABLISHED_TARGETS` (version 3). Absent: none (as in every
+   * snapshot written before they were kept).
    */
   written: z.array(target).min(1).max(MAX_ESTABLISHED_TARGETS).optional(),
   /** `confirmDestructive`; absent means false. */
   confirm: z.literal(true).optional(),
   /** `autoCompleteVerification`; absent means true (the machine completes verification by itself). */
   autoComplete: z.literal(false).optional(),
+  /**
+   * `failedWrites` (issue 28, version 3): `[key, tool, at]`, then the write's
+   * targets (canonical) when it named any; oldest first, at most
+   * `MAX_FAILED_WRITES`. Absent: none.
+   */
+  failedWrites: z
+    .array(z.tuple([keptName, toolName, time, targetList.min(1).optional()]))
+    .min(1)
+    .max(MAX_FAILED_WRITES)
+    .optional(),
 });
 
 /** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
@@ -201,16 +227,29 @@ const VERSION_2_FIELDS = [
   'confirm',
   'autoComplete',
   'links',
-  'written',
 ] as const;
 
-/** A version-1 snapshot using what only version 2 has. */
-function version1Issues(s: PersistedSnapshot): Issue[] {
-  if (s.v !== 1) return [];
-  const issues: Issue[] = VERSION_2_FIELDS.filter((field) => s[field] !== undefined).map((field) => ({
-    path: [field],
-    message: 'is a version-2 field, in a version-1 snapshot',
-  }));
+/** A version-1 snapshot using what only version 2 has, or one of version 1 or 2 using what only version 3 has. */
+function versionIssues(s: PersistedSnapshot): Issue[] {
+  if (s.v === SNAPSHOT_VERSION) return [];
+  const issues: Issue[] = [];
+  const v3 = 'is a version-3 field, in a version-' + String(s.v) + ' snapshot';
+  if (s.failedWrites !== undefined) issues.push({ path: ['failedWrites'], message: v3 });
+  if (s.written !== undefined) issues.push({ path: ['written'], message: v3 });
+  (s.recoveries ?? []).forEach((recovery, i) => {
+    if (recovery[4] !== undefined) issues.push({ path: ['recoveries', i, 4], message: v3 });
+  });
+  (s.inFlight ?? []).forEach((call, i) => {
+    if (call[7] !== undefined) issues.push({ path: ['inFlight', i, 7], message: v3 });
+    else if (call[6] === false) issues.push({ path: ['inFlight', i, 6], message: 'is true or absent before version 3' });
+  });
+  if (s.v !== 1) return issues;
+  issues.push(
+    ...VERSION_2_FIELDS.filter((field) => s[field] !== undefined).map((field) => ({
+      path: [field],
+      message: 'is a version-2 field, in a version-1 snapshot',
+    })),
+  );
   (s.inFlight ?? []).forEach((call, i) => {
     if (call.length > 5) issues.push({ path: ['inFlight', i, 5], message: 'is a version-2 field, in a version-1 snapshot' });
   });
@@ -218,8 +257,8 @@ function version1Issues(s: PersistedSnapshot): Issue[] {
 }
 
 /**
- * A persisted session (plain JSON, schema version 2), e.g.
- * `{"v":2,"state":"VERIFYING","t":1700000010000,"write":["cancel_reservation",4000,1],"read":["get_reservation_details",0],"checksCalls":true,"targets":["reservation_id=ABC123"],"writeTargets":["reservation_id=ABC123"]}`.
+ * A persisted session (plain JSON, schema version 3), e.g.
+ * `{"v":3,"state":"VERIFYING","t":1700000010000,"write":["cancel_reservation",4000,1],"read":["get_reservation_details",0],"checksCalls":true,"targets":["reservation_id=ABC123"],"writeTargets":["reservation_id=ABC123"]}`.
  * Typically under 200 bytes as JSON without targets; see `persistedSnapshotSchema` for the fields.
  */
 export type PersistedSnapshot = z.infer<typeof shapeSchema>;
@@ -247,7 +286,10 @@ type Issue = { path: (string | number)[]; message: string };
  * - `anon:<n>` keys are numbered below `anonSeq`; a key is in flight twice
  *   only as a write followed by a later call checked under the same id.
  * - Any call in flight, or any anonymous key, means a call was admitted by check.
- * - One pending recovery per tool.
+ * - One pending recovery per tool and code; a raised code is never `FSM_BLOCKED`
+ *   (which the fourth-member form stands for).
+ * - A write key only on a write in flight; one failed write per key, its
+ *   targets canonical.
  * - Targets are kept canonical (machines/safety.targets.ts), each once per
  *   list; only a recorded read establishes any; only a write has a
  *   destructive flag; the last write's targets and destructive flag belong
@@ -314,10 +356,24 @@ function reachabilityIssues(s: PersistedSnapshot): Issue[] {
   if ((calls.length > 0 || (s.anonSeq ?? 0) > 0) && s.checksCalls !== true) {
     issues.push({ path: ['checksCalls'], message: 'calls were admitted by check, so it must be true' });
   }
-  const tools = new Set<string>();
-  (s.recoveries ?? []).forEach(([tool], i) => {
-    if (tools.has(tool)) issues.push({ path: ['recoveries', i, 0], message: `a second pending recovery of ${tool}` });
-    tools.add(tool);
+  const recoveryIds = new Set<string>();
+  (s.recoveries ?? []).forEach(([tool, , , , code], i) => {
+    if (code === ErrCodeFSMBlocked) {
+      issues.push({ path: ['recoveries', i, 4], message: `is ${ErrCodeFSMBlocked}, which is written by leaving the code out` });
+    }
+    const id = recoveryIdFor(code ?? ErrCodeFSMBlocked, tool);
+    if (recoveryIds.has(id)) issues.push({ path: ['recoveries', i, 0], message: `a second pending recovery ${id}` });
+    recoveryIds.add(id);
+  });
+  calls.forEach((call, i) => {
+    if (call[7] !== undefined && call[2] !== 'write') {
+      issues.push({ path: ['inFlight', i, 7], message: `only a write has a write key, not a ${call[2]}` });
+    }
+  });
+  const keys = new Set<string>();
+  (s.failedWrites ?? []).forEach(([key], i) => {
+    if (keys.has(key)) issues.push({ path: ['failedWrites', i, 0], message: 'names a failed write a second time' });
+    keys.add(key);
   });
   return issues;
 }
@@ -350,6 +406,7 @@ function targetIssues(s: PersistedSnapshot, issues: Issue[]): void {
     if (isCutTarget(t) || readLinks([t]).links[0] !== t)
       issues.push({ path: ['links', i], message: 'is not a whole path, as a kept link is' });
   });
+  (s.failedWrites ?? []).forEach((failed, i) => list(['failedWrites', i, 3], failed[3]));
   (s.inFlight ?? []).forEach((call, i) => {
     list(['inFlight', i, 5], call[5]);
     if (call[6] === true && call[2] !== 'write') {
@@ -385,6 +442,7 @@ function timeRangeIssues(s: PersistedSnapshot): Issue[] {
     offsets.push([['recoveries', i, 1], createdAt], [['recoveries', i, 2], lastBlockedAt]);
   });
   (s.inFlight ?? []).forEach(([, , , admittedAt], i) => offsets.push([['inFlight', i, 3], admittedAt]));
+  (s.failedWrites ?? []).forEach(([, , at], i) => offsets.push([['failedWrites', i, 2], at]));
   return offsets
     .filter(([, offset]) => Math.abs(base + offset) > MAX_TIME_MS)
     .map(([path, offset]) => ({
@@ -399,7 +457,7 @@ function timeRangeIssues(s: PersistedSnapshot): Issue[] {
  * reports every issue.
  */
 export const persistedSnapshotSchema = shapeSchema.superRefine((snapshot, ctx) => {
-  for (const issue of [...version1Issues(snapshot), ...timeRangeIssues(snapshot), ...reachabilityIssues(snapshot)]) {
+  for (const issue of [...versionIssues(snapshot), ...timeRangeIssues(snapshot), ...reachabilityIssues(snapshot)]) {
     ctx.addIssue({ code: 'custom', ...issue });
   }
 });
@@ -449,7 +507,7 @@ export function parsePersistedSnapshot(input: unknown): { state: SafetyState; co
   }
   const fields = ownFields(value);
   const version = Object.prototype.hasOwnProperty.call(fields, 'v') ? fields.v : undefined;
-  const readable = `this library reads versions ${READABLE_SNAPSHOT_VERSIONS.join(' and ')}`;
+  const readable = `this library reads versions ${READABLE_SNAPSHOT_VERSIONS.slice(0, -1).join(', ')} and ${String(READABLE_SNAPSHOT_VERSIONS.at(-1))}`;
   if (!READABLE_SNAPSHOT_VERSIONS.includes(version as number)) {
     fail(
       ['v'],
@@ -505,25 +563,35 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
   const base = s.t ?? 0;
   const time = (offset: number): number => base + offset;
   const pendingRecoveries: Record<string, PendingRecovery> = {};
-  for (const [tool, createdAt, lastBlockedAt, attempts] of s.recoveries ?? []) {
-    const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
+  for (const [tool, createdAt, lastBlockedAt, attempts, code] of s.recoveries ?? []) {
+    const errorCode = code ?? ErrCodeFSMBlocked;
+    const recoveryId = recoveryIdFor(errorCode, tool);
     pendingRecoveries[recoveryId] = {
       recoveryId,
-      errorCode: ErrCodeFSMBlocked,
+      errorCode,
       tool,
       createdAt: time(createdAt),
       lastBlockedAt: time(lastBlockedAt),
       attempts,
     };
   }
-  const inFlight: InFlightCall[] = (s.inFlight ?? []).map(([key, tool, kind, admittedAt, verifiesWrite, targets, destructive]) => ({
+  const inFlight: InFlightCall[] = (s.inFlight ?? []).map(
+    ([key, tool, kind, admittedAt, verifiesWrite, targets, destructive, writeKey]) => ({
+      key,
+      tool,
+      kind,
+      admittedAt: time(admittedAt),
+      verifiesWrite,
+      ...(targets === undefined || targets.length === 0 ? {} : { targets: [...targets] }),
+      ...(destructive === true ? { destructive } : {}),
+      ...(writeKey === undefined ? {} : { writeKey }),
+    }),
+  );
+  const failedWrites: FailedWrite[] = (s.failedWrites ?? []).map(([key, tool, at, targets]) => ({
     key,
     tool,
-    kind,
-    admittedAt: time(admittedAt),
-    verifiesWrite,
-    ...(targets === undefined || targets.length === 0 ? {} : { targets: [...targets] }),
-    ...(destructive === true ? { destructive } : {}),
+    at: time(at),
+    ...(targets === undefined ? {} : { targets: [...targets] }),
   }));
   return {
     wroteThisEpisode: s.write !== undefined && s.wrote !== false,
@@ -548,6 +616,7 @@ function contextOf(s: PersistedSnapshot): SafetyContext {
     ...(s.autoComplete === false ? { autoCompleteVerification: false } : {}), // absent means true, as initialSafetyContext
     ...(s.links === undefined ? {} : { links: [...s.links] }), // absent means none, as initialSafetyContext
     ...(s.written === undefined ? {} : { writtenTargets: [...s.written] }), // absent means none, as initialSafetyContext
+    ...(failedWrites.length === 0 ? {} : { failedWrites }), // absent means none, as initialSafetyContext
   };
 }
 
@@ -562,6 +631,7 @@ function baseTime(context: SafetyContext): number {
   if (context.lastReadAt !== null) times.push(context.lastReadAt);
   for (const r of Object.values(context.pendingRecoveries)) times.push(r.createdAt, r.lastBlockedAt);
   for (const c of context.inFlight) times.push(c.admittedAt);
+  for (const f of context.failedWrites ?? []) times.push(f.at);
   if (times.length < 2 || !times.every(Number.isSafeInteger)) return 0;
   const min = Math.min(...times);
   return Math.max(...times) - min <= MAX_TIME_MS ? min : 0;
@@ -573,7 +643,7 @@ function baseTime(context: SafetyContext): number {
  * for every context the machine reaches:
  * `parsePersistedSnapshot(toPersistedSnapshot(state, context))` gives them back.
  * Pending recoveries are kept as they are, expired or not (the machine drops
- * expired ones itself, by the time of its events). Fields added in version 2
+ * expired ones itself, by the time of its events). Fields added in versions 2 and 3
  * that a context lacks (one built by hand, or validated by a schema that
  * does not know them) are taken at their initial value.
  */
@@ -593,14 +663,20 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
   if (context.finalAnswerBlocks > 0) snapshot.answerBlocks = context.finalAnswerBlocks;
   const recoveries = Object.values(context.pendingRecoveries);
   if (recoveries.length > 0) {
-    snapshot.recoveries = recoveries.map((r) => [r.tool, offset(r.createdAt), offset(r.lastBlockedAt), r.attempts]);
+    snapshot.recoveries = recoveries.map((r) =>
+      r.errorCode === ErrCodeFSMBlocked
+        ? [r.tool, offset(r.createdAt), offset(r.lastBlockedAt), r.attempts]
+        : [r.tool, offset(r.createdAt), offset(r.lastBlockedAt), r.attempts, r.errorCode],
+    );
   }
   if (context.inFlight.length > 0) {
     snapshot.inFlight = context.inFlight.map((c) => {
       const call: NonNullable<PersistedSnapshot['inFlight']>[number] = [c.key, c.tool, c.kind, offset(c.admittedAt), c.verifiesWrite];
       const targets = c.targets ?? [];
-      if (targets.length > 0 || c.destructive === true) call.push([...targets]);
-      if (c.destructive === true) call.push(true);
+      const keyed = c.writeKey !== undefined;
+      if (targets.length > 0 || c.destructive === true || keyed) call.push([...targets]);
+      if (c.destructive === true || keyed) call.push(c.destructive === true);
+      if (keyed) call.push(c.writeKey);
       return call;
     });
   }
@@ -620,5 +696,13 @@ export function toPersistedSnapshot(state: SafetyState, context: SafetyContext):
   if (links.length > 0) snapshot.links = [...links];
   const written = context.writtenTargets ?? [];
   if (written.length > 0) snapshot.written = [...written];
+  const failedWrites = context.failedWrites ?? [];
+  if (failedWrites.length > 0) {
+    snapshot.failedWrites = failedWrites.map((f) => {
+      const entry: NonNullable<PersistedSnapshot['failedWrites']>[number] = [f.key, f.tool, offset(f.at)];
+      if (f.targets !== undefined && f.targets.length > 0) entry.push([...f.targets]);
+      return entry;
+    });
+  }
   return snapshot;
 }

@@ -57,6 +57,21 @@ export interface RecordOptions {
    * the guard's own setting. Default false. Ignored on a success.
    */
   possiblyApplied?: boolean;
+  /**
+   * For a failure: the recoverable error code its result raised (issue 28,
+   * e.g. `STRICT_RESOLUTION`): it opens a pending recovery of the tool for
+   * that code. Not given: read from `result` against the guard's
+   * `recoveryCodes` (`recoveryCodeOf`). Null: none, `result` not read for
+   * one. Ignored on a success.
+   */
+  errorCode?: string | null;
+  /**
+   * For a failure: the call surely never ran (a human rejected it, it was
+   * abandoned before it started). Its failure is then not remembered for
+   * `repeated-write` (issue 28). Default false: a failed write may still
+   * have happened. Ignored on a success.
+   */
+  neverRan?: boolean;
 }
 
 /**

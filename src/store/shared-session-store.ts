@@ -39,7 +39,7 @@ import {
   type SessionGuard,
   type ToolCall,
 } from '../guard/session-guard.js';
-import { validateSessionGuardOptions, type SessionGuardOptions } from '../guard/session-guard-options.js';
+import { validateSessionGuardOptions, type RaisedRecovery, type SessionGuardOptions } from '../guard/session-guard-options.js';
 import { type PersistedSnapshot } from '../guard/snapshot.js';
 import { isThenable } from '../util/thenable.js';
 import { DEFAULT_IDLE_MS, evictIdleEntries } from './session-store.js';
@@ -84,7 +84,7 @@ export interface SharedSessionStoreOptions {
   now?: () => number;
   /**
    * Options for every gate (classifier, strict failed writes, telemetry
-   * hooks...). `onDecision` and `onRecovery` are called once per committed
+   * hooks...). `onDecision`, `onRecovery` and `onRecoveryRaised` are called once per committed
    * call, after the commit: never for an attempt that lost a race.
    */
   guard?: Omit<SessionGuardOptions, 'now' | 'snapshot'>;
@@ -245,9 +245,9 @@ class SharedSessions implements SharedSessionStore {
   private readonly maxRetries: number;
   private readonly now: () => number;
   /** Every gate's options but the clock and the telemetry hooks, which `hooks` gives. */
-  private readonly guardOptions: Omit<SessionGuardOptions, 'now' | 'snapshot' | 'onDecision' | 'onRecovery'>;
+  private readonly guardOptions: Omit<SessionGuardOptions, 'now' | 'snapshot' | 'onDecision' | 'onRecovery' | 'onRecoveryRaised'>;
   /** The clock and hooks of every gate: the time of the attempt running, and the hooks held until it commits. */
-  private readonly hooks: Pick<SessionGuardOptions, 'now' | 'onDecision' | 'onRecovery'>;
+  private readonly hooks: Pick<SessionGuardOptions, 'now' | 'onDecision' | 'onRecovery' | 'onRecoveryRaised'>;
   /** Live gates, least recently used first. */
   private readonly live = new Map<string, Live>();
   /** Per session, the end of this process's queue of calls on it. */
@@ -263,12 +263,15 @@ class SharedSessions implements SharedSessionStore {
     this.idleMs = options.idleMs;
     this.maxRetries = options.maxRetries;
     this.now = options.now;
-    const { onDecision, onRecovery, ...guardOptions } = options.guard;
+    const { onDecision, onRecovery, onRecoveryRaised, ...guardOptions } = options.guard;
     this.guardOptions = guardOptions;
     this.hooks = {
       now: () => this.attemptAt,
       ...(onDecision === undefined ? {} : { onDecision: (event: GateDecidedEvent) => this.fired?.push(() => onDecision(event)) }),
       ...(onRecovery === undefined ? {} : { onRecovery: (event: RecoverySucceededEvent) => this.fired?.push(() => onRecovery(event)) }),
+      ...(onRecoveryRaised === undefined
+        ? {}
+        : { onRecoveryRaised: (event: RaisedRecovery) => this.fired?.push(() => onRecoveryRaised(event)) }),
     };
   }
 

@@ -1,20 +1,27 @@
 /**
  * Counters of the gate's decisions under the Go original's metric names, fed
- * by the guard's `onDecision` and `onRecovery` hooks. One table
+ * by the guard's `onDecision`, `onRecovery` and `onRecoveryRaised` hooks. One table
  * (`SAFETY_COUNTERS`) names them; one set of rules (`createCounterHooks`)
  * counts; where the counts go is the exporter's: `createSafetyMetrics` keeps
  * them in memory as plain data, `pulse-safety-fsm/prometheus`
  * (src/telemetry/prometheus.ts) in prom-client counters.
  *
- * Spec: DESIGN.md §1 (metric names and labels), §3.5 (pending recoveries).
+ * Spec: DESIGN.md §1 (metric names and labels), §3.5 (pending recoveries);
+ * issue 28 (recoveries a tool raises).
  *
  * @example
  * const metrics = createSafetyMetrics();
- * const guard = createSessionGuard({ onDecision: metrics.onDecision, onRecovery: metrics.onRecovery });
- * // ... later:
+ * const guard = createSessionGuard({
+ *   onDecision: metrics.onDecision,
+ *   onRecovery: metrics.onRecovery,
+ *   onRecoveryRaised: metrics.onRecoveryRaised,
+ * });
+ * // ... later, on a scrape:
  * for (const family of metrics.collect()) for (const { labels, value } of family.samples) ...
  */
+import { ErrCodeStrictResolution } from '../../machines/safety.policy.js';
 import type { GateDecidedEvent, RecoverySucceededEvent } from '../../machines/safety.types.js';
+import type { RaisedRecovery } from '../guard/session-guard-options.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 
 /** One counter of the gate: its Prometheus name, HELP text and label names. */
@@ -61,6 +68,23 @@ export const SAFETY_COUNTERS = deepFreeze({
     name: 'pulse_ai_phantom_detected_total',
     help: 'Final answers refused for claiming a change no tool made.',
     labelNames: ['provider', 'model'],
+  },
+  /** Failed results of a tool that raised `STRICT_RESOLUTION` (issue 28 item 1); `action` is the call's `action` (else `operation`) argument, `''` when it has none. */
+  strictResolutionBlocks: {
+    name: 'pulse_ai_strict_resolution_block_total',
+    help: 'Tool results that raised STRICT_RESOLUTION.',
+    labelNames: ['tool', 'action'],
+  },
+  /**
+   * Every pending recovery opened or bumped (issue 28 item 1): a refusal of
+   * the gate (`FSM_BLOCKED`) and a recoverable code a tool's result raised.
+   * The original's full name for what `auto_recovery_attempt_total` counts
+   * of the gate's own refusals.
+   */
+  allRecoveryAttempts: {
+    name: 'pulse_ai_auto_recovery_attempt_total',
+    help: 'Pending recoveries opened or bumped: refused tool calls and recoverable codes tools raised.',
+    labelNames: ['error_code', 'tool'],
   },
 } as const satisfies Record<string, CounterDefinition>);
 
@@ -117,12 +141,14 @@ export interface SafetyMetricsOptions {
   model?: string;
 }
 
-/** The guard's two hooks, for `createSessionGuard({ onDecision, onRecovery })` (or a session store's `guard` options). */
+/** The guard's three hooks, for `createSessionGuard({ onDecision, onRecovery, onRecoveryRaised })` (or a session store's `guard` options). */
 export interface SafetyHooks {
   /** The guard's `onDecision` hook: counts refused tool calls, refused final answers and recovery attempts. */
   readonly onDecision: (decision: GateDecidedEvent) => void;
   /** The guard's `onRecovery` hook: counts recoveries. */
   readonly onRecovery: (event: RecoverySucceededEvent) => void;
+  /** The guard's `onRecoveryRaised` hook: counts recoverable codes tools raised (issue 28). */
+  readonly onRecoveryRaised: (event: RaisedRecovery) => void;
 }
 
 /**
@@ -139,13 +165,36 @@ export interface CounterHooks extends SafetyHooks {
 }
 
 /**
+ * A bounded label: the value as it is (a string; `''` for a non-string), or
+ * `_other` once `maxCount` distinct values are kept or when it is longer
+ * than `maxLength`; `clear()` forgets the values kept.
+ */
+function boundedLabels(maxCount: number, maxLength: number): { label: (value: unknown) => string; clear: () => void } {
+  const seen = new Set<string>();
+  return {
+    label(value) {
+      const name = typeof value === 'string' ? value : '';
+      if (seen.has(name)) return name;
+      if (name.length > maxLength || seen.size >= maxCount) return OTHER_TOOL_LABEL;
+      seen.add(name);
+      return name;
+    },
+    clear: () => seen.clear(),
+  };
+}
+
+/**
  * The counting rules of DESIGN.md §1, apart from where the counts are kept:
  * - `fsm_tool_block_total{state,tool,kind}`: every refused tool call;
  * - `fsm_final_block_total{state}`: every refused final answer;
  * - `auto_recovery_attempt_total{error_code,tool}`: every refused tool call,
  *   as each opens or bumps a pending recovery the model may recover from;
  * - `auto_recovery_success_total{error_code,tool}`: every pending recovery
- *   cleared by a later successful call of its tool;
+ *   cleared by a later successful call of its tool (of any code);
+ * - `pulse_ai_strict_resolution_block_total{tool,action}`: every failed
+ *   result that raised `STRICT_RESOLUTION` (issue 28);
+ * - `pulse_ai_auto_recovery_attempt_total{error_code,tool}`: every pending
+ *   recovery opened or bumped, by a refused call or by a code a result raised;
  * - `pulse_ai_phantom_detected_total{provider,model}`: every final answer
  *   refused as a phantom-execution claim (rule `phantom-claim`), also
  *   counted in `fsm_final_block_total`; the labels are `options.provider`
@@ -159,16 +208,10 @@ export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOpti
   const maxToolLabels = options.maxToolLabels ?? 200;
   const maxToolLabelLength = options.maxToolLabelLength ?? 128;
   const phantomLabels = { provider: String(options.provider ?? ''), model: String(options.model ?? '') };
-  const toolLabels = new Set<string>();
-
-  /** The `tool` label of a tool name: itself, or `_other` past the limits. */
-  function toolLabel(tool: unknown): string {
-    const name = typeof tool === 'string' ? tool : '';
-    if (toolLabels.has(name)) return name;
-    if (name.length > maxToolLabelLength || toolLabels.size >= maxToolLabels) return OTHER_TOOL_LABEL;
-    toolLabels.add(name);
-    return name;
-  }
+  // Tool names and actions come from the model: both labels are bounded alike.
+  const toolLabels = boundedLabels(maxToolLabels, maxToolLabelLength);
+  const toolLabel = toolLabels.label;
+  const actionLabels = boundedLabels(maxToolLabels, maxToolLabelLength);
 
   return {
     onDecision(decision) {
@@ -185,7 +228,16 @@ export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOpti
         // A tool block always carries the recovery id `<error code>:<tool>`.
         const errorCode = String(decision.recoveryId).split(':', 1)[0]!;
         sink('recoveryAttempts', { error_code: errorCode, tool });
+        sink('allRecoveryAttempts', { error_code: errorCode, tool });
       }
+    },
+    onRecoveryRaised(event) {
+      const recovery = event?.recovery;
+      if (recovery === undefined) return;
+      const tool = toolLabel(recovery.tool);
+      const errorCode = String(recovery.errorCode);
+      sink('allRecoveryAttempts', { error_code: errorCode, tool });
+      if (errorCode === ErrCodeStrictResolution) sink('strictResolutionBlocks', { tool, action: actionLabels.label(event.action) });
     },
     onRecovery(event) {
       const recovery = event?.recovery;
@@ -194,6 +246,7 @@ export function createCounterHooks(sink: CounterSink, options: SafetyMetricsOpti
     },
     forgetToolLabels() {
       toolLabels.clear();
+      actionLabels.clear();
     },
   };
 }
@@ -239,6 +292,7 @@ export function createSafetyMetrics(options: SafetyMetricsOptions = {}): SafetyM
   return {
     onDecision: hooks.onDecision,
     onRecovery: hooks.onRecovery,
+    onRecoveryRaised: hooks.onRecoveryRaised,
     collect() {
       return [...counters.values()].map((c) => ({
         name: c.name,

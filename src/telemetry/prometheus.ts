@@ -13,7 +13,9 @@
  * import { createPrometheusMetrics } from 'pulse-safety-fsm/prometheus';
  *
  * const metrics = createPrometheusMetrics(); // into prom-client's default `register`
- * const sessions = createSessionStore({ guard: { onDecision: metrics.onDecision, onRecovery: metrics.onRecovery } });
+ * const sessions = createSessionStore({
+  guard: { onDecision: metrics.onDecision, onRecovery: metrics.onRecovery, onRecoveryRaised: metrics.onRecoveryRaised },
+});
  * // GET /metrics: res.setHeader('Content-Type', register.contentType); res.end(await register.metrics());
  */
 import { Counter, register, type OpenMetricsContentType, type Registry } from 'prom-client';
@@ -43,7 +45,7 @@ export interface PrometheusMetrics extends SafetyHooks {
 /**
  * Registers the gate's counters in `registry` (default prom-client's global
  * `register`) and returns the hooks that count into them: pass `onDecision`
- * and `onRecovery` to every guard (or session store) whose decisions these
+ * `onRecovery` and `onRecoveryRaised` to every guard (or session store) whose decisions these
  * counters should count, once each, and to no `createSafetyMetrics` as well
  * (each set of hooks counts what it is given).
  *
@@ -69,6 +71,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   return {
     onDecision: hooks.onDecision,
     onRecovery: hooks.onRecovery,
+    onRecoveryRaised: hooks.onRecoveryRaised,
     counters,
     unregister() {
       for (const key of SAFETY_COUNTER_KEYS) registry.removeSingleMetric(SAFETY_COUNTERS[key].name);

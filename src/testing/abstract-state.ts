@@ -36,6 +36,16 @@ function abstractInFlight(snapshot: SessionView, kinds: readonly ToolKind[]): un
  * session without targets or confirmations, so the abstraction of paths
  * without targets is what it always was.
  */
+/**
+ * How many failed writes a repeat of which is refused (issue 28): a count,
+ * not their keys (a guard computes its own key from a call's arguments,
+ * `toolCallOf`); nothing when none, so other states keep their keys.
+ */
+function abstractFailedWrites(snapshot: SessionView): unknown[] {
+  const count = snapshot.context.failedWrites?.length ?? 0;
+  return count === 0 ? [] : [{ failedWrites: count }];
+}
+
 function abstractTargets(snapshot: SessionView): unknown[] {
   const context = snapshot.context;
   const established = [...context.establishedTargets].sort();
@@ -85,6 +95,7 @@ export function abstractSafetyState(snapshot: SessionView): string {
     context.strictFailedWrites,
     context.lastReadAt === null,
     ...abstractTargets(snapshot),
+    ...abstractFailedWrites(snapshot),
   ]);
 }
 
@@ -103,7 +114,14 @@ export function abstractDecisionState(snapshot: SessionView): string {
   const inFlight = context.inFlight
     .map((call) => [call.key, call.kind, call.verifiesWrite === context.writeSeq, ...(call.targets ?? [])] as const)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return JSON.stringify([snapshot.value, context.readAfterWrite, inFlight, context.lastReadAt === null, ...abstractTargets(snapshot)]);
+  return JSON.stringify([
+    snapshot.value,
+    context.readAfterWrite,
+    inFlight,
+    context.lastReadAt === null,
+    ...abstractTargets(snapshot),
+    ...abstractFailedWrites(snapshot),
+  ]);
 }
 
 /**
@@ -128,6 +146,7 @@ export function abstractTargetState(snapshot: SessionView): string {
     ...abstractTargets(snapshot),
     // A confirmation admits a write naming an unknown place whatever confirmDestructive says (issue 24).
     context.confirmedSinceWrite,
+    ...abstractFailedWrites(snapshot),
   ]);
 }
 

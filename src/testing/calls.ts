@@ -11,16 +11,20 @@ export const SELF_VERIFYING_RESULT = '{"verification":{"ok":true}}';
 
 /**
  * The tool call of a tool event, as `check` and `record` take it
- * (`{ id, name, kind, targets?, destructive?, links? }`; targets, the
+ * (`{ id, name, kind, args?, targets?, destructive?, links? }`; targets, the
  * destructive flag and links (issue 24) only when the event has them); null
- * for other events.
+ * for other events. An event's write key (issue 28) becomes the arguments
+ * `{ writeKey }`: the guard computes its own key from them, the same for
+ * every event with the same write key, and none for a call without them.
  */
 export function toolCallOf(
   event: SafetyEvent,
-): { id?: string; name: string; kind: ToolKind; targets?: string[]; destructive?: boolean; links?: string[] } | null {
+): { id?: string; name: string; kind: ToolKind; args?: unknown; targets?: string[]; destructive?: boolean; links?: string[] } | null {
   if (event.type !== 'tool.requested' && event.type !== 'tool.succeeded' && event.type !== 'tool.failed') return null;
+  const writeKey = event.type === 'tool.succeeded' ? undefined : event.writeKey;
   return {
     ...(event.callId === undefined ? {} : { id: event.callId }),
+    ...(typeof writeKey === 'string' ? { args: { writeKey } } : {}),
     name: event.tool,
     kind: event.kind,
     ...(event.targets === undefined ? {} : { targets: [...event.targets] }),

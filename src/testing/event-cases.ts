@@ -41,6 +41,12 @@ function callIdFor(kind: ToolKind, n: 1 | 2): string {
   return `${kind}-${n}`;
 }
 
+/**
+ * The write key of the generated write that fails unchecked and is then
+ * asked for again (issue 28, `repeated-write`): one key keeps the graph finite.
+ */
+export const PATH_WRITE_KEY = 'path-write';
+
 /** Model time of every generated event but the clock jump; paths are re-timed when returned. */
 export const MODEL_TIME = 0;
 
@@ -197,6 +203,10 @@ export function safetyEventCases(
       if (kind === 'write' && cases.targetCases && firstTargeted !== undefined) {
         events.push({ type: 'tool.requested', callId: checkId, ...call, ...withTargets(firstTargeted), destructive: true });
       }
+      // The write whose failure was recorded, asked for again (issue 28): only while one is remembered.
+      if (kind === 'write' && (snapshot.context.failedWrites ?? []).some((failed) => failed.key === PATH_WRITE_KEY)) {
+        events.push({ type: 'tool.requested', callId: checkId, ...call, writeKey: PATH_WRITE_KEY });
+      }
     }
     for (const callId of [first, second]) {
       const admitted = snapshot.context.inFlight.find((c) => c.key === `id:${callId}`);
@@ -212,6 +222,9 @@ export function safetyEventCases(
     // write while another is in flight, since one id per kind would settle it.
     const write = { tool: tools.write, kind: 'write' as const, at };
     events.push(...outcomes(write));
+    // Its failure with the write's key: remembered, so the same write asked for again is refused (issue 28).
+    // Not with target cases: the rule is target-blind, and the graph stays the size it was.
+    if (!cases.targetCases) events.push({ type: 'tool.failed', ...write, writeKey: PATH_WRITE_KEY });
   }
   if (waiting) return events;
   events.push({ type: 'answer.requested', at });

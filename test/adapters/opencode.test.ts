@@ -171,7 +171,9 @@ describe('opencode plugin: outcomes', () => {
     const h = await harness();
     await h.run('s1', 'c1', 'read', { filePath: `${DIR}/a.txt` });
     await h.run('s1', 'c2', 'write', { filePath: `${DIR}/a.txt`, content: 'x' }, { throws: 'EACCES' });
-    expect((await h.run('s1', 'c3', 'write', { filePath: `${DIR}/a.txt`, content: 'x' })).refused).toContain('rule unverified-write');
+    // Another write (the same one again is refused as repeated-write, issue 28).
+    expect((await h.run('s1', 'c3', 'write', { filePath: `${DIR}/a.txt`, content: 'y' })).refused).toContain('rule unverified-write');
+    expect((await h.run('s1', 'c4', 'write', { filePath: `${DIR}/a.txt`, content: 'x' })).refused).toContain('rule repeated-write');
   });
 
   it('a bash command that exits non-zero is a failed read: it does not verify the write', async () => {

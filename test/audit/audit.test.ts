@@ -424,7 +424,15 @@ describe('call ids, grouping and result reading', () => {
 });
 
 describe('the gate an audit replays through', () => {
-  const steps = run(call('r', 'pulse_query'), ok('r'), call('w', 'pulse_control'), failed('w'), call('v', 'pulse_control'), answer());
+  // Two different writes (the same one again after its failure would be refused as repeated-write).
+  const steps = run(
+    call('r', 'pulse_query'),
+    ok('r'),
+    call('w', 'pulse_control'),
+    failed('w'),
+    call('v', 'pulse_control', { action: 'stop' }),
+    answer(),
+  );
 
   test("gateOf gets the audit's clock and flags, one gate per run", () => {
     const settings: { at: number[]; strictFailedWrites: boolean; autoCompleteVerification: boolean }[] = [];
@@ -615,9 +623,9 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
       ];
     });
     expect(rows).toEqual([
-      ['spec', 75, 184, 119, 32, 87],
-      ['targets', 97, 219, 119, 32, 87],
-      ['full', 14, 24, 18, 10, 8],
+      ['spec', 84, 184, 120, 32, 88],
+      ['targets', 107, 219, 121, 33, 88],
+      ['full', 30, 24, 27, 11, 16],
     ]);
   });
 
@@ -630,14 +638,15 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
       runs: 200,
       calls: 1164,
       writes: 298,
-      blockedCalls: 75,
+      blockedCalls: 84,
       refusedAnswers: 184,
-      recoveries: 0,
-      runsWithRefusal: 119,
+      recoveries: 5,
+      runsWithRefusal: 120,
       runsEndingUnverified: 50,
     });
     expect(blocksByReason.map((g) => [g.rule, g.count])).toEqual([
       ['unverified-write', 68],
+      ['repeated-write', 9],
       ['no-target', 7],
     ]);
     expect(refusedAnswersByReason.map((g) => [g.rule, g.count])).toEqual([['unverified-write', 184]]);
@@ -656,10 +665,10 @@ describe('real transcripts: tau-bench airline, GPT-4o (200 runs)', () => {
         runs: 116,
         calls: 817,
         writes: 207,
-        blockedCalls: 54,
+        blockedCalls: 63,
         refusedAnswers: 137,
-        recoveries: 0,
-        runsWithRefusal: 87,
+        recoveries: 5,
+        runsWithRefusal: 88,
         runsEndingUnverified: 15,
       },
     });

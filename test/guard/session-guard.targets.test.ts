@@ -495,7 +495,7 @@ describe('bad targets, flags and record options get a clear error, and change no
   it('record options that are not an object are a TypeError', () => {
     const guard = createSessionGuard();
     expect(() => guard.record({ name: 'pulse_query' }, 'success', 'ok' as unknown as { result?: unknown })).toThrow(
-      new TypeError('record: options must be an object { result?, possiblyApplied? } when given'),
+      new TypeError('record: options must be an object { result?, possiblyApplied?, errorCode?, neverRan? } when given'),
     );
     expect(guard.state).toBe('RESOLVING');
   });

@@ -13,9 +13,11 @@ import { describe, expect, it } from 'vitest';
 import {
   booking,
   callIdOf,
+  errorCodeOf,
   field,
   idKeyOf,
   isDestructiveEvent,
+  isNeverRanEvent,
   isSelfVerifiedEvent,
   kindOf,
   normalizeEvent,
@@ -26,6 +28,7 @@ import {
   toolEventOf,
   toolOf,
   unknownTargetOf,
+  writeKeyOf,
 } from '../../machines/safety.events.js';
 import { MAX_NAME_LENGTH, MAX_TARGETS_PER_EVENT } from '../../machines/safety.policy.js';
 import type { SafetyContext, SafetyEvent } from '../../machines/safety.types.js';
@@ -45,6 +48,9 @@ function readings(event: unknown, context: SafetyContext): unknown {
     targets: targetsOf(event),
     destructive: isDestructiveEvent(event),
     selfVerified: isSelfVerifiedEvent(event),
+    writeKey: writeKeyOf(event),
+    errorCode: errorCodeOf(event),
+    neverRan: isNeverRanEvent(event),
     statedKind: statedKindOf(event),
     statedTargets: statedTargetsOf(event),
     unknownTarget: unknownTargetOf(context, event),
@@ -91,6 +97,9 @@ const anyEvent = fc.record(
     destructive: anyValue,
     selfVerified: anyValue,
     kindUnstated: anyValue,
+    writeKey: anyValue,
+    errorCode: fc.oneof(anyValue, fc.constant('STRICT_RESOLUTION')),
+    neverRan: anyValue,
   },
   { requiredKeys: [] },
 );

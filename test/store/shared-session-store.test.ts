@@ -174,7 +174,7 @@ describe('the shared session store: decisions', () => {
 
   it('gives a fresh session’s snapshot for a session never stored, and stores nothing', async () => {
     const { sessions, store } = shared();
-    expect(await sessions.session('new').getPersistedSnapshot()).toEqual({ v: 2, state: 'RESOLVING' });
+    expect(await sessions.session('new').getPersistedSnapshot()).toEqual({ v: 3, state: 'RESOLVING' });
     expect(await store.load('new')).toBeUndefined();
   });
 

@@ -233,3 +233,28 @@ describe('incident 10: formats that used to read as zero calls', () => {
     expect(report.runs[0]!.findings.find((f) => f.decision?.destructive)?.decision?.targets).toEqual(['table:stg_orders']);
   });
 });
+
+describe('incident 11: a charge times out inside the framework retries, and the model charges again', () => {
+  const payments = () => dir('payments.catalog.json');
+
+  it('refuses the retry with the same arguments (in another key order): it may have been charged already', async () => {
+    const { code, report } = await audit('11-charge-card-retried.json', '--catalog', payments());
+    expect(code).toBe(1);
+    expect(verdicts(report)).toEqual([
+      { what: 'get_customer', allowed: true },
+      { what: 'charge_card', allowed: true },
+      { what: 'charge_card', allowed: false },
+      { what: 'answer', allowed: false },
+    ]);
+    const refusal = report.runs[0]!.refusals[0]!;
+    expect(refusal).toMatchObject({ tool: 'charge_card', state: 'READING', rule: 'repeated-write', targets: ['customer_id=cus_42'] });
+    expect(refusal.reason).toMatch(/^POLICY_BLOCKED: .*may still have happened.*\(target: "customer_id=cus_42"\)$/);
+  });
+
+  it('refuses it under strict failed writes and under the spec policy too', async () => {
+    for (const flags of [['--strict-failed-writes'], ['--policy', 'spec']]) {
+      const { report } = await audit('11-charge-card-retried.json', '--catalog', payments(), ...flags);
+      expect(report.runs[0]!.refusals.find((r) => r.subject === 'tool')?.rule, flags.join(' ')).toBe('repeated-write');
+    }
+  });
+});

@@ -25,6 +25,7 @@
  * Spec: ASSISTANT_SAFETY.md "The invariants", "Blocked calls and recovery",
  * "Resetting"; DESIGN.md §1, §3, §5.
  */
+import { writeKeyOf } from '../../src/guard/write-key.js';
 import { createTestModel, getSimplePaths, toDirectedGraph, type DirectedGraphNode } from '@xstate/graph';
 import { describe, expect, it } from 'vitest';
 import { createActor, type AnyTransitionDefinition } from 'xstate';
@@ -207,8 +208,16 @@ function takenEdges(): Set<string> {
 // The system under test, with the invariants.
 
 /** Context without times: they differ between the model's clock and the adapter's. */
+/**
+ * The context without its times, and with write keys (issue 28) as one mark: the
+ * guard computes its own key from a call's arguments (`toolCallOf`), the path's event names it.
+ */
 function timeless(context: Readonly<SafetyContext>): string {
-  return JSON.stringify(context, (key, value: unknown) => (/At$/.test(key) ? undefined : value));
+  return JSON.stringify(context, (key, value: unknown) => {
+    if (/At$/.test(key) || key === 'at') return undefined;
+    const writeKey = key === 'writeKey' || (key === 'key' && typeof value === 'string' && !/^(id|anon):/.test(value));
+    return writeKey ? '<write key>' : value;
+  });
 }
 
 function writeInFlight(context: Readonly<SafetyContext>): boolean {
@@ -278,7 +287,10 @@ class System {
           // No write in RESOLVING, VERIFYING or WRITING; one is admitted only in READING, on
           // established targets (DESIGN §5.3) or confirmed unknown places (issue 24), and, destructive, confirmed (§5.6).
           const unconfirmed = this.confirmDestructive && event.destructive === true && !before.context.confirmedSinceWrite;
-          const admissible = before.state === 'READING' && allEstablished(before.context, event.targets ?? []) && !unconfirmed;
+          // Nor the same write as one whose failure was recorded (issue 28, repeated-write).
+          const key = event.writeKey === undefined ? undefined : writeKeyOf(event.tool, { writeKey: event.writeKey });
+          const repeated = (before.context.failedWrites ?? []).some((failed) => failed.key === key);
+          const admissible = before.state === 'READING' && allEstablished(before.context, event.targets ?? []) && !unconfirmed && !repeated;
           expect(decision.allowed, `write admitted in ${before.state}`).toBe(admissible);
         } else {
           expect(decision.allowed, `${event.kind} refused in ${before.state}`).toBe(true);

@@ -14,6 +14,7 @@ import {
   createSafetyMetrics,
   type SafetyCounterKey,
   type SafetyHooks,
+  type SafetyMetrics,
 } from '../../src/telemetry/metrics.js';
 
 const READ = 'pulse_metrics';
@@ -237,7 +238,7 @@ describe('the counters', () => {
     expect(metrics.collect().every((family) => family.samples.length === 0)).toBe(true);
   });
 
-  it('collect the five families of the original, with their label names', () => {
+  it('collect the seven families of the original, with their label names', () => {
     const families = createSafetyMetrics().collect();
     expect(families.map((f) => [f.name, f.type, f.labelNames])).toEqual([
       ['fsm_tool_block_total', 'counter', ['state', 'tool', 'kind']],
@@ -245,6 +246,8 @@ describe('the counters', () => {
       ['auto_recovery_attempt_total', 'counter', ['error_code', 'tool']],
       ['auto_recovery_success_total', 'counter', ['error_code', 'tool']],
       ['pulse_ai_phantom_detected_total', 'counter', ['provider', 'model']],
+      ['pulse_ai_strict_resolution_block_total', 'counter', ['tool', 'action']],
+      ['pulse_ai_auto_recovery_attempt_total', 'counter', ['error_code', 'tool']],
     ]);
   });
 
@@ -291,6 +294,73 @@ describe('the counters', () => {
     const metrics = createSafetyMetrics();
     expect(() => metrics.onDecision(null as never)).not.toThrow();
     expect(() => metrics.onRecovery({} as never)).not.toThrow();
+    expect(() => metrics.onRecoveryRaised(null as never)).not.toThrow();
+  });
+});
+
+describe('recoveries a tool raises (issue 28)', () => {
+  const STRICT = { ok: false, error: { code: 'STRICT_RESOLUTION', message: 'resolve the guest first' } };
+
+  function strictGuard(metrics: SafetyMetrics): SessionGuard {
+    let t = 1_700_000_000_000;
+    return createSessionGuard({
+      now: () => (t += 1000),
+      onDecision: metrics.onDecision,
+      onRecovery: metrics.onRecovery,
+      onRecoveryRaised: metrics.onRecoveryRaised,
+    });
+  }
+
+  it('count a STRICT_RESOLUTION result by tool and action, as a recovery attempt, and its later success as a recovery', () => {
+    const metrics = createSafetyMetrics();
+    const guard = strictGuard(metrics);
+    guard.check({ id: 'w0', name: WRITE, args: { action: 'restart' } }); // refused in RESOLVING: FSM_BLOCKED
+    guard.record({ name: 'pulse_query' });
+    const call = { id: 'w1', name: WRITE, args: { action: 'restart', guest: 'web' } };
+    expect(guard.check(call).allowed).toBe(true);
+    expect(guard.record(call, 'error', { result: STRICT }).raised).toMatchObject({ errorCode: 'STRICT_RESOLUTION', tool: WRITE });
+    expect(metrics.value(METRIC_NAMES.strictResolutionBlocks, { tool: WRITE, action: 'restart' })).toBe(1);
+    expect(metrics.value(METRIC_NAMES.allRecoveryAttempts, { error_code: 'STRICT_RESOLUTION', tool: WRITE })).toBe(1);
+    expect(metrics.value(METRIC_NAMES.allRecoveryAttempts, { error_code: 'FSM_BLOCKED', tool: WRITE })).toBe(1);
+    // The original's short name keeps counting the gate's own refusals only.
+    expect(metrics.value(METRIC_NAMES.recoveryAttempts, { error_code: 'STRICT_RESOLUTION', tool: WRITE })).toBe(0);
+    guard.record({ name: 'pulse_query' });
+    const again = { id: 'w2', name: WRITE, args: { action: 'restart', guest: 'web-01' } };
+    expect(guard.check(again).allowed).toBe(true);
+    guard.record(again, 'success');
+    expect(metrics.value(METRIC_NAMES.recoverySuccesses, { error_code: 'STRICT_RESOLUTION', tool: WRITE })).toBe(1);
+    expect(metrics.value(METRIC_NAMES.recoverySuccesses, { error_code: 'FSM_BLOCKED', tool: WRITE })).toBe(1);
+  });
+
+  it("count another catalog code as an attempt only, and a call without an action under ''", () => {
+    const metrics = createSafetyMetrics();
+    const guard = createSessionGuard({ recoveryCodes: ['NEEDS_LOOKUP'], onRecoveryRaised: metrics.onRecoveryRaised });
+    guard.record({ name: WRITE, kind: 'write' }, 'error', { result: { error: { code: 'NEEDS_LOOKUP' } } });
+    guard.record({ name: WRITE, kind: 'write', args: {} }, 'error', { errorCode: 'STRICT_RESOLUTION' });
+    expect(metrics.value(METRIC_NAMES.allRecoveryAttempts, { error_code: 'NEEDS_LOOKUP', tool: WRITE })).toBe(1);
+    expect(metrics.value(METRIC_NAMES.strictResolutionBlocks, { tool: WRITE, action: '' })).toBe(1);
+    expect(metrics.collect()[4]!.samples).toHaveLength(1);
+  });
+
+  it('bound the action label as tool names are bounded', () => {
+    const metrics = createSafetyMetrics({ maxToolLabels: 1 });
+    const raised = (action: string) => ({
+      type: 'recovery.raised' as const,
+      recovery: {
+        recoveryId: `STRICT_RESOLUTION:${WRITE}`,
+        errorCode: 'STRICT_RESOLUTION',
+        tool: WRITE,
+        createdAt: 0,
+        lastBlockedAt: 0,
+        attempts: 1,
+      },
+      at: 0,
+      action,
+    });
+    metrics.onRecoveryRaised(raised('restart'));
+    metrics.onRecoveryRaised(raised('stop'));
+    expect(metrics.value(METRIC_NAMES.strictResolutionBlocks, { tool: WRITE, action: 'restart' })).toBe(1);
+    expect(metrics.value(METRIC_NAMES.strictResolutionBlocks, { tool: WRITE, action: OTHER_TOOL_LABEL })).toBe(1);
   });
 });
 

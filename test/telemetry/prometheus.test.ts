@@ -17,7 +17,12 @@ const WRITE = 'pulse_control';
 
 function meteredGuard(hooks: SafetyHooks): SessionGuard {
   let t = 1_700_000_000_000;
-  return createSessionGuard({ now: () => (t += 1000), onDecision: hooks.onDecision, onRecovery: hooks.onRecovery });
+  return createSessionGuard({
+    now: () => (t += 1000),
+    onDecision: hooks.onDecision,
+    onRecovery: hooks.onRecovery,
+    onRecoveryRaised: hooks.onRecoveryRaised,
+  });
 }
 
 /** A refused write, a read, the write admitted and succeeding (clearing the recovery), a refused final answer, a refused write again. */
@@ -68,6 +73,7 @@ describe('createPrometheusMetrics', () => {
     const guard = meteredGuard({
       onDecision: (d) => (prometheus.onDecision(d), memory.onDecision(d)),
       onRecovery: (e) => (prometheus.onRecovery(e), memory.onRecovery(e)),
+      onRecoveryRaised: (e) => (prometheus.onRecoveryRaised(e), memory.onRecoveryRaised(e)),
     });
     session(guard);
     for (const name of ['t1', 't2', 't3', 't4', 't1']) guard.check({ name });

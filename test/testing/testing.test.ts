@@ -418,8 +418,8 @@ describe('the abstraction', () => {
 
   it('names the transition an event selects, and none when it selects nothing', () => {
     const fresh = freshSnapshot();
-    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...w })).toBe('RESOLVING|safety.RESOLVING|tool.requested#0');
-    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...q })).toBe('RESOLVING|safety.RESOLVING|tool.requested#1');
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...w })).toBe('RESOLVING|safety.RESOLVING|tool.requested#1');
+    expect(selectedTransitions(fresh, { type: 'tool.requested', at: T, ...q })).toBe('RESOLVING|safety.RESOLVING|tool.requested#2');
     expect(selectedTransitions(fresh, { type: 'session.reset', at: T })).toBe('RESOLVING|safety|session.reset#0');
     expect(selectedTransitions(fresh, { type: 'verification.completed', at: T })).toBe('RESOLVING|none');
   });

@@ -342,6 +342,11 @@ export class ToolBook implements ToolClassifier {
     return this.compiled.isSelfVerifying(name);
   }
 
+  /** The catalog's recoverable error codes (`recoveryCodes`, issue 28). */
+  get recoveryCodes(): readonly string[] {
+    return this.catalog.recoveryCodes ?? [];
+  }
+
   /** A refusal may carry `structuredContent`: the tool is known and declares no `outputSchema`. */
   structuredRefusal(name: string): boolean {
     const tool = this.tools.get(name);

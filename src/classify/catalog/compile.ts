@@ -98,6 +98,12 @@ export interface CompiledCatalog {
   isSelfVerifying(name: string): boolean;
   /** The failure markers a result of this tool is checked against, beyond the defaults: the catalog's, then the tool's. */
   failureMarkers(name: string): readonly string[];
+  /**
+   * The recoverable error codes a result may raise (the catalog's
+   * `recoveryCodes`, issue 28): a failure carrying one opens a pending
+   * recovery for its tool. Empty when the catalog lists none.
+   */
+  readonly recoveryCodes: readonly string[];
 }
 
 /** Printable ASCII without spaces: the tool names the fallback is willing to judge. */
@@ -452,6 +458,7 @@ export function compileValidCatalog(parsed: Catalog, options: CompileOptions = {
     knows: (name) => lookup(name) !== undefined,
     isSelfVerifying: (name) => lookup(name)?.selfVerifying === true,
     failureMarkers: (name) => [...catalogFailure, ...(lookup(name)?.failure ?? [])],
+    recoveryCodes: Object.freeze([...(parsed.recoveryCodes ?? [])]),
   };
   compiledCatalogs.set(classify, compiled);
   return compiled;

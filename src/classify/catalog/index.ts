@@ -91,6 +91,14 @@ export function classifyToolCall(name: string, args?: unknown): ToolKind {
 }
 
 /**
+ * The Pulse catalog's recoverable error codes (`recoveryCodes`, issue 28):
+ * `STRICT_RESOLUTION`. The session guard's default `recoveryCodes`.
+ */
+export function pulseRecoveryCodes(): readonly string[] {
+  return pulse().recoveryCodes;
+}
+
+/**
  * Classifies a tool call fully with the Pulse catalog (DESIGN.md §5.1):
  * `{ kind, targets, destructive }`. Never throws; unknown input is a `write`.
  */

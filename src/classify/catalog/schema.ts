@@ -145,6 +145,12 @@ export const catalogSchema = z.strictObject({
     .array(nameSchema)
     .optional()
     .describe('Failure markers (result text prefixes, e.g. `fatal:`) added to the defaults for every tool (DESIGN.md §5.7).'),
+  recoveryCodes: z
+    .array(nameSchema)
+    .optional()
+    .describe(
+      "Recoverable error codes a tool's result may raise (`error.code`, or the legacy `error_code`, e.g. `STRICT_RESOLUTION`): a failure carrying one opens a pending recovery for its tool, as a refusal of the gate does (issue 28). Default none.",
+    ),
   commands: shellTableSchema
     .optional()
     .describe('The read-only shell command table for `shell` rules; default the shipped one (`src/catalogs/shell-commands.json`).'),
@@ -170,7 +176,7 @@ export const catalogSchema = z.strictObject({
 
 /**
  * A classification catalog (the JSON shape of `src/catalogs/*.json`, format 2):
- * `{ name, description?, source?, failure?, commands?, tools: { [tool]: kind | rule }, fallback? }`,
+ * `{ name, description?, source?, failure?, recoveryCodes?, commands?, tools: { [tool]: kind | rule }, fallback? }`,
  * a rule being `{ kind } | { argument, cases?, patterns?, fallback? } | { shell } | { sql, dialect? } | { annotations, trusted? }`
  * plus `targets`, `cwd`, `destructive`, `selfVerifying`, `failure`, `description`.
  */
