@@ -100,7 +100,7 @@ describe('shadow mode', () => {
     expect(audit.refusals.map((r) => [r.subject, r.rule, r.state, r.position])).toEqual([['answer', 'phantom-claim', 'READING', 'line 3']]);
     expect(audit.refusals[0]!.reason).toContain('"I restarted the web server."');
     expect(audit.refusalsByReason).toMatchObject([{ subject: 'answer', rule: 'phantom-claim', count: 1 }]);
-    expect(formatRunText(audit)).toContain('refused final answer in READING [phantom-claim]');
+    expect(formatRunText(audit)).toContain('would have been refused: final answer in READING [phantom-claim]');
     expect(auditRun(steps, { policy: 'spec' }).refusals).toEqual([]);
     expect(auditRun(steps, { phantomClaims: false }).refusals).toEqual([]);
   });

@@ -339,7 +339,7 @@ describe('recoveries a tool raises (issue 28)', () => {
     guard.record({ name: WRITE, kind: 'write', args: {} }, 'error', { errorCode: 'STRICT_RESOLUTION' });
     expect(metrics.value(METRIC_NAMES.allRecoveryAttempts, { error_code: 'NEEDS_LOOKUP', tool: WRITE })).toBe(1);
     expect(metrics.value(METRIC_NAMES.strictResolutionBlocks, { tool: WRITE, action: '' })).toBe(1);
-    expect(metrics.collect()[4]!.samples).toHaveLength(1);
+    expect(metrics.collect().find((family) => family.name === METRIC_NAMES.strictResolutionBlocks)!.samples).toHaveLength(1);
   });
 
   it('bound the action label as tool names are bounded', () => {
@@ -371,6 +371,9 @@ describe('the counter table and the counting rules', () => {
       ['finalBlocks', 'fsm_final_block_total', ['state']],
       ['recoveryAttempts', 'auto_recovery_attempt_total', ['error_code', 'tool']],
       ['recoverySuccesses', 'auto_recovery_success_total', ['error_code', 'tool']],
+      ['phantomDetected', 'pulse_ai_phantom_detected_total', ['provider', 'model']],
+      ['strictResolutionBlocks', 'pulse_ai_strict_resolution_block_total', ['tool', 'action']],
+      ['allRecoveryAttempts', 'pulse_ai_auto_recovery_attempt_total', ['error_code', 'tool']],
     ]);
     expect(Object.entries(METRIC_NAMES)).toEqual(Object.entries(SAFETY_COUNTERS).map(([key, c]) => [key, c.name]));
   });
@@ -387,6 +390,7 @@ describe('the counter table and the counting rules', () => {
     expect(increments).toEqual([
       ['toolBlocks', { state: 'RESOLVING', tool: WRITE, kind: 'write' }],
       ['recoveryAttempts', { error_code: 'FSM_BLOCKED', tool: WRITE }],
+      ['allRecoveryAttempts', { error_code: 'FSM_BLOCKED', tool: WRITE }],
       ['recoverySuccesses', { error_code: 'FSM_BLOCKED', tool: WRITE }],
       ['finalBlocks', { state: 'VERIFYING' }],
     ]);
