@@ -125,7 +125,7 @@ export function detectClaims(answer: unknown, words: CompiledClaimWords = ENGLIS
   return claims;
 }
 
-/** The first claim pattern matching `sentence` with no exclusion before its end, or null. */
+/** The first claim pattern matching `sentence` with no exclusion before its end and no sentence exclusion, or null. */
 function claimIn(sentence: string, words: CompiledClaimWords): { verb: string; object?: string; about: string } | null {
   for (const { regex } of words.patterns) {
     const m = regex.exec(sentence);
@@ -133,6 +133,7 @@ function claimIn(sentence: string, words: CompiledClaimWords): { verb: string; o
     const end = m.index + m[0].length;
     const upTo = sentence.slice(0, end);
     if (words.exclusions.some((e) => e.regex.test(upTo))) return null;
+    if (words.sentenceExclusions.some((e) => e.regex.test(sentence))) return null;
     const verb = (m[1] ?? m[0]).toLowerCase().replace(/\s+/gu, ' ').trim();
     const after = objectOf(sentence.slice(end));
     const before = objectOf(sentence.slice(0, m.index));

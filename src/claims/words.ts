@@ -46,6 +46,13 @@ export const claimWordsSchema = z.strictObject({
   patterns: z.array(namedRegex).min(1).max(50),
   /** Exclusions: a match before the claim in its sentence makes it no claim. */
   exclusions: z.array(namedRegex).max(50),
+  /**
+   * Sentence exclusions: a match anywhere in the claim's sentence makes it no
+   * claim (a negated object after the verb, "I deleted nothing"; the answer
+   * pointing at itself, "a summary below"; a state observed, not made,
+   * "according to the logs"). Optional; default none.
+   */
+  sentenceExclusions: z.array(namedRegex).max(50).optional(),
 });
 
 /** A words file, validated (`claimWordsSchema`). */
@@ -58,6 +65,8 @@ export interface CompiledClaimWords {
   patterns: readonly { name: string; regex: RegExp }[];
   /** Each exclusion. */
   exclusions: readonly { name: string; regex: RegExp }[];
+  /** Each sentence exclusion (matched anywhere in the sentence). */
+  sentenceExclusions: readonly { name: string; regex: RegExp }[];
 }
 
 /** Escapes a word for a regular expression; its spaces match any run of white space. */
@@ -103,6 +112,7 @@ export function compileClaimWords(words: unknown): CompiledClaimWords {
     language: w.language,
     patterns: w.patterns.map((p) => ({ name: p.name, regex: compile(p.name, fill(p.regex)) })),
     exclusions: w.exclusions.map((e) => ({ name: e.name, regex: compile(e.name, e.regex) })),
+    sentenceExclusions: (w.sentenceExclusions ?? []).map((e) => ({ name: e.name, regex: compile(e.name, e.regex) })),
   };
 }
 

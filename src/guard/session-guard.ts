@@ -518,7 +518,8 @@ class Guard implements ReplayGuard {
     const requested = type === 'tool.requested';
     const { kind, targets, destructive, links, stated, echoes } = this.classificationOf(call, requested);
     const at = this.clock();
-    const writeKey = kind === 'write' && type !== 'tool.succeeded' ? writeKeyOf(call.name, call.args) : undefined;
+    // A script tool (its result echoes its arguments) is keyed by its places: its words are free text a retry rewords.
+    const writeKey = kind === 'write' && type !== 'tool.succeeded' ? writeKeyOf(call.name, call.args, echoes ? targets : []) : undefined;
     // Read once (`toolEventOf`): every guard and action of the step reads the same readings, and an outcome is booked once.
     return toolEventOf(type, call.name, kind, at, {
       callId: call.id,

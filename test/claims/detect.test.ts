@@ -135,3 +135,23 @@ describe('claim words as data', () => {
     );
   });
 });
+
+describe('honest answers a new user tried (sentence exclusions)', () => {
+  it.each([
+    'I deleted nothing.',
+    'I have created a summary below.',
+    "I've added the details to the table below.",
+    'I have sent you the details above.',
+    'I have changed my mind about the approach.',
+    'It looks like the build folder has been deleted already.',
+    'The service has been restarted 4 times today according to the logs.',
+    'The folder has already been deleted by your previous session; I made no changes.',
+  ])('%s: no claim', (text) => {
+    expect(detectClaims(text)).toEqual([]);
+  });
+
+  it('still finds the claims beside them', () => {
+    expect(detectClaims('I deleted the build folder.').map((c) => c.verb)).toEqual(['deleted']);
+    expect(detectClaims('I restarted the service.').map((c) => c.verb)).toEqual(['restarted']);
+  });
+});

@@ -15,6 +15,7 @@ import { createSessionGuard, type RaisedRecovery, type ToolCall } from '../../sr
 import { errorCodeOf, recoveryCodeOf } from '../../src/guard/outcome.js';
 import { parsePersistedSnapshot } from '../../src/guard/snapshot.js';
 import { writeKeyOf } from '../../src/guard/write-key.js';
+import { builtinCatalogs, createCallClassifier } from '../../src/classify/catalog/index.js';
 
 const T = 1_700_000_000_000;
 const STRICT = { ok: false, error: { code: 'STRICT_RESOLUTION', message: 'resolve the guest first' } };
@@ -147,7 +148,7 @@ describe('a failed write repeated (issue 28 item 3)', () => {
     name: 'charge_card',
     args,
     kind: 'write',
-    targets: ['customer=cus_42'],
+    targets: [`customer=${typeof args === 'object' && args !== null ? String((args as { customer?: unknown }).customer) : 'cus_42'}`],
   });
   const lookup = (id: string, customer = 'cus_42'): ToolCall => ({
     id,
@@ -182,8 +183,13 @@ describe('a failed write repeated (issue 28 item 3)', () => {
   it('admits another charge, and the same one once a read of the customer succeeded', () => {
     const guard = afterFailedCharge({}, false);
     expect(guard.state).toBe('READING');
-    expect(guard.check(charge('c2', { customer: 'cus_42', amount: 100 })).allowed).toBe(true);
-    guard.record(charge('c2', { customer: 'cus_42', amount: 100 }));
+    // The same charge padded, case-changed, with a member that says nothing: the same write.
+    const reworded = guard.check(charge('c2b', { customer: ' CUS_42', amount: 4900, note: '' }));
+    expect(reworded.allowed === false && reworded.error.rule).toBe('repeated-write');
+    guard.check(lookup('r7', 'cus_7'));
+    guard.record(lookup('r7', 'cus_7'));
+    expect(guard.check(charge('c2', { customer: 'cus_7', amount: 100 })).allowed).toBe(true);
+    guard.record(charge('c2', { customer: 'cus_7', amount: 100 }));
     guard.check(lookup('r1', 'cus_7'));
     guard.record(lookup('r1', 'cus_7'));
     expect(guard.check(charge('c3')).allowed).toBe(false);
@@ -198,7 +204,7 @@ describe('a failed write repeated (issue 28 item 3)', () => {
     guard.record(lookup('r0'));
     guard.check(charge('c1'));
     guard.record(charge('c1'), 'error', { neverRan: true });
-    const bare: ToolCall = { id: 'b1', name: 'charge_card', kind: 'write', targets: ['customer=cus_42'] };
+    const bare: ToolCall = { id: 'b1', name: 'charge_card', kind: 'write' };
     guard.check(bare);
     guard.record(bare, 'error');
     expect(guard.context.failedWrites).toBeUndefined();
@@ -209,7 +215,9 @@ describe('a failed write repeated (issue 28 item 3)', () => {
   it('keeps failed writes, raised recoveries and keys in flight through a persisted snapshot (version 3)', () => {
     const guard = afterFailedCharge({}, false);
     guard.record({ name: 'pulse_control', kind: 'write' }, 'error', { errorCode: 'STRICT_RESOLUTION' });
-    expect(guard.check(charge('c9', { customer: 'cus_42', amount: 1 })).allowed).toBe(true);
+    guard.check(lookup('r7', 'cus_7'));
+    guard.record(lookup('r7', 'cus_7'));
+    expect(guard.check(charge('c9', { customer: 'cus_7', amount: 1 })).allowed).toBe(true);
     const snapshot = guard.getPersistedSnapshot();
     expect(snapshot.v).toBe(3);
     expect(snapshot.failedWrites).toEqual([
@@ -220,8 +228,8 @@ describe('a failed write repeated (issue 28 item 3)', () => {
     const restored = createSessionGuard({ snapshot: JSON.stringify(snapshot), now: () => T + 10_000 });
     expect(restored.context).toEqual(guard.context);
     expect(restored.getPersistedSnapshot()).toEqual(snapshot);
-    restored.record(charge('c9', { customer: 'cus_42', amount: 1 }), 'error');
-    expect(restored.check(charge('c10', { customer: 'cus_42', amount: 1 })).allowed).toBe(false);
+    restored.record(charge('c9', { customer: 'cus_7', amount: 1 }), 'error');
+    expect(restored.check(charge('c10', { customer: 'cus_7', amount: 1 })).allowed).toBe(false);
   });
 
   it('restores a version-2 snapshot as it was, and refuses one using a version-3 field', () => {
@@ -254,5 +262,41 @@ describe('a failed write repeated (issue 28 item 3)', () => {
     expect(() => parsePersistedSnapshot({ ...base, recoveries: [['pulse_control', 0, 0, 1, 'FSM_BLOCKED']] })).toThrow(
       /written by leaving the code out/,
     );
+  });
+});
+
+describe('a failed write retried reworded (a new user trial)', () => {
+  it("is the same write when a script names the same places: the key is the tool and a script's known places", () => {
+    const places = ['/repo/build', 'reservation_id=ABC123'];
+    const key = writeKeyOf('Bash', { command: 'rm -rf build', description: 'Remove build' }, places);
+    expect(writeKeyOf('Bash ', { command: 'rm -fr build/', description: 'Retry the removal' }, [...places].reverse())).toBe(key);
+    expect(writeKeyOf('Bash', { command: 'rm -rf dist' }, ['/repo/dist'])).not.toBe(key);
+    // Unknown places say nothing about which place: the arguments decide.
+    expect(writeKeyOf('Bash', { command: 'rm -rf "$D"' }, ['?/$D'])).toBe(writeKeyOf('Bash', { command: 'rm -rf "$D"' }));
+  });
+
+  it('is refused through the guard, reworded as a model rewords a retry, until a read touches its target', () => {
+    const classify = createCallClassifier(builtinCatalogs['claude-code']);
+    const guard = createSessionGuard({ classify, onWarning: () => {} });
+    const cwd = { cwd: '/repo' };
+    const ls = { id: 'r1', name: 'Bash', args: { command: 'ls /repo/old', ...cwd } };
+    expect(guard.check(ls).allowed).toBe(true);
+    guard.record(ls, 'success');
+    const rm = { id: 'w1', name: 'Bash', args: { command: 'rm -rf /repo/old', description: 'Remove the old folder' } };
+    expect(guard.check(rm).allowed).toBe(true);
+    guard.record(rm, 'error');
+    for (const [i, args] of [
+      { command: 'rm -rf /repo/old', description: 'Retry the removal' },
+      { command: 'rm -fr /repo/old/' },
+      { command: 'rm -r -f /repo//old', timeout: 1000 },
+    ].entries()) {
+      const decision = guard.check({ id: `w${i + 2}`, name: 'Bash', args });
+      expect(decision.allowed, JSON.stringify(args)).toBe(false);
+      expect(decision.allowed === false && decision.error.rule).toBe('repeated-write');
+    }
+    const again = { id: 'r2', name: 'Bash', args: { command: 'ls /repo/old' } };
+    expect(guard.check(again).allowed).toBe(true);
+    guard.record(again, 'success');
+    expect(guard.check({ id: 'w9', name: 'Bash', args: { command: 'rm -fr /repo/old' } }).allowed).toBe(true);
   });
 });

@@ -68,7 +68,7 @@ describe('LiveHub', () => {
     live.receive(1, actor('x:0'));
     live.receive(1, event('x:0', { type: 'tool.requested', tool: 'pulse_control', kind: 'write', callId: 'c1', at: 500 }));
     const [entry] = live.session('1/x:0')!.log;
-    expect(entry).toMatchObject({ stateBefore: 'RESOLVING', stateAfter: 'RESOLVING', taken: ['t:safety.RESOLVING:tool.requested:0'] });
+    expect(entry).toMatchObject({ stateBefore: 'RESOLVING', stateAfter: 'RESOLVING', taken: ['t:safety.RESOLVING:tool.requested:1'] });
     expect(entry!.decision).toMatchObject({ allowed: false, code: 'FSM_BLOCKED', toolResult: { error: { tool: 'pulse_control' } } });
   });
 

@@ -133,7 +133,7 @@ describe('PlaygroundSession', () => {
 
   it('marks the transitions enabled now, as the controls would take them', () => {
     const s = session();
-    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.requested:0');
+    expect(s.view().enabled).toContain('t:safety.RESOLVING:tool.requested:1');
     expect(s.view().enabled).toContain('t:safety:session.reset:0');
     expect(s.view().enabled).not.toContain('t:safety.RESOLVING:tool.succeeded:2');
     s.apply({ type: 'call', name: 'pulse_query' });

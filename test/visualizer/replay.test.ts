@@ -55,11 +55,11 @@ describe('replayRun', () => {
       'steps.jsonl',
     )[0]!;
     expect(replayRun(run, 0, pulse).frames.map((f) => f.entry.taken)).toEqual([
-      ['t:safety.RESOLVING:tool.requested:1'],
+      ['t:safety.RESOLVING:tool.requested:2'],
       ['t:safety.RESOLVING:tool.succeeded:2'],
-      ['t:safety.READING:tool.requested:0'],
+      ['t:safety.READING:tool.requested:1'],
       ['t:safety.WRITING:tool.succeeded:2'],
-      ['t:safety.VERIFYING:tool.requested:1'],
+      ['t:safety.VERIFYING:tool.requested:2'],
       ['t:safety.VERIFYING:tool.succeeded:3', completion],
     ]);
   });
