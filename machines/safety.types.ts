@@ -49,13 +49,7 @@ export const SAFETY_STATES: readonly SafetyState[] = ['RESOLVING', 'READING', 'W
  *   reason names the failed write's first target, if it had any.
  */
 export type BlockRule =
-  | 'no-target'
-  | 'unverified-write'
-  | 'write-in-flight'
-  | 'unknown-target'
-  | 'needs-confirmation'
-  | 'phantom-claim'
-  | 'repeated-write';
+  'no-target' | 'unverified-write' | 'write-in-flight' | 'unknown-target' | 'needs-confirmation' | 'phantom-claim' | 'repeated-write';
 
 /** The rules that can refuse the final answer. */
 export type AnswerBlockRule = 'unverified-write' | 'write-in-flight' | 'phantom-claim';

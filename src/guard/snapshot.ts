@@ -218,16 +218,7 @@ const shapeSchema = z.strictObject({
 });
 
 /** The fields version 2 added; a version-1 snapshot has none of them (nor targets on a call in flight). */
-const VERSION_2_FIELDS = [
-  'wrote',
-  'targets',
-  'writeTargets',
-  'destructive',
-  'confirmed',
-  'confirm',
-  'autoComplete',
-  'links',
-] as const;
+const VERSION_2_FIELDS = ['wrote', 'targets', 'writeTargets', 'destructive', 'confirmed', 'confirm', 'autoComplete', 'links'] as const;
 
 /** A version-1 snapshot using what only version 2 has, or one of version 1 or 2 using what only version 3 has. */
 function versionIssues(s: PersistedSnapshot): Issue[] {

@@ -90,7 +90,9 @@ export function writeKeyOf(tool: string, args: unknown, scriptTargets: readonly 
   const name = tool.trim();
   const places = scriptTargets.filter((target) => !isUnknownPlace(target));
   if (places.length > 0) {
-    const digest = createHash('sha256').update(JSON.stringify([name, [...new Set(places)].sort()])).digest('hex');
+    const digest = createHash('sha256')
+      .update(JSON.stringify([name, [...new Set(places)].sort()]))
+      .digest('hex');
     return `${name.length > 64 ? name.slice(0, 64) : name}@${digest}`;
   }
   if (args === undefined) return undefined;
