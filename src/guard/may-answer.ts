@@ -27,9 +27,11 @@ import { safetyInterpreter, type InterpreterState } from '../interpreter/index.j
  *
  * @returns `{ allowed: true }` or `{ allowed: false, error }` with the
  *   `FSMBlockedError` `finalAnswer()` would give (rule, reason, state).
+ * @throws TypeError when `text` is given and is not a string (as `finalAnswer`).
  * @throws Error only when the machine makes no decision (a bug).
  */
 export function mayAnswer(guard: Pick<SessionGuard, 'actor'> & { phantomClaims?: boolean }, text?: string): FinalAnswerDecision {
+  if (text !== undefined && typeof text !== 'string') throw new TypeError('mayAnswer: text must be a string when given');
   let state: InterpreterState<SafetyContext> | null = sessionStateOf(guard);
   if (state === null) {
     const snapshot = guard.actor.getSnapshot();

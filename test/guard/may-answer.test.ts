@@ -52,3 +52,12 @@ describe('mayAnswer', () => {
     expect(peek.allowed === false && peek.error.rule).toBe('write-in-flight');
   });
 });
+
+describe('mayAnswer and finalAnswer agree on bad text', () => {
+  it('a text that is not a string is a TypeError from both, and changes nothing', () => {
+    const guard = createSessionGuard();
+    expect(() => mayAnswer(guard, 5 as never)).toThrow(TypeError);
+    expect(() => guard.finalAnswer(5 as never)).toThrow(TypeError);
+    expect(mayAnswer(guard, 'Nothing to do here.')).toEqual({ allowed: true });
+  });
+});
