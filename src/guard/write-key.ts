@@ -72,12 +72,14 @@ function canonicalJson(value: unknown, depth: number, seen: Set<object>): string
  *
  * String values are trimmed and case-folded, and members that say nothing
  * (null, an empty string) left out, so `' ABC123'` is `'abc123'` and an
- * added `note: ''` changes nothing. A script write (a shell, PowerShell or
- * SQL tool: `places` given, its known targets) is keyed by its tool and those
- * places instead: `<tool>@<sha256 of the sorted places>`, since its words
- * are free text a model rewords on a retry (`rm -fr` for `rm -rf`, a
- * trailing slash, another `description`); unknown places `?/…` are left
- * out, and a script naming none is keyed by its arguments. The tool name is
+ * added `note: ''` changes nothing. A write whose words are free text (a
+ * shell, PowerShell or SQL tool, or a file write or edit: a tool whose
+ * result echoes its arguments; `scriptTargets` given, its known targets) is
+ * keyed by its tool and those places instead: `<tool>@<sha256 of the sorted
+ * places>`, since a model rewords such a call on a retry (`rm -fr` for
+ * `rm -rf`, a trailing slash, another `description`, other edit text);
+ * unknown places `?/…` are left out, and one naming none is keyed by its
+ * arguments. The tool name is
  * trimmed, as the catalogs read it.
  *
  * @returns the key, or undefined when the arguments are not given

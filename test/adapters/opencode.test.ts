@@ -151,8 +151,13 @@ describe('opencode plugin: outcomes', () => {
       { filePath: `${DIR}/a.txt`, oldString: 'nope', newString: 'y' },
       { throws: 'Could not find oldString in the file.' },
     );
-    // A failed write causes no transition (the spec): the next write is admitted, not refused as in flight.
-    expect((await h.run('s1', 'c3', 'edit', { filePath: `${DIR}/a.txt`, oldString: 'x', newString: 'y' })).refused).toBeNull();
+    // A failed write causes no transition (the spec): it is not in flight. An edit of the same file by the same tool
+    // (its words echo, so its file is its identity) waits for a read of the file, since the failed one may have applied.
+    const { refused } = await h.run('s1', 'c3', 'edit', { filePath: `${DIR}/a.txt`, oldString: 'x', newString: 'y' });
+    expect(refused).toContain('rule repeated-write');
+    expect(refused).not.toContain('write-in-flight');
+    await h.run('s1', 'c4', 'read', { filePath: `${DIR}/a.txt` });
+    expect((await h.run('s1', 'c5', 'edit', { filePath: `${DIR}/a.txt`, oldString: 'x', newString: 'y' })).refused).toBeNull();
   });
 
   it('without that error event the failed write would stay in flight (what the event is for)', async () => {
@@ -171,8 +176,11 @@ describe('opencode plugin: outcomes', () => {
     const h = await harness();
     await h.run('s1', 'c1', 'read', { filePath: `${DIR}/a.txt` });
     await h.run('s1', 'c2', 'write', { filePath: `${DIR}/a.txt`, content: 'x' }, { throws: 'EACCES' });
-    // Another write (the same one again is refused as repeated-write, issue 28).
-    expect((await h.run('s1', 'c3', 'write', { filePath: `${DIR}/a.txt`, content: 'y' })).refused).toContain('rule unverified-write');
+    // Another write of the same file by the same tool is the same write (repeated-write, issue 28); another tool's waits for verification.
+    expect((await h.run('s1', 'c3', 'write', { filePath: `${DIR}/a.txt`, content: 'y' })).refused).toContain('rule repeated-write');
+    expect((await h.run('s1', 'c3b', 'edit', { filePath: `${DIR}/a.txt`, oldString: 'x', newString: 'y' })).refused).toContain(
+      'rule unverified-write',
+    );
     expect((await h.run('s1', 'c4', 'write', { filePath: `${DIR}/a.txt`, content: 'x' })).refused).toContain('rule repeated-write');
   });
 
