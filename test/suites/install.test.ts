@@ -63,7 +63,8 @@ function directoriesNamed(dir: string, name: string): string[] {
 /** The README's loop is given what it leaves to the reader: the model's response and the tools, scripted. */
 const PRELUDE = `
 interface ModelCall { id: string; name: string; args: Record<string, unknown> }
-const modelResponse: { toolCalls: ModelCall[] } = {
+const modelResponse: { toolCalls: ModelCall[]; text: string } = {
+  text: '',
   toolCalls: [
     { id: 'c1', name: 'cancel_order', args: { order_id: 'A42' } },
     { id: 'c2', name: 'get_order', args: { order_id: 'A42' } },
