@@ -11,6 +11,7 @@
 import {
   ANSWER_BLOCK_REASONS,
   ErrCodeFSMBlocked,
+  MAX_FAILED_WRITES,
   MAX_IN_FLIGHT,
   RECOVERY_TTL_MS,
   TOOL_BLOCK_REASONS,
@@ -19,6 +20,7 @@ import {
 import type {
   AnswerBlockRule,
   BlockRule,
+  FailedWrite,
   GateDecidedEvent,
   InFlightCall,
   PendingRecovery,
@@ -31,6 +33,7 @@ import { TOOL_KINDS } from '../machines/safety.types.js';
 import type { RecordResult, ToolCall } from '../src/guard/session-guard.js';
 import type { AuditGate, AuditGateOf } from '../src/audit/audit.js';
 import { classifyToolCall, type Classifier } from '../src/classify/catalog/index.js';
+import { writeKeyOf } from '../src/guard/write-key.js';
 
 /** What the reference decided on a request (tool call or final answer). */
 export interface ReferenceDecision {
@@ -72,6 +75,8 @@ export class ReferenceMachine implements SafetyContext {
   writeDestructive = false;
   confirmedSinceWrite = false;
   confirmDestructive = false;
+  /** Failed writes that may have happened (issue 28's `repeated-write`), by key; the workloads name no targets. */
+  failedWrites: FailedWrite[] | undefined = undefined;
 
   constructor(strictFailedWrites = false) {
     this.strictFailedWrites = strictFailedWrites;
@@ -85,6 +90,7 @@ export class ReferenceMachine implements SafetyContext {
     copy.inFlight = this.inFlight.slice();
     copy.establishedTargets = this.establishedTargets.slice();
     copy.writeTargets = this.writeTargets.slice();
+    copy.failedWrites = this.failedWrites?.slice();
     return copy;
   }
 
@@ -92,12 +98,12 @@ export class ReferenceMachine implements SafetyContext {
   send(event: SafetyEvent): ReferenceDecision | null {
     switch (event.type) {
       case 'tool.requested':
-        return this.request(event.tool, validKind(event.kind), event.callId ?? null, event.at);
+        return this.request(event.tool, validKind(event.kind), event.callId ?? null, event.at, event.writeKey);
       case 'tool.succeeded':
         this.succeeded(event.tool, validKind(event.kind), event.callId ?? null, event.at);
         return null;
       case 'tool.failed':
-        this.failed(event.tool, validKind(event.kind), event.callId ?? null, event.at);
+        this.failed(event.tool, validKind(event.kind), event.callId ?? null, event.at, event.writeKey);
         return null;
       case 'answer.requested':
         return this.answer();
@@ -149,9 +155,16 @@ export class ReferenceMachine implements SafetyContext {
     return live;
   }
 
-  private request(tool: string, kind: ToolKind, callId: string | null, at: number): ReferenceDecision {
-    if (kind === 'write' && this.state !== 'READING') {
-      const rule: BlockRule = this.state === 'RESOLVING' ? 'no-target' : this.state === 'WRITING' ? 'write-in-flight' : 'unverified-write';
+  private request(tool: string, kind: ToolKind, callId: string | null, at: number, writeKey?: string): ReferenceDecision {
+    const repeated = kind === 'write' && writeKey !== undefined && (this.failedWrites ?? []).some((failed) => failed.key === writeKey);
+    if (kind === 'write' && (repeated || this.state !== 'READING')) {
+      const rule: BlockRule = repeated
+        ? 'repeated-write'
+        : this.state === 'RESOLVING'
+          ? 'no-target'
+          : this.state === 'WRITING'
+            ? 'write-in-flight'
+            : 'unverified-write';
       const recoveryId = recoveryIdFor(ErrCodeFSMBlocked, tool);
       const live = this.liveRecoveries(at);
       const previous = Object.prototype.hasOwnProperty.call(live, recoveryId) ? live[recoveryId] : undefined;
@@ -169,6 +182,7 @@ export class ReferenceMachine implements SafetyContext {
       kind,
       admittedAt: at,
       verifiesWrite: this.state === 'VERIFYING' && isDiscovery(kind) ? this.writeSeq : null,
+      ...(writeKey === undefined ? {} : { writeKey }),
     };
     const inFlight = this.inFlight.filter((c) => c.key !== key || c.kind === 'write');
     inFlight.push(call);
@@ -231,6 +245,8 @@ export class ReferenceMachine implements SafetyContext {
         this.consecutiveVerifyBlocks = 0;
       }
       if (this.state === 'RESOLVING') this.state = 'READING';
+      // A read clears the failed writes without targets (all of them here), unless it was never checked in a checking session.
+      if (this.failedWrites !== undefined && (settled !== undefined || !this.checksCalls)) this.failedWrites = undefined;
     } else if (kind === 'user_input' && (!this.checksCalls || settled !== undefined)) {
       this.confirmedSinceWrite = true; // confirms the next write to a place known only at run time (issue 24)
     }
@@ -238,10 +254,15 @@ export class ReferenceMachine implements SafetyContext {
     this.clearPendingRecovery(tool, at);
   }
 
-  private failed(tool: string, eventKind: ToolKind, callId: string | null, at: number): void {
+  private failed(tool: string, eventKind: ToolKind, callId: string | null, at: number, writeKey?: string): void {
     const index = this.settledIndex(tool, callId);
     const settled = index >= 0 ? this.inFlight[index] : undefined;
     const kind = settled?.kind ?? eventKind;
+    const key = settled === undefined ? writeKey : settled.writeKey;
+    if (kind === 'write' && key !== undefined) {
+      const kept = [...(this.failedWrites ?? []).filter((failed) => failed.key !== key), { key, tool: settled?.tool ?? tool, at }];
+      this.failedWrites = kept.length > MAX_FAILED_WRITES ? kept.slice(1) : kept;
+    }
     if (this.strictFailedWrites && kind === 'write') {
       this.recordWrite(tool, settled, at);
     }
@@ -288,12 +309,14 @@ export class ReferenceGuard {
 
   check(call: ToolCall): ReferenceDecision {
     const kind = this.kindOf(call);
+    const writeKey = kind === 'write' ? writeKeyOf(call.name, call.args) : undefined;
     const decision = this.machine.send({
       type: 'tool.requested',
       tool: call.name,
       kind,
       at: this.now(),
       ...(call.id === undefined ? {} : { callId: call.id }),
+      ...(writeKey === undefined ? {} : { writeKey }),
     })!;
     this.checked = decision.allowed && call.id !== undefined ? { call, kind } : null;
     return decision;
@@ -310,7 +333,15 @@ export class ReferenceGuard {
       checked.call.args === call.args;
     const kind = same ? checked.kind : this.kindOf(call);
     const type = outcome === 'success' ? 'tool.succeeded' : 'tool.failed';
-    this.machine.send({ type, tool: call.name, kind, at: this.now(), ...(call.id === undefined ? {} : { callId: call.id }) });
+    const writeKey = type === 'tool.failed' && kind === 'write' ? writeKeyOf(call.name, call.args) : undefined;
+    this.machine.send({
+      type,
+      tool: call.name,
+      kind,
+      at: this.now(),
+      ...(call.id === undefined ? {} : { callId: call.id }),
+      ...(writeKey === undefined ? {} : { writeKey }),
+    });
     if (this.machine.canCompleteVerification()) {
       this.machine.send({ type: 'verification.completed', at: this.now() });
     }
@@ -358,12 +389,14 @@ export class ReferenceAuditGate implements AuditGate {
     const state = this.machine.state;
     const at = this.now();
     const kind = validKind(call.kind);
+    const writeKey = kind === 'write' ? writeKeyOf(call.name, call.args) : undefined;
     const decision = this.machine.send({
       type: 'tool.requested',
       tool: call.name,
       kind,
       at,
       ...(call.id === undefined ? {} : { callId: call.id }),
+      ...(writeKey === undefined ? {} : { writeKey }),
     })!;
     const rule = decision.rule;
     return {
@@ -406,7 +439,16 @@ export class ReferenceAuditGate implements AuditGate {
     const pending = outcome === 'success' ? this.machine.pendingRecoveries[recoveryIdFor(ErrCodeFSMBlocked, call.name)] : undefined;
     const recovered = pending !== undefined && at - pending.lastBlockedAt <= RECOVERY_TTL_MS ? pending : undefined;
     const type = outcome === 'success' ? 'tool.succeeded' : 'tool.failed';
-    this.machine.send({ type, tool: call.name, kind: validKind(call.kind), at, ...(call.id === undefined ? {} : { callId: call.id }) });
+    const kind = validKind(call.kind);
+    const writeKey = type === 'tool.failed' && kind === 'write' ? writeKeyOf(call.name, call.args) : undefined;
+    this.machine.send({
+      type,
+      tool: call.name,
+      kind,
+      at,
+      ...(call.id === undefined ? {} : { callId: call.id }),
+      ...(writeKey === undefined ? {} : { writeKey }),
+    });
     if (this.machine.canCompleteVerification()) this.machine.send({ type: 'verification.completed', at });
     return recovered === undefined ? {} : { recovered };
   }
