@@ -4,7 +4,7 @@
  * own `Client` over stdio, and over Streamable HTTP with `--listen`.
  * The CLI is built once from the sources (test-output/mcp-build).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type StdioOptions } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -319,6 +319,28 @@ describe.concurrent(
   },
 );
 
+/** How a child process ended. */
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * Spawns the built CLI's `mcp-proxy` with `args` from the repository's root,
+ * killed when the test ends; `exited` resolves with how it ended.
+ */
+function spawnProxy(t: TestContext, args: string[], stdio: StdioOptions) {
+  const child = spawn(process.execPath, [BIN, 'mcp-proxy', ...args], { cwd: ROOT, stdio });
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  t.onTestFinished(() => void child.kill('SIGKILL'));
+  return { child, exited };
+}
+
+/** The pid the upstream wrote to `pidFile` (`withPidFile`), that process killed when the test ends if it is still running. */
+async function upstreamOf(t: TestContext, pidFile: string): Promise<number> {
+  const pid = await readPid(pidFile);
+  t.onTestFinished(() => {
+    if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+  });
+  return pid;
+}
 describe('examples/mcp-in-process.ts, built', () => {
   it('runs as a program and prints its transcript', async () => {
     const output = await new Promise<string>((resolve, reject) => {
@@ -457,18 +479,9 @@ describe.concurrent("the proxy's lifetime", () => {
 
   it('on SIGTERM while its upstream starts (a server that never answers initialize), ends that process group and exits 0', async (t) => {
     const pidFile = fresh('pid');
-    const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--', ...withPidFile(pidFile, ['sleep', '600'])], {
-      cwd: ROOT,
-      stdio: ['pipe', 'ignore', 'ignore'], // stdin held open, as a host holds it
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    t.onTestFinished(() => void child.kill('SIGKILL'));
-    const upstreamPid = await readPid(pidFile);
-    t.onTestFinished(() => {
-      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
-    });
+    // stdin held open, as a host holds it
+    const { child, exited } = spawnProxy(t, ['--trust', '--', ...withPidFile(pidFile, ['sleep', '600'])], ['pipe', 'ignore', 'ignore']);
+    const upstreamPid = await upstreamOf(t, pidFile);
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(isAlive(upstreamPid)).toBe(false); // the proxy waits for its upstream's group to be gone before it exits
@@ -835,22 +848,12 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
   it('on SIGTERM while checking its upstream at startup, ends that server (its process group) and exits 0', async (t) => {
     const pidFile = fresh('pid');
     // A server that never answers initialize: the startup check is still under way when the signal comes.
-    const child = spawn(
-      process.execPath,
-      [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--', ...withPidFile(pidFile, ['sleep', '600'])],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'ignore'],
-      },
+    const { child, exited } = spawnProxy(
+      t,
+      ['--trust', '--listen', '127.0.0.1:0', '--', ...withPidFile(pidFile, ['sleep', '600'])],
+      ['ignore', 'ignore', 'ignore'],
     );
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    t.onTestFinished(() => void child.kill('SIGKILL'));
-    const upstreamPid = await readPid(pidFile);
-    t.onTestFinished(() => {
-      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
-    });
+    const upstreamPid = await upstreamOf(t, pidFile);
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
     await until(() => !isAlive(upstreamPid), 'the upstream server to be ended');
@@ -870,16 +873,9 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
       FS_SERVER,
       freshDir(),
     ];
-    const child = spawn(process.execPath, [BIN, 'mcp-proxy', '--trust', '--listen', '127.0.0.1:0', '--', ...upstream], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const { child, exited } = spawnProxy(t, ['--trust', '--listen', '127.0.0.1:0', '--', ...upstream], ['ignore', 'pipe', 'ignore']);
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    t.onTestFinished(() => void child.kill('SIGKILL'));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await until(() => /listening on (\S+)/.test(stdout), 'the proxy to listen');
     const url = /listening on (\S+)/.exec(stdout)![1]!;
     const initialize = fetch(url, {
@@ -892,10 +888,7 @@ describe.concurrent('mcp-proxy --listen (Streamable HTTP)', () => {
         params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'http-test', version: '1.0.0' } },
       }),
     }).catch(() => null); // the connection is dropped as the proxy stops
-    const upstreamPid = await readPid(pidFile);
-    t.onTestFinished(() => {
-      if (isRunning(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
-    });
+    const upstreamPid = await upstreamOf(t, pidFile);
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(isAlive(upstreamPid)).toBe(false); // the proxy waited for that group to be gone
